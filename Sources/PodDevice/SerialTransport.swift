@@ -1,0 +1,123 @@
+// The CDC-ACM path: the pod as a tty. Raw mode, exclusive, flushed on open; a read of 0
+// bytes (EOF) or EIO means the pod was unplugged, which the layer above treats as a
+// disconnect and answers with a reconnect, never as a fatal error.
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+public final class SerialTransport: Transport {
+    public let endpoint: String
+    /// Whether TIOCEXCL took (it fails on some drivers and on umockdev's ttys; flock still guards us).
+    public let kernelExclusive: Bool
+
+    private let fd: Int32
+    private let queue: DispatchQueue
+    // DispatchSource is thread-safe; it is only marked non-Sendable by the overlay.
+    private nonisolated(unsafe) let source: any DispatchSourceRead
+    private let inbox = ByteInbox()
+    private let closed = Atomic<Bool>(false)
+
+    /// Opens `path` (O_RDWR|O_NOCTTY|O_NONBLOCK|O_CLOEXEC), locks it, sets raw mode and
+    /// flushes stale bytes. Throws `TransportError.failed` with the failing call.
+    public init(path: String, baud: speed_t = speed_t(B115200)) throws {
+        endpoint = path
+        let fd: Int32
+        do {
+            fd = try SystemCalls.open(path, flags: O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
+        } catch {
+            throw TransportError.failed(error.description)
+        }
+        do {
+            try SystemCalls.lockExclusive(fd)
+            try SystemCalls.makeRaw(fd, speed: baud)
+            try SystemCalls.flush(fd)
+        } catch {
+            SystemCalls.close(fd)
+            if error.call == "flock", error.errno == EWOULDBLOCK {
+                throw TransportError.failed("\(path) is in use by another process (flock)")
+            }
+            throw TransportError.failed(error.description)
+        }
+        kernelExclusive = (try? SystemCalls.setExclusiveTTY(fd)) != nil
+        self.fd = fd
+        self.queue = DispatchQueue(label: "podbridge.serial \(path)")
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        self.source = source
+        let inbox = self.inbox
+        source.setEventHandler { [source] in
+            Self.drain(fd: fd, into: inbox, source: source)
+        }
+        source.setCancelHandler {
+            SystemCalls.close(fd)
+            inbox.finish(.closed)
+        }
+        source.activate()
+    }
+
+    /// Reads everything available now; ends the stream on EOF/EIO.
+    private static func drain(fd: Int32, into inbox: ByteInbox, source: any DispatchSourceRead) {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            do {
+                let n = try buffer.withUnsafeMutableBytes { try SystemCalls.read(fd, into: $0) }
+                if n == 0 {
+                    inbox.finish(.disconnected("end of file"))
+                    source.cancel()
+                    return
+                }
+                inbox.deliver(buffer[0..<n])
+                if n < buffer.count { return }
+            } catch let error as SystemError {
+                if error.errno == EAGAIN || error.errno == EWOULDBLOCK { return }
+                inbox.finish(error.meansDisconnected ? .disconnected(error.description) : .failed(error.description))
+                source.cancel()
+                return
+            } catch {
+                return
+            }
+        }
+    }
+
+    public func read() async throws -> [UInt8] {
+        try await inbox.next()
+    }
+
+    public func write(_ bytes: [UInt8]) async throws {
+        if closed.load(ordering: .acquiring) { throw TransportError.closed }
+        let fd = self.fd
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+            queue.async { [self] in
+                if closed.load(ordering: .acquiring) { return c.resume(throwing: TransportError.closed) }
+                c.resume(with: Result { try Self.writeAll(fd: fd, bytes: bytes) })
+            }
+        }
+    }
+
+    /// Writes on the serial queue (so it never races the cancel handler's close). Waits for
+    /// POLLOUT when the tty buffer is full, giving up after `timeout` of no progress.
+    private static func writeAll(fd: Int32, bytes: [UInt8], timeoutMilliseconds: Int32 = 2000) throws {
+        var offset = 0
+        while offset < bytes.count {
+            do {
+                let n = try bytes.withUnsafeBytes { try SystemCalls.write(fd, UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+                offset += n
+            } catch let error as SystemError where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+                var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)]
+                let ready = try SystemCalls.poll(&fds, timeoutMilliseconds: timeoutMilliseconds)
+                if ready == 0 { throw TransportError.failed("write to tty stalled for \(timeoutMilliseconds) ms") }
+                if fds[0].revents & Int16(POLLHUP | POLLERR) != 0 { throw TransportError.disconnected("hang-up while writing") }
+            } catch let error as SystemError {
+                throw error.meansDisconnected ? TransportError.disconnected(error.description) : TransportError.failed(error.description)
+            }
+        }
+    }
+
+    public func close() {
+        if closed.exchange(true, ordering: .acquiringAndReleasing) { return }
+        source.cancel()
+    }
+
+    deinit { close() }
+}

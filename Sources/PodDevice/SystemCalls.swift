@@ -1,0 +1,148 @@
+// Every raw syscall PodDevice makes lives here (in the spirit of apple/swift-system's
+// Internals/Syscalls.swift): errno is read right after the call, EINTR is retried in one
+// place, and the rest of the module only sees `SystemError` values.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failed syscall: which call, on what, and the errno it left.
+public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let call: String
+    public let errno: Int32
+    public init(call: String, errno: Int32) {
+        self.call = call
+        self.errno = errno
+    }
+    public var description: String { "\(call): \(String(cString: strerror(errno))) (errno \(errno))" }
+    /// The errors that mean "the device is gone", not "something is wrong with us".
+    public var meansDisconnected: Bool { errno == EIO || errno == ENXIO || errno == ENODEV || errno == EPIPE }
+}
+
+/// flock(2) from <sys/file.h>, which the Glibc module map does not export (only the
+/// `struct flock` of fcntl is visible under that name).
+@_silgen_name("flock")
+private func c_flock(_ fd: Int32, _ operation: Int32) -> Int32
+
+/// Thin, checked wrappers over Glibc. Nothing here keeps state.
+enum SystemCalls {
+    static func open(_ path: String, flags: Int32) throws(SystemError) -> Int32 {
+        while true {
+            let fd = Glibc.open(path, flags)
+            if fd >= 0 { return fd }
+            let e = Glibc.errno
+            if e != EINTR { throw SystemError(call: "open(\(path))", errno: e) }
+        }
+    }
+
+    static func close(_ fd: Int32) {
+        // Linux releases the descriptor even when close reports EINTR: never retry.
+        _ = Glibc.close(fd)
+    }
+
+    /// Reads what is available. Returns 0 at end of file; throws EAGAIN as an error so
+    /// callers can tell "nothing yet" from "gone".
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
+        while true {
+            let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            if n >= 0 { return n }
+            let e = Glibc.errno
+            if e != EINTR { throw SystemError(call: "read", errno: e) }
+        }
+    }
+
+    static func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) throws(SystemError) -> Int {
+        while true {
+            let n = Glibc.write(fd, buffer.baseAddress, buffer.count)
+            if n >= 0 { return n }
+            let e = Glibc.errno
+            if e != EINTR { throw SystemError(call: "write", errno: e) }
+        }
+    }
+
+    /// poll(2); returns the number of ready descriptors (0 on timeout).
+    static func poll(_ fds: inout [pollfd], timeoutMilliseconds: Int32) throws(SystemError) -> Int {
+        while true {
+            let n = fds.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, nfds_t($0.count), timeoutMilliseconds) }
+            if n >= 0 { return Int(n) }
+            let e = Glibc.errno
+            if e != EINTR { throw SystemError(call: "poll", errno: e) }
+        }
+    }
+
+    /// Advisory exclusive lock, so two podbridge processes never share one pod.
+    static func lockExclusive(_ fd: Int32) throws(SystemError) {
+        if c_flock(fd, LOCK_EX | LOCK_NB) != 0 { throw SystemError(call: "flock", errno: Glibc.errno) }
+    }
+
+    /// TIOCEXCL: the kernel refuses further opens of the tty (root bypasses it; some
+    /// drivers and umockdev's mocked ttys answer ENOTTY).
+    static func setExclusiveTTY(_ fd: Int32) throws(SystemError) {
+        if Glibc.ioctl(fd, UInt(TIOCEXCL)) != 0 { throw SystemError(call: "ioctl(TIOCEXCL)", errno: Glibc.errno) }
+    }
+
+    /// Raw 8N1 at `speed`, no flow control, no echo, no line discipline processing.
+    static func makeRaw(_ fd: Int32, speed: speed_t) throws(SystemError) {
+        var t = termios()
+        if tcgetattr(fd, &t) != 0 { throw SystemError(call: "tcgetattr", errno: Glibc.errno) }
+        cfmakeraw(&t)
+        t.c_cflag |= tcflag_t(CLOCAL | CREAD)
+        t.c_cflag &= ~tcflag_t(CRTSCTS)
+        withUnsafeMutableBytes(of: &t.c_cc) { cc in
+            cc[Int(VMIN)] = 1
+            cc[Int(VTIME)] = 0
+        }
+        if cfsetispeed(&t, speed) != 0 || cfsetospeed(&t, speed) != 0 {
+            throw SystemError(call: "cfsetspeed", errno: Glibc.errno)
+        }
+        if tcsetattr(fd, TCSANOW, &t) != 0 { throw SystemError(call: "tcsetattr", errno: Glibc.errno) }
+        // tcsetattr succeeds if *any* change applied: read back to be sure raw mode took.
+        var check = termios()
+        if tcgetattr(fd, &check) != 0 { throw SystemError(call: "tcgetattr", errno: Glibc.errno) }
+        if check.c_lflag & tcflag_t(ICANON | ECHO) != 0 { throw SystemError(call: "tcsetattr(raw)", errno: EINVAL) }
+    }
+
+    /// Drops whatever the tty buffered before we opened it (stale bytes from a previous owner).
+    static func flush(_ fd: Int32) throws(SystemError) {
+        if tcflush(fd, TCIOFLUSH) != 0 { throw SystemError(call: "tcflush", errno: Glibc.errno) }
+    }
+
+    /// A non-blocking, close-on-exec pipe used to wake a poll() loop.
+    static func makeWakePipe() throws(SystemError) -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [-1, -1]
+        if pipe(&fds) != 0 { throw SystemError(call: "pipe", errno: Glibc.errno) }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        }
+        return (fds[0], fds[1])
+    }
+
+    static func wake(_ fd: Int32) {
+        var one: UInt8 = 1
+        _ = Glibc.write(fd, &one, 1)
+    }
+
+    static func drain(_ fd: Int32) {
+        var scratch = [UInt8](repeating: 0, count: 64)
+        while scratch.withUnsafeMutableBytes({ Glibc.read(fd, $0.baseAddress, $0.count) }) > 0 {}
+    }
+
+    static func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// A pseudo-terminal pair (master, slave), both close-on-exec; the slave's path is returned
+    /// so a peer (the virtual pod, a test) can be reached like a real tty.
+    static func openPTY() throws(SystemError) -> (master: Int32, slave: Int32, path: String) {
+        var master: Int32 = -1
+        var slave: Int32 = -1
+        var name = [CChar](repeating: 0, count: 128)
+        if openpty(&master, &slave, &name, nil, nil) != 0 { throw SystemError(call: "openpty", errno: Glibc.errno) }
+        _ = fcntl(master, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(slave, F_SETFD, FD_CLOEXEC)
+        return (master, slave, name.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+    }
+
+    static func setNonBlocking(_ fd: Int32) throws(SystemError) {
+        let flags = fcntl(fd, F_GETFL)
+        if flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0 { throw SystemError(call: "fcntl(O_NONBLOCK)", errno: Glibc.errno) }
+    }
+}
