@@ -1,0 +1,135 @@
+import GRDB
+
+/// The versioned schema. Migrations are append-only: a shipped migration is never edited,
+/// a change is a new migration, so any database an older podbridge wrote opens and migrates.
+///
+/// - `v1`: pods, sessions, epochs, stage blocks, outbox (the first released schema).
+/// - `v2`: schedule in force + history; the backend's session id and the failure reason on
+///   sessions; outbox leases (claim token and expiry) so no two workers post the same
+///   session at once; Apple Health values stored on stage blocks (backfilled).
+public enum StoreMigrations {
+    /// Identifiers of all migrations, oldest first.
+    public static let versions = ["v1", "v2"]
+
+    public static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE pods (
+                    serial     TEXT PRIMARY KEY NOT NULL,
+                    firmware   TEXT,
+                    first_seen INTEGER NOT NULL,
+                    last_seen  INTEGER NOT NULL
+                );
+                CREATE TABLE sessions (
+                    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+                    source_id    TEXT NOT NULL UNIQUE,
+                    pod_serial   TEXT NOT NULL REFERENCES pods(serial) ON DELETE RESTRICT,
+                    side         TEXT NOT NULL CHECK (side IN ('left', 'right')),
+                    start_time   INTEGER NOT NULL,
+                    end_time     INTEGER NOT NULL CHECK (end_time > start_time),
+                    wake_date    TEXT NOT NULL,
+                    time_zone    TEXT NOT NULL,
+                    is_final     INTEGER NOT NULL,
+                    time_in_bed_min     REAL NOT NULL,
+                    total_sleep_min     REAL NOT NULL,
+                    efficiency          REAL NOT NULL,
+                    onset_latency_min   REAL NOT NULL,
+                    waso_min            REAL NOT NULL,
+                    awakenings          INTEGER NOT NULL,
+                    awake_min REAL NOT NULL, core_min REAL NOT NULL, deep_min REAL NOT NULL, rem_min REAL NOT NULL,
+                    awake_pct REAL NOT NULL, core_pct REAL NOT NULL, deep_pct REAL NOT NULL, rem_pct REAL NOT NULL,
+                    mean_hr      REAL,
+                    mean_hrv     REAL,
+                    mean_br      REAL,
+                    score        INTEGER NOT NULL,
+                    analyzed_at  INTEGER NOT NULL,
+                    sync_status  TEXT NOT NULL CHECK (sync_status IN ('local', 'pending', 'synced', 'failed'))
+                );
+                CREATE INDEX sessions_wake_date ON sessions(wake_date);
+                CREATE INDEX sessions_pod_side_time ON sessions(pod_serial, side, start_time);
+                CREATE TABLE epochs (
+                    session_id     INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                    start_time     INTEGER NOT NULL,
+                    stage          TEXT NOT NULL CHECK (stage IN ('awake', 'core', 'deep', 'rem')),
+                    p_awake REAL, p_core REAL, p_deep REAL, p_rem REAL,
+                    heart_rate     REAL,
+                    hrv_rmssd      REAL,
+                    breathing_rate REAL,
+                    movement       REAL,
+                    PRIMARY KEY (session_id, start_time)
+                ) WITHOUT ROWID;
+                CREATE INDEX epochs_start ON epochs(start_time);
+                CREATE TABLE stage_blocks (
+                    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+                    session_id  INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                    stage       TEXT NOT NULL CHECK (stage IN ('in_bed', 'awake', 'core', 'deep', 'rem')),
+                    start_time  INTEGER NOT NULL,
+                    end_time    INTEGER NOT NULL CHECK (end_time > start_time)
+                );
+                CREATE INDEX stage_blocks_session ON stage_blocks(session_id);
+                CREATE TABLE outbox (
+                    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+                    session_id      INTEGER NOT NULL UNIQUE REFERENCES sessions(id) ON DELETE CASCADE,
+                    event_type      TEXT NOT NULL,
+                    status          TEXT NOT NULL CHECK (status IN ('pending', 'in_flight', 'delivered', 'failed')),
+                    attempts        INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_at INTEGER NOT NULL,
+                    last_error      TEXT,
+                    created_at      INTEGER NOT NULL,
+                    updated_at      INTEGER NOT NULL
+                );
+                CREATE INDEX outbox_due ON outbox(status, next_attempt_at);
+                """)
+        }
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: """
+                ALTER TABLE sessions ADD COLUMN backend_session_id TEXT;
+                ALTER TABLE sessions ADD COLUMN sync_error TEXT;
+                ALTER TABLE outbox ADD COLUMN claim_token TEXT;
+                ALTER TABLE outbox ADD COLUMN claimed_until INTEGER;
+                ALTER TABLE stage_blocks ADD COLUMN health_value INTEGER NOT NULL DEFAULT -1;
+                UPDATE stage_blocks SET health_value = CASE stage
+                    WHEN 'in_bed' THEN 0 WHEN 'awake' THEN 2 WHEN 'core' THEN 3
+                    WHEN 'deep' THEN 4 WHEN 'rem' THEN 5 END;
+                UPDATE sessions SET sync_error = (SELECT last_error FROM outbox WHERE outbox.session_id = sessions.id)
+                    WHERE sync_status = 'failed';
+                -- A v1 worker stopped mid-post left 'in_flight' rows without a lease: make them due again.
+                UPDATE outbox SET status = 'pending' WHERE status = 'in_flight';
+                CREATE TABLE schedule_in_force (
+                    pod_serial      TEXT NOT NULL REFERENCES pods(serial) ON DELETE CASCADE,
+                    side            TEXT NOT NULL CHECK (side IN ('left', 'right')),
+                    power_on        TEXT NOT NULL,
+                    power_off       TEXT NOT NULL,
+                    weekday_mask    INTEGER NOT NULL CHECK (weekday_mask BETWEEN 0 AND 127),
+                    alarm_time      TEXT,
+                    alarm_intensity INTEGER,
+                    alarm_pattern   TEXT,
+                    alarm_duration_s INTEGER,
+                    source          TEXT NOT NULL CHECK (source IN ('manual', 'inferred')),
+                    time_zone       TEXT NOT NULL,
+                    set_at          INTEGER NOT NULL,
+                    pushed_at       INTEGER,
+                    PRIMARY KEY (pod_serial, side)
+                );
+                CREATE TABLE schedule_history (
+                    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+                    pod_serial      TEXT NOT NULL REFERENCES pods(serial) ON DELETE CASCADE,
+                    side            TEXT NOT NULL CHECK (side IN ('left', 'right')),
+                    power_on        TEXT NOT NULL,
+                    power_off       TEXT NOT NULL,
+                    weekday_mask    INTEGER NOT NULL,
+                    alarm_time      TEXT,
+                    alarm_intensity INTEGER,
+                    alarm_pattern   TEXT,
+                    alarm_duration_s INTEGER,
+                    source          TEXT NOT NULL,
+                    time_zone       TEXT NOT NULL,
+                    set_at          INTEGER NOT NULL
+                );
+                CREATE INDEX schedule_history_pod_side ON schedule_history(pod_serial, side, set_at);
+                """)
+        }
+        return migrator
+    }
+}

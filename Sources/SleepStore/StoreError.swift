@@ -1,0 +1,20 @@
+/// Errors the store reports; each names what was wrong so the CLI can print it as is.
+public enum StoreError: Error, Equatable, CustomStringConvertible {
+    /// A night that cannot be stored as given (the reason says which rule it breaks).
+    case invalidNight(sourceID: String, reason: String)
+    /// A schedule that cannot be stored as given.
+    case invalidSchedule(String)
+    /// The database file was written by a newer podbridge (unknown migrations).
+    case newerSchema(unknown: [String])
+    /// The database file does not exist (and opening read-only was asked for).
+    case missingDatabase(path: String)
+
+    public var description: String {
+        switch self {
+        case let .invalidNight(id, reason): "cannot store session \(id): \(reason)"
+        case let .invalidSchedule(reason): "cannot store schedule: \(reason)"
+        case let .newerSchema(unknown): "database was written by a newer podbridge (unknown migrations: \(unknown.joined(separator: ", ")))"
+        case let .missingDatabase(path): "no database at \(path)"
+        }
+    }
+}
