@@ -1,0 +1,107 @@
+/// A bad input file: names the file and the 1-based line so the user can fix it.
+public struct InputError: Error, CustomStringConvertible, Equatable, Sendable {
+    public enum Kind: Equatable, Sendable {
+        case empty
+        case missingColumn(String)
+        case unknownColumn(String)
+        case duplicateColumn(String)
+        case wrongFieldCount(expected: Int, found: Int)
+        case notANumber(column: String, text: String)
+        case notABoolean(column: String, text: String)
+        case unknownStage(String)
+        case unsorted(column: String)
+        case duplicateTime(column: String)
+        case missingValue(column: String)
+    }
+    public var file: String
+    /// 1-based line number; 1 is the header.
+    public var line: Int
+    public var kind: Kind
+
+    public init(file: String, line: Int, kind: Kind) { self.file = file; self.line = line; self.kind = kind }
+
+    public var description: String {
+        let what: String = switch kind {
+        case .empty: "no data rows"
+        case .missingColumn(let c): "missing column '\(c)'"
+        case .unknownColumn(let c): "unknown column '\(c)'"
+        case .duplicateColumn(let c): "column '\(c)' appears twice"
+        case .wrongFieldCount(let e, let f): "expected \(e) fields, found \(f)"
+        case .notANumber(let c, let t): "'\(t)' in column '\(c)' is not a number"
+        case .notABoolean(let c, let t): "'\(t)' in column '\(c)' is not a boolean (0/1/true/false)"
+        case .unknownStage(let s): "unknown stage '\(s)' (expected awake, core, deep, rem or unscored)"
+        case .unsorted(let c): "times in column '\(c)' go backwards"
+        case .duplicateTime(let c): "time in column '\(c)' repeats the previous one"
+        case .missingValue(let c): "column '\(c)' is empty"
+        }
+        return "\(file):\(line): \(what)"
+    }
+}
+
+/// A minimal CSV table: comma-separated, no quoting (all our formats are numeric).
+struct CSVTable {
+    var header: [String]
+    /// (1-based line number, fields) of every non-blank data line.
+    var rows: [(line: Int, fields: [String])]
+
+    init(text: String, file: String, known: Set<String>, required: [String]) throws {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
+            $0.hasSuffix("\r") ? String($0.dropLast()) : String($0)
+        }
+        if lines.first?.hasPrefix("\u{FEFF}") == true { lines[0].removeFirst() }
+        guard let headerLine = lines.first, !headerLine.trimmingWhitespace.isEmpty else {
+            throw InputError(file: file, line: 1, kind: .empty)
+        }
+        header = headerLine.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingWhitespace }
+        var seen = Set<String>()
+        for c in header {
+            guard known.contains(c) else { throw InputError(file: file, line: 1, kind: .unknownColumn(c)) }
+            guard seen.insert(c).inserted else { throw InputError(file: file, line: 1, kind: .duplicateColumn(c)) }
+        }
+        for c in required where !seen.contains(c) { throw InputError(file: file, line: 1, kind: .missingColumn(c)) }
+        rows = []
+        for (i, l) in lines.enumerated().dropFirst() where !l.trimmingWhitespace.isEmpty {
+            let fields = l.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingWhitespace }
+            guard fields.count == header.count else {
+                throw InputError(file: file, line: i + 1, kind: .wrongFieldCount(expected: header.count, found: fields.count))
+            }
+            rows.append((i + 1, fields))
+        }
+        guard !rows.isEmpty else { throw InputError(file: file, line: 2, kind: .empty) }
+    }
+
+    func column(_ name: String) -> Int? { header.firstIndex(of: name) }
+
+    /// The number in a field, nil if empty; non-numbers and non-finite values are errors.
+    static func number(_ text: String, column: String, file: String, line: Int) throws -> Double? {
+        if text.isEmpty { return nil }
+        guard let v = Double(text), v.isFinite else {
+            throw InputError(file: file, line: line, kind: .notANumber(column: column, text: text))
+        }
+        return v
+    }
+}
+
+/// Checks that times strictly increase, naming the line that breaks it.
+struct StrictlyIncreasing {
+    var column: String
+    var file: String
+    private var last: Double?
+    init(column: String, file: String) { self.column = column; self.file = file }
+    mutating func check(_ t: Double, line: Int) throws {
+        if let last {
+            if t == last { throw InputError(file: file, line: line, kind: .duplicateTime(column: column)) }
+            if t < last { throw InputError(file: file, line: line, kind: .unsorted(column: column)) }
+        }
+        last = t
+    }
+}
+
+extension String {
+    var trimmingWhitespace: String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
+        while let l = s.last, l == " " || l == "\t" { s.removeLast() }
+        return String(s)
+    }
+}

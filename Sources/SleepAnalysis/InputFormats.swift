@@ -1,0 +1,142 @@
+/// Parsers of the analyzer's text inputs. They take text (the command reads the file)
+/// and the file's name for error messages.
+///
+/// Beats CSV: header `beat_time` (required), optionally `signal_time` with `movement`
+/// and/or `breathing_rate`. `beat_time` is one heartbeat in Unix seconds with fraction.
+/// Movement and breathing come at their own pace, so they have their own time column,
+/// `signal_time`; a row may carry a beat, a signal sample, or both, and a column with
+/// nothing to say on that row is left empty. Each time column must strictly increase.
+///
+///     beat_time,signal_time,movement,breathing_rate
+///     601254420.076,601254420,0.2,14.5
+///     601254420.936,,,
+///
+/// Vitals CSV: `time,heart_rate,hrv_rmssd,breathing_rate,movement,present`, one row per
+/// second (any pace works), `time` required and strictly increasing, every other column
+/// optional and possibly empty. `present` is 1/0/true/false; when empty, the row counts
+/// as present if it has a heart rate. Heart rate outside 30–200 bpm and breathing outside
+/// 4–40 per minute are kept out as implausible readings, never used as numbers.
+public enum InputFormats {
+    public struct Beats: Sendable, Equatable {
+        public var beats: [Double]
+        public var breathing: [TimedValue]
+        public var movement: [TimedValue]
+    }
+
+    public static func parseBeats(_ text: String, file: String) throws -> Beats {
+        let table = try CSVTable(text: text, file: file,
+                                 known: ["beat_time", "signal_time", "movement", "breathing_rate"],
+                                 required: ["beat_time"])
+        let hasSignals = table.column("movement") != nil || table.column("breathing_rate") != nil
+        if hasSignals, table.column("signal_time") == nil {
+            throw InputError(file: file, line: 1, kind: .missingColumn("signal_time"))
+        }
+        var out = Beats(beats: [], breathing: [], movement: [])
+        var beatOrder = StrictlyIncreasing(column: "beat_time", file: file)
+        var signalOrder = StrictlyIncreasing(column: "signal_time", file: file)
+        let bc = table.column("beat_time")!, sc = table.column("signal_time")
+        let mc = table.column("movement"), rc = table.column("breathing_rate")
+        for (line, f) in table.rows {
+            if let t = try CSVTable.number(f[bc], column: "beat_time", file: file, line: line) {
+                try beatOrder.check(t, line: line)
+                out.beats.append(t)
+            }
+            guard let sc else { continue }
+            let st = try CSVTable.number(f[sc], column: "signal_time", file: file, line: line)
+            let m = try mc.flatMap { try CSVTable.number(f[$0], column: "movement", file: file, line: line) }
+            let r = try rc.flatMap { try CSVTable.number(f[$0], column: "breathing_rate", file: file, line: line) }
+            guard let st else {
+                if m != nil { throw InputError(file: file, line: line, kind: .missingValue(column: "signal_time")) }
+                if r != nil { throw InputError(file: file, line: line, kind: .missingValue(column: "signal_time")) }
+                continue
+            }
+            try signalOrder.check(st, line: line)
+            if let m { out.movement.append(TimedValue(time: st, value: m)) }
+            if let r, r >= 4, r <= 40 { out.breathing.append(TimedValue(time: st, value: r)) }
+        }
+        if out.beats.isEmpty { throw InputError(file: file, line: 2, kind: .missingValue(column: "beat_time")) }
+        return out
+    }
+
+    public struct Vitals: Sendable, Equatable {
+        public var seconds: [SecondVitals]
+        /// RMSSD readings (ms) from the `hrv_rmssd` column.
+        public var hrv: [TimedValue]
+    }
+
+    public static func parseVitals(_ text: String, file: String) throws -> Vitals {
+        let table = try CSVTable(text: text, file: file,
+                                 known: ["time", "heart_rate", "hrv_rmssd", "breathing_rate", "movement", "present"],
+                                 required: ["time"])
+        var out = Vitals(seconds: [], hrv: [])
+        var order = StrictlyIncreasing(column: "time", file: file)
+        func num(_ name: String, _ f: [String], _ line: Int) throws -> Double? {
+            guard let c = table.column(name) else { return nil }
+            return try CSVTable.number(f[c], column: name, file: file, line: line)
+        }
+        for (line, f) in table.rows {
+            guard let t = try num("time", f, line) else {
+                throw InputError(file: file, line: line, kind: .missingValue(column: "time"))
+            }
+            try order.check(t, line: line)
+            let hr = try num("heart_rate", f, line)
+            let rmssd = try num("hrv_rmssd", f, line)
+            let br = try num("breathing_rate", f, line)
+            let mv = try num("movement", f, line)
+            var present = hr != nil
+            if let c = table.column("present"), !f[c].isEmpty {
+                switch f[c].lowercased() {
+                case "1", "true": present = true
+                case "0", "false": present = false
+                default: throw InputError(file: file, line: line, kind: .notABoolean(column: "present", text: f[c]))
+                }
+            }
+            let heart: Reading = hr.map { (30...200).contains($0) ? .value($0) : .none(.implausible) }
+                ?? .none(present ? .lowQuality : .absent)
+            let breath: Reading = br.map { (4...40).contains($0) ? .value($0) : .none(.implausible) }
+                ?? .none(present ? .lowQuality : .absent)
+            out.seconds.append(SecondVitals(time: t, heartRate: heart, breathingRate: breath,
+                                            movement: mv ?? 0, present: present, quality: present ? 1 : 0))
+            if let rmssd, rmssd >= 0 { out.hrv.append(TimedValue(time: t, value: rmssd)) }
+        }
+        return out
+    }
+
+    /// Stages CSV `start,end,stage` (the epochs the analyzer writes, and the technicians'
+    /// scoring in slpdb-dev). `unscored` epochs come back with a nil stage.
+    public struct StagedInterval: Sendable, Equatable {
+        public var start: Double
+        public var end: Double
+        public var stage: SleepStage?
+    }
+
+    public static func parseStages(_ text: String, file: String) throws -> [StagedInterval] {
+        let table = try CSVTable(text: text, file: file, known: ["start", "end", "stage"],
+                                 required: ["start", "end", "stage"])
+        var order = StrictlyIncreasing(column: "start", file: file)
+        let s = table.column("start")!, e = table.column("end")!, g = table.column("stage")!
+        return try table.rows.map { line, f in
+            guard let a = try CSVTable.number(f[s], column: "start", file: file, line: line) else {
+                throw InputError(file: file, line: line, kind: .missingValue(column: "start"))
+            }
+            guard let b = try CSVTable.number(f[e], column: "end", file: file, line: line) else {
+                throw InputError(file: file, line: line, kind: .missingValue(column: "end"))
+            }
+            try order.check(a, line: line)
+            let stage: SleepStage?
+            if f[g] == "unscored" { stage = nil } else if let st = SleepStage(rawValue: f[g]) { stage = st } else {
+                throw InputError(file: file, line: line, kind: .unknownStage(f[g]))
+            }
+            return StagedInterval(start: a, end: b, stage: stage)
+        }
+    }
+
+    /// The epochs CSV the analyzer writes: `start,end,stage`, integral Unix seconds.
+    public static func epochsCSV(_ sessions: [SleepSession]) -> String {
+        var out = "start,end,stage\n"
+        for s in sessions {
+            for e in s.epochs { out += "\(Int(e.start)),\(Int(e.end)),\(e.stage.rawValue)\n" }
+        }
+        return out
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+
+/// One continuous stay in bed, staged.
+public struct SleepSession: Sendable, Codable, Hashable {
+    /// Unix seconds of the first epoch start and the last epoch end.
+    public var start: Double
+    public var end: Double
+    /// The local date (yyyy-MM-dd) the session ends on: a night belongs to its wake date.
+    public var wakeDate: String
+    /// Time-zone identifier the clock features and wake date were computed in.
+    public var timeZone: String
+    /// False for preliminary (live, forward-only) stages, true once the session has ended.
+    public var final: Bool
+    public var epochs: [Epoch]
+    public var metrics: SessionMetrics
+}
+
+/// What the analyzer reads: beat times and/or per-second vitals, plus optional series
+/// that come at their own pace.
+public struct AnalysisInput: Sendable {
+    /// Heartbeat times, Unix seconds, ascending.
+    public var beats: [Double]
+    /// Per-second vitals from the front end (or a vitals file), ascending by time.
+    public var vitals: [SecondVitals]
+    /// RMSSD readings (ms), used for HRV when there are no beats.
+    public var hrv: [TimedValue]
+    /// Breathing-rate and movement samples from a beats file.
+    public var breathing: [TimedValue]
+    public var movement: [TimedValue]
+    public var inBed: InBedRule
+
+    public init(beats: [Double] = [], vitals: [SecondVitals] = [], hrv: [TimedValue] = [],
+                breathing: [TimedValue] = [], movement: [TimedValue] = [], inBed: InBedRule? = nil) {
+        self.beats = beats; self.vitals = vitals; self.hrv = hrv
+        self.breathing = breathing; self.movement = movement
+        self.inBed = inBed ?? (vitals.isEmpty ? .wholeSpan : .presence)
+    }
+}
+
+/// Which epochs count as in bed.
+public enum InBedRule: Sendable, Hashable {
+    /// Every epoch from the first to the last beat (research data: one in-bed period).
+    case wholeSpan
+    /// Epochs where most seconds of `vitals` are present, split into sessions by `SessionRules`.
+    case presence
+}
+
+/// Beats and vitals in, staged sessions with metrics out. Pure: no clock, no files.
+public struct SleepAnalyzer: Sendable {
+    public var model: StagingModel
+    public var rules: SessionRules
+    public var timeZone: TimeZone
+
+    public init(model: StagingModel = .default, rules: SessionRules = SessionRules(),
+                timeZone: TimeZone = .current) {
+        self.model = model; self.rules = rules; self.timeZone = timeZone
+    }
+
+    /// The entry point for the pod: beats and vitals from the front end. With no vitals
+    /// the beats are taken as one in-bed period.
+    public func analyze(beats: [Double], vitals: [SecondVitals], final: Bool = true) -> [SleepSession] {
+        analyze(AnalysisInput(beats: beats, vitals: vitals), final: final)
+    }
+
+    /// `final` false gives preliminary stages (each epoch sees only the past), as live.
+    public func analyze(_ input: AnalysisInput, final: Bool = true) -> [SleepSession] {
+        guard let (gridStart, count, present) = grid(input) else { return [] }
+        let extractor = EpochFeatureExtractor(timeZone: timeZone)
+        var features = extractor.features(gridStart: gridStart, count: count, beats: input.beats,
+                                          vitals: input.vitals, hrv: input.hrv,
+                                          breathing: input.breathing, movement: input.movement)
+        for i in 0..<count { features[i].present = present[i] }
+        let ranges = input.inBed == .wholeSpan ? [0..<count] : rules.sessions(present: present)
+        return ranges.map { range in
+            session(features: Array(features[range]), start: gridStart + Double(range.lowerBound) * epochLength,
+                    final: final)
+        }
+    }
+
+    /// Stages and metrics for one session's epochs.
+    func session(features input: [EpochFeatures], start: Double, final: Bool) -> SleepSession {
+        var features = input
+        let inBed = features.indices.filter { features[$0].present }
+        let bedFeatures = inBed.map { features[$0] }
+        // Heart rate relative to the night.
+        let z = NightNormalization.robustZ(bedFeatures.map(\.heartRate))
+        let pct = NightNormalization.percentiles(bedFeatures.map(\.heartRate))
+        for (k, i) in inBed.enumerated() {
+            features[i].heartRateZ = z[k]
+            features[i].heartRatePercentile = pct[k]
+        }
+        let probs = model.probabilities(StagingFeatures.matrix(bedFeatures), final: final)
+        var p = [StageProbabilities](repeating: .certain(.awake), count: features.count)
+        for (k, i) in inBed.enumerated() { p[i] = probs[k] }
+        var epochs = features.indices.map { i in
+            Epoch(start: start + Double(i) * epochLength, stage: p[i].mostLikely,
+                  probabilities: p[i], features: features[i])
+        }
+        if let onset = epochs.firstIndex(where: { $0.stage != .awake }) {
+            for i in onset..<epochs.count {
+                epochs[i].features.minutesSinceSleepOnset = Double(i - onset) * epochLength / 60
+            }
+        }
+        let end = start + Double(epochs.count) * epochLength
+        return SleepSession(start: start, end: end, wakeDate: localDate(end), timeZone: timeZone.identifier,
+                            final: final, epochs: epochs, metrics: SessionMetrics(epochs: epochs))
+    }
+
+    /// The epoch grid and per-epoch presence.
+    func grid(_ input: AnalysisInput) -> (Double, Int, [Bool])? {
+        switch input.inBed {
+        case .wholeSpan:
+            let times = input.beats.isEmpty ? input.vitals.map(\.time) : input.beats
+            guard let first = times.first, let last = times.last, last >= first else { return nil }
+            let start = epochStart(containing: first)
+            let count = Int(((epochStart(containing: last) - start) / epochLength).rounded()) + 1
+            return (start, count, [Bool](repeating: true, count: count))
+        case .presence:
+            guard let first = input.vitals.first?.time, let last = input.vitals.last?.time, last >= first
+            else { return nil }
+            let start = epochStart(containing: first)
+            let count = Int(((epochStart(containing: last) - start) / epochLength).rounded()) + 1
+            var yes = [Int](repeating: 0, count: count), all = [Int](repeating: 0, count: count)
+            for v in input.vitals {
+                let k = Int(((v.time - start) / epochLength).rounded(.down))
+                guard k >= 0, k < count else { continue }
+                all[k] += 1
+                if v.present { yes[k] += 1 }
+            }
+            return (start, count, (0..<count).map { all[$0] > 0 && 2 * yes[$0] > all[$0] })
+        }
+    }
+
+    func localDate(_ t: Double) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        // The end instant itself belongs to the next epoch; date the last second in bed.
+        let c = calendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: t - 1))
+        return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
+    }
+}
