@@ -1,0 +1,152 @@
+/// Small value types shared by several messages, each with its wire encoding.
+
+/// A side of the bed, as seen lying in it.
+public enum Side: UInt8, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
+    case left = 0
+    case right = 1
+
+    public var description: String { self == .left ? "left" : "right" }
+}
+
+/// Days a schedule or alarm applies to; bit 0 is Monday … bit 6 Sunday (ISO order).
+public struct WeekdayMask: OptionSet, Sendable, Hashable, Codable {
+    public var rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    public static let monday = WeekdayMask(rawValue: 1 << 0)
+    public static let tuesday = WeekdayMask(rawValue: 1 << 1)
+    public static let wednesday = WeekdayMask(rawValue: 1 << 2)
+    public static let thursday = WeekdayMask(rawValue: 1 << 3)
+    public static let friday = WeekdayMask(rawValue: 1 << 4)
+    public static let saturday = WeekdayMask(rawValue: 1 << 5)
+    public static let sunday = WeekdayMask(rawValue: 1 << 6)
+    public static let weekdays: WeekdayMask = [.monday, .tuesday, .wednesday, .thursday, .friday]
+    public static let weekend: WeekdayMask = [.saturday, .sunday]
+    public static let everyDay: WeekdayMask = [.weekdays, .weekend]
+
+    /// Bit 7 is reserved; a mask with it set is rejected.
+    public var isValid: Bool { rawValue & 0x80 == 0 }
+
+    /// The mask bit for an ISO weekday (1 = Monday … 7 = Sunday).
+    public static func isoWeekday(_ day: Int) -> WeekdayMask {
+        WeekdayMask(rawValue: 1 << UInt8(clamping: (day - 1) & 7))
+    }
+}
+
+/// A local wall-clock time `HH:mm`, as the pod keeps its schedule.
+/// The hub, not the pod, knows time zones and daylight-saving time.
+public struct ClockTime: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+    public let hour: UInt8
+    public let minute: UInt8
+
+    /// nil unless 0 ≤ hour ≤ 23 and 0 ≤ minute ≤ 59.
+    public init?(hour: Int, minute: Int) {
+        guard (0...23).contains(hour), (0...59).contains(minute) else { return nil }
+        self.hour = UInt8(hour)
+        self.minute = UInt8(minute)
+    }
+
+    /// Parses `HH:mm` (two digits each).
+    public init?(_ text: String) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0].count == 2, parts[1].count == 2,
+              let h = Int(parts[0]), let m = Int(parts[1]) else { return nil }
+        self.init(hour: h, minute: m)
+    }
+
+    /// Minutes since local midnight.
+    public var minutesOfDay: Int { Int(hour) * 60 + Int(minute) }
+
+    public init(minutesOfDay: Int) {
+        let m = ((minutesOfDay % 1440) + 1440) % 1440
+        hour = UInt8(m / 60)
+        minute = UInt8(m % 60)
+    }
+
+    public var description: String {
+        (hour < 10 ? "0" : "") + String(hour) + ":" + (minute < 10 ? "0" : "") + String(minute)
+    }
+
+    public static func < (a: ClockTime, b: ClockTime) -> Bool { a.minutesOfDay < b.minutesOfDay }
+}
+
+/// The result of a request, first byte of every response payload.
+public enum Status: UInt8, Sendable, Hashable, CustomStringConvertible {
+    case ok = 0
+    /// The pod does not know this request type.
+    case unknownMessage = 1
+    /// The payload is shorter than the request needs.
+    case badLength = 2
+    /// A field is out of range (side, HH:mm, intensity, mask …).
+    case badValue = 3
+    /// The pod cannot act now (e.g. writing flash); retry later.
+    case busy = 4
+    /// A precondition is missing: an alarm or schedule needs the clock set first.
+    case notReady = 5
+    /// HELLO found no protocol version both sides speak.
+    case unsupportedVersion = 6
+    /// The pod failed internally (motor driver fault …).
+    case internalError = 7
+    /// The pod lacks the hardware for this (no second side, no motor …).
+    case unsupportedFeature = 8
+
+    public var description: String {
+        switch self {
+        case .ok: "ok"
+        case .unknownMessage: "unknown message"
+        case .badLength: "bad length"
+        case .badValue: "bad value"
+        case .busy: "busy"
+        case .notReady: "not ready (clock not set)"
+        case .unsupportedVersion: "unsupported protocol version"
+        case .internalError: "internal error"
+        case .unsupportedFeature: "unsupported feature"
+        }
+    }
+}
+
+/// Which streams START_STREAM turns on.
+public struct StreamMask: OptionSet, Sendable, Hashable {
+    public var rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    public static let piezo = StreamMask(rawValue: 1 << 0)
+    public static let capacitance = StreamMask(rawValue: 1 << 1)
+    public static let environment = StreamMask(rawValue: 1 << 2)
+    public static let log = StreamMask(rawValue: 1 << 3)
+    public static let all: StreamMask = [.piezo, .capacitance, .environment, .log]
+}
+
+/// What a pod has, announced in its HELLO reply.
+public struct FeatureSet: OptionSet, Sendable, Hashable {
+    public var rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    public static let piezo = FeatureSet(rawValue: 1 << 0)
+    public static let capacitance = FeatureSet(rawValue: 1 << 1)
+    public static let environment = FeatureSet(rawValue: 1 << 2)
+    public static let vibrationAlarm = FeatureSet(rawValue: 1 << 3)
+    public static let powerSchedule = FeatureSet(rawValue: 1 << 4)
+    public static let snooze = FeatureSet(rawValue: 1 << 5)
+    public static let log = FeatureSet(rawValue: 1 << 6)
+    public static let all: FeatureSet = [.piezo, .capacitance, .environment, .vibrationAlarm,
+                                         .powerSchedule, .snooze, .log]
+}
+
+/// Vibration patterns of the alarm motor.
+public enum AlarmPattern: UInt8, Sendable, Hashable, CaseIterable, Codable {
+    /// Two pulses, pause, repeat.
+    case double = 0
+    /// Intensity rises from 10 % to the set intensity over the first 30 s.
+    case rise = 1
+    /// Continuous at the set intensity.
+    case constant = 2
+}
+
+/// Why the pod's processor last restarted (BOOT event argument).
+public enum ResetReason: UInt16, Sendable, Hashable {
+    case powerOn = 0
+    case watchdog = 1
+    case brownOut = 2
+    case software = 3
+    case firmwareUpdate = 4
+    case resetPin = 5
+}
