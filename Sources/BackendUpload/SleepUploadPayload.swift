@@ -1,0 +1,87 @@
+import Foundation
+import SleepStore
+
+/// Body of `POST /api/v1/sleep` (see docs/store.md, "Upload").
+///
+/// `stages` are the merged awake/core/deep/rem blocks, which tile the session; the session's
+/// own span (`start_time`–`end_time`) is its in-bed time, so the `in_bed` block is not sent
+/// again (the backend would count it twice in its stage summary).
+public struct SleepUploadPayload: Codable, Sendable, Hashable {
+    public struct Stage: Codable, Sendable, Hashable {
+        public var stage: String
+        public var start_time: String
+        public var end_time: String
+    }
+
+    public var source: String
+    public var source_id: String
+    public var start_time: String
+    public var end_time: String
+    public var stages: [Stage]
+
+    public init(session: StoredSession, blocks: [StageBlock], source: String) {
+        let zone = TimeZone(identifier: session.timeZoneID) ?? TimeZone(identifier: "UTC")!
+        let cal = LocalCalendar(timeZone: zone)
+        self.source = source
+        source_id = session.sourceID
+        start_time = cal.rfc3339(session.start)
+        end_time = cal.rfc3339(session.end)
+        stages = blocks.filter { $0.stage != .inBed }.map {
+            Stage(stage: $0.stage.rawValue, start_time: cal.rfc3339($0.start), end_time: cal.rfc3339($0.end))
+        }
+    }
+
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+}
+
+/// What one upload attempt came to. Pure classification of the backend's answer.
+public enum UploadOutcome: Sendable, Hashable {
+    /// 2xx: stored; the backend's session id when its body had one.
+    case delivered(backendSessionID: String?)
+    /// 409: the backend already has this `source_id` (an earlier attempt got through).
+    case alreadyPresent(backendSessionID: String?)
+    /// Another 4xx: the backend refuses this session; retrying will not help.
+    case rejected(reason: String)
+    /// 5xx, 408, 429, a network error or a timeout: try again later.
+    case retryable(reason: String)
+
+    /// Classifies an HTTP status and response body.
+    public static func classify(status: Int, body: Data) -> UploadOutcome {
+        let backendID = backendSessionID(in: body)
+        switch status {
+        case 200...299: return .delivered(backendSessionID: backendID)
+        case 409: return .alreadyPresent(backendSessionID: backendID)
+        case 408, 429: return .retryable(reason: "HTTP \(status)\(detail(body))")
+        case 400...499: return .rejected(reason: "HTTP \(status)\(detail(body))")
+        default: return .retryable(reason: "HTTP \(status)\(detail(body))")
+        }
+    }
+
+    /// `data.session_id` of a backend response, if present.
+    static func backendSessionID(in body: Data) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+              let data = object["data"] as? [String: Any] else { return nil }
+        if let id = data["session_id"] as? String { return id }
+        if let id = data["session_id"] as? Int { return String(id) }
+        return nil
+    }
+
+    /// The backend's error message (`error` / `message` / `error.message`), else the body
+    /// text, shortened to 300 characters, as ": <text>"; empty when there is none.
+    static func detail(_ body: Data) -> String {
+        var text: String?
+        if let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] {
+            if let message = object["error"] as? String { text = message }
+            else if let message = object["message"] as? String { text = message }
+            else if let error = object["error"] as? [String: Any], let message = error["message"] as? String { text = message }
+        }
+        let raw = text ?? String(decoding: body, as: UTF8.self)
+        let flat = raw.replacingOccurrences(of: "\n", with: " ").trimmingCharacters(in: .whitespaces)
+        guard !flat.isEmpty else { return "" }
+        return ": " + (flat.count > 300 ? String(flat.prefix(300)) + "…" : flat)
+    }
+}
