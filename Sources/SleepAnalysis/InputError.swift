@@ -45,9 +45,9 @@ struct CSVTable {
     var rows: [(line: Int, fields: [String])]
 
     init(text: String, file: String, known: Set<String>, required: [String]) throws {
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
-            $0.hasSuffix("\r") ? String($0.dropLast()) : String($0)
-        }
+        // "\r\n" is one Character in Swift, so split on both forms of line end.
+        var lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+            .map(String.init)
         if lines.first?.hasPrefix("\u{FEFF}") == true { lines[0].removeFirst() }
         guard let headerLine = lines.first, !headerLine.trimmingWhitespace.isEmpty else {
             throw InputError(file: file, line: 1, kind: .empty)

@@ -14,7 +14,7 @@ func runStagingBench(options: BenchOptions) throws {
     }
     for (r, e) in zip(records, evaluations) { print(line(r.name, e)) }
     let pooled = StagingEvaluation.pooled(evaluations)
-    print(line("pooled_loo", pooled))
+    print(line("pooled_loo", pooled) + " (tst_bias here is the sum over records)")
     print(String(format: "staging.slpdb.loo_kappa4: %.3f", pooled.kappa(.four)))
     print(String(format: "staging.slpdb.loo_kappa3: %.3f", pooled.kappa(.three)))
     print(String(format: "staging.slpdb.loo_kappa2: %.3f", pooled.kappa(.two)))

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+@testable import SleepAnalysis
+
+@Suite struct InputFormatTests {
+    func beatsError(_ text: String) -> InputError? {
+        do { _ = try InputFormats.parseBeats(text, file: "b.csv"); return nil } catch { return error as? InputError }
+    }
+    func vitalsError(_ text: String) -> InputError? {
+        do { _ = try InputFormats.parseVitals(text, file: "v.csv"); return nil } catch { return error as? InputError }
+    }
+
+    @Test func beatsOnly() throws {
+        let b = try InputFormats.parseBeats("beat_time\n601254420.076\n601254420.936\r\n\n", file: "b.csv")
+        #expect(b.beats == [601254420.076, 601254420.936])
+        #expect(b.breathing.isEmpty && b.movement.isEmpty)
+    }
+
+    @Test func beatsWithTheirOwnSignalTimes() throws {
+        let text = """
+        beat_time,signal_time,movement,breathing_rate
+        100.2,100,0.5,14
+        101.1,,,
+        ,101,0.25,
+        102.0,102,,50
+        """
+        let b = try InputFormats.parseBeats(text, file: "b.csv")
+        #expect(b.beats == [100.2, 101.1, 102.0])
+        #expect(b.movement == [TimedValue(time: 100, value: 0.5), TimedValue(time: 101, value: 0.25)])
+        #expect(b.breathing == [TimedValue(time: 100, value: 14)]) // 50/min is implausible: left out
+    }
+
+    @Test func beatsErrorsNameFileAndLine() {
+        #expect(beatsError("") == InputError(file: "b.csv", line: 1, kind: .empty))
+        #expect(beatsError("beat_time\n") == InputError(file: "b.csv", line: 2, kind: .empty))
+        #expect(beatsError("beat_time,pulse\n1,2\n") == InputError(file: "b.csv", line: 1, kind: .unknownColumn("pulse")))
+        #expect(beatsError("time\n1\n") == InputError(file: "b.csv", line: 1, kind: .unknownColumn("time")))
+        #expect(beatsError("beat_time,movement\n1,0\n") == InputError(file: "b.csv", line: 1, kind: .missingColumn("signal_time")))
+        #expect(beatsError("beat_time\n1\n3\n2\n") == InputError(file: "b.csv", line: 4, kind: .unsorted(column: "beat_time")))
+        #expect(beatsError("beat_time\n1\n1\n") == InputError(file: "b.csv", line: 3, kind: .duplicateTime(column: "beat_time")))
+        #expect(beatsError("beat_time\n1\nx2\n") == InputError(file: "b.csv", line: 3, kind: .notANumber(column: "beat_time", text: "x2")))
+        #expect(beatsError("beat_time\n1\nnan\n") == InputError(file: "b.csv", line: 3, kind: .notANumber(column: "beat_time", text: "nan")))
+        #expect(beatsError("beat_time,signal_time\n1,2,3\n") == InputError(file: "b.csv", line: 2, kind: .wrongFieldCount(expected: 2, found: 3)))
+        #expect(beatsError("beat_time\n1\n3\n2\n")?.description == "b.csv:4: times in column 'beat_time' go backwards")
+    }
+
+    @Test func vitals() throws {
+        let text = """
+        time,heart_rate,hrv_rmssd,breathing_rate,movement,present
+        1000,62,45,14,0.1,1
+        1001,,,,,0
+        1002,250,,3,2,
+        1003,,,,,
+        """
+        let v = try InputFormats.parseVitals(text, file: "v.csv")
+        #expect(v.seconds.count == 4)
+        #expect(v.seconds[0].heartRate == .value(62) && v.seconds[0].breathingRate == .value(14))
+        #expect(v.seconds[0].present && v.seconds[0].movement == 0.1)
+        #expect(!v.seconds[1].present && v.seconds[1].heartRate == .none(.absent))
+        #expect(v.seconds[2].heartRate == .none(.implausible) && v.seconds[2].breathingRate == .none(.implausible))
+        #expect(v.seconds[2].present) // empty `present` with a heart rate counts as present
+        #expect(!v.seconds[3].present)
+        #expect(v.hrv == [TimedValue(time: 1000, value: 45)])
+        // Only `time` is required.
+        #expect(try InputFormats.parseVitals("time\n1\n2\n", file: "v.csv").seconds.count == 2)
+    }
+
+    @Test func vitalsErrors() {
+        #expect(vitalsError("") == InputError(file: "v.csv", line: 1, kind: .empty))
+        #expect(vitalsError("heart_rate\n60\n") == InputError(file: "v.csv", line: 1, kind: .missingColumn("time")))
+        #expect(vitalsError("time,spo2\n1,98\n") == InputError(file: "v.csv", line: 1, kind: .unknownColumn("spo2")))
+        #expect(vitalsError("time,time\n1,1\n") == InputError(file: "v.csv", line: 1, kind: .duplicateColumn("time")))
+        #expect(vitalsError("time,heart_rate\n2,60\n1,60\n") == InputError(file: "v.csv", line: 3, kind: .unsorted(column: "time")))
+        #expect(vitalsError("time,heart_rate\n2,60\n2,60\n") == InputError(file: "v.csv", line: 3, kind: .duplicateTime(column: "time")))
+        #expect(vitalsError("time,heart_rate\n2,sixty\n") == InputError(file: "v.csv", line: 2, kind: .notANumber(column: "heart_rate", text: "sixty")))
+        #expect(vitalsError("time,present\n2,yes\n") == InputError(file: "v.csv", line: 2, kind: .notABoolean(column: "present", text: "yes")))
+        #expect(vitalsError("time,heart_rate\n,60\n") == InputError(file: "v.csv", line: 2, kind: .missingValue(column: "time")))
+    }
+
+    @Test func stagesRoundTrip() throws {
+        let parsed = try InputFormats.parseStages("start,end,stage\n0,30,awake\n30,60,unscored\n60,90,rem\n", file: "s.csv")
+        #expect(parsed.map(\.stage) == [.awake, nil, .rem])
+        #expect(throws: InputError(file: "s.csv", line: 2, kind: .unknownStage("light"))) {
+            try InputFormats.parseStages("start,end,stage\n0,30,light\n", file: "s.csv")
+        }
+        let session = SleepSession(start: 0, end: 60, wakeDate: "1970-01-01", timeZone: "UTC", final: true,
+                                   epochs: [Epoch(start: 0, stage: .core, probabilities: .certain(.core), features: EpochFeatures()),
+                                            Epoch(start: 30, stage: .deep, probabilities: .certain(.deep), features: EpochFeatures())],
+                                   metrics: SessionMetrics(epochs: []))
+        #expect(InputFormats.epochsCSV([session]) == "start,end,stage\n0,30,core\n30,60,deep\n")
+    }
+}
