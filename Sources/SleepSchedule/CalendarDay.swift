@@ -3,7 +3,7 @@ import Foundation
 /// A calendar date in the proleptic Gregorian calendar with no time zone attached: the local
 /// date a night is attributed to, or the date an `HH:mm` is resolved on. Pure arithmetic
 /// (days from civil), so it never depends on the hub's own zone or locale.
-public struct LocalDate: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+public struct CalendarDay: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
     public let year: Int
     public let month: Int
     public let day: Int
@@ -20,7 +20,7 @@ public struct LocalDate: Hashable, Comparable, Sendable, Codable, CustomStringCo
     public init(daysSinceEpoch days: Int) {
         // Howard Hinnant's civil_from_days.
         let z = days + 719_468
-        let era = ClockTime.floorDiv(z, 146_097)
+        let era = TimeOfDay.floorDiv(z, 146_097)
         let doe = z - era * 146_097
         let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
         let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
@@ -36,7 +36,7 @@ public struct LocalDate: Hashable, Comparable, Sendable, Codable, CustomStringCo
     public var daysSinceEpoch: Int {
         // Howard Hinnant's days_from_civil.
         let y = month <= 2 ? year - 1 : year
-        let era = ClockTime.floorDiv(y, 400)
+        let era = TimeOfDay.floorDiv(y, 400)
         let yoe = y - era * 400
         let mp = (month + 9) % 12
         let doy = (153 * mp + 2) / 5 + day - 1
@@ -46,7 +46,7 @@ public struct LocalDate: Hashable, Comparable, Sendable, Codable, CustomStringCo
 
     public var weekday: Weekday { Weekday(daysSinceEpoch: daysSinceEpoch) }
 
-    public func adding(days: Int) -> LocalDate { LocalDate(daysSinceEpoch: daysSinceEpoch + days) }
+    public func adding(days: Int) -> CalendarDay { CalendarDay(daysSinceEpoch: daysSinceEpoch + days) }
 
     /// `yyyy-MM-dd`.
     public var description: String {
@@ -57,7 +57,7 @@ public struct LocalDate: Hashable, Comparable, Sendable, Codable, CustomStringCo
         return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
     }
 
-    public static func < (lhs: LocalDate, rhs: LocalDate) -> Bool { lhs.daysSinceEpoch < rhs.daysSinceEpoch }
+    public static func < (lhs: CalendarDay, rhs: CalendarDay) -> Bool { lhs.daysSinceEpoch < rhs.daysSinceEpoch }
 
     static func daysIn(month: Int, year: Int) -> Int {
         switch month {
@@ -70,7 +70,7 @@ public struct LocalDate: Hashable, Comparable, Sendable, Codable, CustomStringCo
 
 /// An instant seen on the wall clock of a zone: its local date and the time of day.
 public struct LocalDateTime: Hashable, Sendable, CustomStringConvertible {
-    public let date: LocalDate
+    public let date: CalendarDay
     /// Seconds after local midnight, 0 ≤ value < 86 400.
     public let secondOfDay: Double
     /// The zone's offset from UTC at that instant, in seconds.
@@ -80,7 +80,7 @@ public struct LocalDateTime: Hashable, Sendable, CustomStringConvertible {
         let offset = zone.secondsFromGMT(for: instant)
         let local = instant.timeIntervalSince1970 + Double(offset)
         let days = (local / 86_400).rounded(.down)
-        self.date = LocalDate(daysSinceEpoch: Int(days))
+        self.date = CalendarDay(daysSinceEpoch: Int(days))
         self.secondOfDay = min(max(local - days * 86_400, 0), 86_400.nextDown)
         self.utcOffsetSeconds = offset
     }
@@ -89,7 +89,7 @@ public struct LocalDateTime: Hashable, Sendable, CustomStringConvertible {
     public var minuteOfDay: Double { secondOfDay / 60 }
 
     /// The wall-clock time truncated to the minute.
-    public var clockTime: ClockTime { ClockTime(wrapping: Int(minuteOfDay.rounded(.down))) }
+    public var timeOfDay: TimeOfDay { TimeOfDay(wrapping: Int(minuteOfDay.rounded(.down))) }
 
-    public var description: String { "\(date) \(clockTime)" }
+    public var description: String { "\(date) \(timeOfDay)" }
 }

@@ -15,12 +15,12 @@ public struct CircularSummary: Hashable, Sendable {
     public let circularSDMinutes: Double
 
     /// The mean rounded to the nearest minute.
-    public var mean: ClockTime { ClockTime(wrapping: Int(meanMinute.rounded())) }
+    public var mean: TimeOfDay { TimeOfDay(wrapping: Int(meanMinute.rounded())) }
 }
 
 /// Circular statistics over minutes of the day. Pure functions, no state.
 public enum CircularStatistics {
-    static let minutesPerDay = Double(ClockTime.minutesPerDay)
+    static let minutesPerDay = Double(TimeOfDay.minutesPerDay)
     static let radiansPerMinute = 2 * Double.pi / minutesPerDay
 
     /// Mean, R and circular SD of `minutes`; nil when the list is empty or holds a non-finite value.

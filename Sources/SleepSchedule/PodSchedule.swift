@@ -1,28 +1,31 @@
 /// The two sides of the bed, each with its own sleeper, power stage and vibration motor.
-public enum BedSide: String, Sendable, Hashable, Codable, CaseIterable, Comparable, CustomStringConvertible {
+public enum PodSide: String, Sendable, Hashable, Codable, CaseIterable, Comparable, CustomStringConvertible {
     case left, right
     public var description: String { rawValue }
-    public static func < (lhs: BedSide, rhs: BedSide) -> Bool { lhs == .left && rhs == .right }
+    public static func < (lhs: PodSide, rhs: PodSide) -> Bool { lhs == .left && rhs == .right }
 }
 
-/// Vibration patterns the pod's motor plays (the peers' pods know `rise` and `double`).
-public enum AlarmPattern: String, Sendable, Hashable, Codable, CaseIterable {
-    /// Intensity ramps up over the duration.
-    case rise
-    /// Pairs of pulses at full intensity.
+/// Vibration patterns of the pod's alarm motor (firmware-protocol.md SET_ALARM `pattern`:
+/// 0 double, 1 rise, 2 constant).
+public enum VibrationPattern: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Two pulses, pause, repeat.
     case double
+    /// Intensity rises from 10 % to the set intensity over the first 30 s.
+    case rise
+    /// Continuous at the set intensity.
+    case constant
 }
 
 /// Alarm parameters from configuration (the time comes from the wake time).
-public struct AlarmSettings: Hashable, Sendable, Codable {
+public struct AlarmPreferences: Hashable, Sendable, Codable {
     public var enabled: Bool = true
     /// 0…100 %.
     public var intensity: Int = 60
-    public var pattern: AlarmPattern = .rise
+    public var pattern: VibrationPattern = .rise
     /// How long the motor runs, 1…600 s.
     public var durationSeconds: Int = 120
 
-    public init(enabled: Bool = true, intensity: Int = 60, pattern: AlarmPattern = .rise, durationSeconds: Int = 120) {
+    public init(enabled: Bool = true, intensity: Int = 60, pattern: VibrationPattern = .rise, durationSeconds: Int = 120) {
         self.enabled = enabled
         self.intensity = intensity
         self.pattern = pattern
@@ -30,37 +33,45 @@ public struct AlarmSettings: Hashable, Sendable, Codable {
     }
 }
 
-/// One power window as the pod stores it: on at `on` on each day in `days` (local date of the
-/// power-ON), off at the first `off` after that. `off` earlier than `on` crosses midnight and
-/// is valid (on 22:30, off 07:30 switches off the next morning).
+/// One power window as the pod stores it (one SET_POWER_SCHEDULE): on at `on` on each day in
+/// `days` (local date of the power-ON), off at the first `off` after that. `off` earlier than
+/// `on` crosses midnight and is valid (on 22:30, off 07:30 switches off the next morning).
+/// This module never produces `off == on` (the pod would read it as 24 hours).
 public struct PowerWindow: Hashable, Sendable, Codable, CustomStringConvertible {
-    public var days: WeekdayMask
-    public var on: ClockTime
-    public var off: ClockTime
+    public var days: DaysOfWeek
+    public var on: TimeOfDay
+    public var off: TimeOfDay
+    /// Power stage level while on, 0…100 %.
+    public var level: Int
 
-    public init(days: WeekdayMask, on: ClockTime, off: ClockTime) {
+    public init(days: DaysOfWeek, on: TimeOfDay, off: TimeOfDay, level: Int = 100) {
         self.days = days
         self.on = on
         self.off = off
+        self.level = level
     }
 
     public var crossesMidnight: Bool { off < on }
 
     /// Wall-clock minutes from on to off (ignores a DST change inside the window).
-    public var durationMinutes: Int { ClockTime.floorMod(off.minuteOfDay - on.minuteOfDay, ClockTime.minutesPerDay) }
+    public var durationMinutes: Int { TimeOfDay.floorMod(off.minuteOfDay - on.minuteOfDay, TimeOfDay.minutesPerDay) }
 
-    public var description: String { "on \(on) off \(off)\(crossesMidnight ? " (+1 day)" : "") [\(days)]" }
+    public var description: String {
+        "on \(on) off \(off)\(crossesMidnight ? " (+1 day)" : "") level \(level)% [\(days)]"
+    }
 }
 
-/// One alarm entry: vibrate at `time` on each day in `days` (local date of the alarm).
+/// One alarm entry: vibrate at `time` on each day in `days` (local date of the alarm). The pod
+/// holds ONE alarm per side, so when a side has two entries (weekday and weekend wake times
+/// differ) the push policy keeps the one that fires next in force (`DesiredPodState`).
 public struct AlarmEntry: Hashable, Sendable, Codable, CustomStringConvertible {
-    public var days: WeekdayMask
-    public var time: ClockTime
+    public var days: DaysOfWeek
+    public var time: TimeOfDay
     public var intensity: Int
-    public var pattern: AlarmPattern
+    public var pattern: VibrationPattern
     public var durationSeconds: Int
 
-    public init(days: WeekdayMask, time: ClockTime, intensity: Int, pattern: AlarmPattern, durationSeconds: Int) {
+    public init(days: DaysOfWeek, time: TimeOfDay, intensity: Int, pattern: VibrationPattern, durationSeconds: Int) {
         self.days = days
         self.time = time
         self.intensity = intensity
@@ -76,14 +87,16 @@ public struct AlarmEntry: Hashable, Sendable, Codable, CustomStringConvertible {
 /// What one side of the pod should hold: its power windows and alarms as local `HH:mm` in the
 /// pod's time zone. Equatable, so the push policy can compare desired with acknowledged.
 public struct PodSchedule: Hashable, Sendable, Codable {
-    public var side: BedSide
+    public var side: PodSide
     /// The zone the `HH:mm` values are in (the pod's, not necessarily the hub's).
     public var timeZoneIdentifier: String
+    /// Power windows: their masks never share a day (the pod keeps one entry per weekday) and
+    /// together cover every day.
     public var powerWindows: [PowerWindow]
-    /// Empty when the alarm is disabled.
+    /// Alarm entries with disjoint masks; empty when the alarm is disabled.
     public var alarms: [AlarmEntry]
 
-    public init(side: BedSide, timeZoneIdentifier: String, powerWindows: [PowerWindow], alarms: [AlarmEntry]) {
+    public init(side: PodSide, timeZoneIdentifier: String, powerWindows: [PowerWindow], alarms: [AlarmEntry]) {
         self.side = side
         self.timeZoneIdentifier = timeZoneIdentifier
         self.powerWindows = powerWindows

@@ -3,8 +3,8 @@ import Foundation
 /// Which pod setting a command replaces; acks, nacks and timeouts are matched by this key.
 public enum ScheduleCommandKey: Hashable, Sendable, Comparable, CustomStringConvertible {
     case clock
-    case powerSchedule(BedSide)
-    case alarm(BedSide)
+    case powerSchedule(PodSide)
+    case alarm(PodSide)
 
     /// Send order: the clock first (the pod fires local times on it), then power, then alarms.
     var rank: Int {
@@ -27,38 +27,33 @@ public enum ScheduleCommandKey: Hashable, Sendable, Comparable, CustomStringConv
 }
 
 /// What set-clock carries besides the current UTC time, which the command client stamps at
-/// the moment it sends (so a queued command never carries a stale time).
-public struct ClockSetting: Hashable, Sendable, Codable {
-    /// The pod's zone (for logs; the pod itself only needs the offsets).
+/// the moment it sends (so a queued command never carries a stale time). It changes exactly
+/// when the pod's zone changes or its UTC offset does (a DST transition).
+public struct ClockSync: Hashable, Sendable, Codable {
+    /// The pod's zone (for logs and the store; the pod itself only gets the offset).
     public var timeZoneIdentifier: String
-    /// Local time = UTC + this, valid now.
-    public var utcOffsetSeconds: Int
-    /// The zone's next offset change and the offset after it, so the pod can switch on time
-    /// even while the hub is away. The hub re-syncs the clock at the change anyway.
-    public var nextTransition: Date?
-    public var utcOffsetAfterTransition: Int?
+    /// Local time = UTC + this, valid now (SET_CLOCK `utc_offset_min`).
+    public var utcOffsetMinutes: Int
 
-    public init(timeZoneIdentifier: String, utcOffsetSeconds: Int, nextTransition: Date?, utcOffsetAfterTransition: Int?) {
+    public init(timeZoneIdentifier: String, utcOffsetMinutes: Int) {
         self.timeZoneIdentifier = timeZoneIdentifier
-        self.utcOffsetSeconds = utcOffsetSeconds
-        self.nextTransition = nextTransition
-        self.utcOffsetAfterTransition = utcOffsetAfterTransition
+        self.utcOffsetMinutes = utcOffsetMinutes
     }
 
     /// The setting for `zone` at `now`.
     public init(zone: TimeZone, at now: Date) {
-        let next = zone.nextDaylightSavingTimeTransition(after: now)
-        self.init(timeZoneIdentifier: zone.identifier, utcOffsetSeconds: zone.secondsFromGMT(for: now),
-                  nextTransition: next, utcOffsetAfterTransition: next.map { zone.secondsFromGMT(for: $0) })
+        self.init(timeZoneIdentifier: zone.identifier, utcOffsetMinutes: zone.secondsFromGMT(for: now) / 60)
     }
 }
 
 /// A command the hub must send to the pod.
 public enum ScheduleCommand: Hashable, Sendable {
-    case setClock(ClockSetting)
-    case setPowerSchedule(BedSide, [PowerWindow])
-    /// An empty list disables the side's alarm.
-    case setAlarm(BedSide, [AlarmEntry])
+    case setClock(ClockSync)
+    /// The side's whole power schedule: one SET_POWER_SCHEDULE per window (their masks are
+    /// disjoint); an empty list is a clear (days = 0).
+    case setPowerSchedule(PodSide, [PowerWindow])
+    /// The side's one alarm (SET_ALARM), or nil for CLEAR_ALARM.
+    case setAlarm(PodSide, AlarmEntry?)
 
     public var key: ScheduleCommandKey {
         switch self {
@@ -79,12 +74,36 @@ public struct DesiredPodState: Hashable, Sendable {
         self.schedules = schedules
     }
 
-    /// The commands that express this state at `now`, in send order.
-    public func commands(at now: Date) -> [ScheduleCommand] {
-        var list: [ScheduleCommand] = [.setClock(ClockSetting(zone: timeZone, at: now))]
-        for s in schedules.sorted(by: { $0.side < $1.side }) { list.append(.setPowerSchedule(s.side, s.powerWindows)) }
-        for s in schedules.sorted(by: { $0.side < $1.side }) { list.append(.setAlarm(s.side, s.alarms)) }
+    /// The commands that express this state at `now`, in send order (clock, power, alarms).
+    /// The pod holds one alarm per side: of a side's entries, the one in force is the entry whose
+    /// next firing after `now − alarmHoldover` comes first, so an alarm stays in force for
+    /// `alarmHoldover` after it fired (vibration and snoozes are not cut short) and is then
+    /// replaced by the entry that fires next (Friday's 07:00 by Saturday's 09:30).
+    public func commands(at now: Date, alarmHoldover: TimeInterval) -> [ScheduleCommand] {
+        let sides = schedules.sorted { $0.side < $1.side }
+        var list: [ScheduleCommand] = [.setClock(ClockSync(zone: timeZone, at: now))]
+        for s in sides { list.append(.setPowerSchedule(s.side, s.powerWindows)) }
+        for s in sides { list.append(.setAlarm(s.side, alarmInForce(s, at: now, holdover: alarmHoldover)?.entry)) }
         return list
+    }
+
+    /// The earliest instant after `now` at which some side's alarm in force will change.
+    public func nextAlarmSwitch(after now: Date, alarmHoldover: TimeInterval) -> Date? {
+        schedules.compactMap { s -> Date? in
+            guard s.alarms.count > 1, let chosen = alarmInForce(s, at: now, holdover: alarmHoldover) else { return nil }
+            return chosen.firing.addingTimeInterval(alarmHoldover)
+        }.filter { $0 > now }.min()
+    }
+
+    func alarmInForce(_ s: PodSchedule, at now: Date, holdover: TimeInterval) -> (entry: AlarmEntry, firing: Date)? {
+        let from = now.addingTimeInterval(-holdover)
+        var best: (entry: AlarmEntry, firing: Date)?
+        for entry in s.alarms {
+            guard let f = LocalTimeResolver.nextFiring(of: entry.time, days: entry.days, after: from, in: timeZone) else { continue }
+            if best == nil || f < best!.firing { best = (entry, f) }
+        }
+        if best == nil, let first = s.alarms.first { return (first, from) }
+        return best
     }
 }
 
@@ -98,6 +117,8 @@ public enum PushEvent: Hashable, Sendable {
     case podRebooted
     /// The pod reported its clock (status or handshake); far from `now` means it was reset.
     case podClockReported(Date)
+    /// The pod said its clock is not valid (status `clock_valid = 0`, ALARM_FAILED reason 2).
+    case podClockInvalid
     /// The hub's own clock was stepped (NTP jump, manual set).
     case hubClockChanged
     /// The schedule service computed a new desired state (or the pod's zone changed).
@@ -147,6 +168,16 @@ public struct PushPolicyConfiguration: Hashable, Sendable, Codable {
     public var answerTimeoutSeconds: Double = 10
     /// Power schedules and alarms are pushed again this long before each DST transition.
     public var preTransitionLeadSeconds: Double = 15 * 60
+    /// The clock is re-sent this long after it was last acknowledged (firmware-protocol.md §7.3:
+    /// every 6 hours), besides every event that invalidates it.
+    public var clockResyncIntervalSeconds: Double = 6 * 3600
+    /// How long an alarm stays in force after it fired before the side's next entry replaces it.
+    public var alarmHoldoverSeconds: Double = 2 * 3600
+    /// Nack statuses worth retrying: BUSY (4) and NOT_READY (5). Any other nack is final and
+    /// reported at once (the pod said the value is wrong; repeating it cannot help).
+    public var retryableStatuses: Set<Int> = [4, 5]
+    /// NOT_READY: the pod's clock is not valid, so the clock is re-sent before the retry.
+    public var clockNotValidStatus: Int = 5
     /// A reported pod clock further than this from the hub's counts as reset.
     public var clockToleranceSeconds: Double = 120
 

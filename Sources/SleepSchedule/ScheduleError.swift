@@ -5,7 +5,7 @@ public enum ScheduleError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Bedtime, lead and delay add up to a power window of a whole day or more.
     case powerWindowTooLong(minutes: Int)
     /// After rounding, power-on and power-off fell on the same minute.
-    case emptyPowerWindow(ClockTime)
+    case emptyPowerWindow(TimeOfDay)
 
     public var description: String {
         switch self {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where the times in force for a group came from.
-public enum ScheduleSource: String, Sendable, Hashable, Codable, CustomStringConvertible {
+public enum ScheduleOrigin: String, Sendable, Hashable, Codable, CustomStringConvertible {
     /// The user's manual schedule (always wins until cleared).
     case manual
     /// Inferred from this group's own nights.
@@ -26,9 +26,9 @@ public struct NightsEstimate: Hashable, Sendable {
     /// Nights offered (after naps, invalid and out-of-window sessions were skipped).
     public let nightsConsidered: Int
     /// Wake dates of the nights kept.
-    public let usedWakeDates: [LocalDate]
+    public let usedWakeDates: [CalendarDay]
     /// Wake dates of the nights dropped as outliers.
-    public let droppedWakeDates: [LocalDate]
+    public let droppedWakeDates: [CalendarDay]
     /// The outlier threshold applied to bedtimes and to wake times, minutes from the median.
     public let bedtimeThresholdMinutes: Double
     public let wakeThresholdMinutes: Double
@@ -47,7 +47,7 @@ public struct NightsEstimate: Hashable, Sendable {
 public struct GroupDecision: Hashable, Sendable {
     public let group: NightGroup
     public let times: SleepTimes
-    public let source: ScheduleSource
+    public let source: ScheduleOrigin
     /// What inference gives for this group (its own nights, or all nights when pooled); present
     /// even when a manual schedule wins, so `schedule infer` can show it. Nil without nights.
     public let estimate: NightsEstimate?
@@ -59,7 +59,7 @@ public struct GroupDecision: Hashable, Sendable {
 public struct ScheduleInferenceResult: Hashable, Sendable {
     public let weekday: GroupDecision
     public let weekend: GroupDecision
-    public let weekendWakeDays: WeekdayMask
+    public let weekendWakeDays: DaysOfWeek
     public let timeZoneIdentifier: String
     /// Sessions handed in, and how many were skipped for each reason.
     public let sessionsGiven: Int
@@ -89,7 +89,7 @@ public struct ScheduleInferenceResult: Hashable, Sendable {
                 + "\(skippedNaps) naps skipped, \(skippedInvalid) invalid, \(skippedOutsideWindow) outside the window",
         ]
         for decision in [weekday, weekend] {
-            let days = decision.group == .weekday ? WeekdayMask.everyDay.subtracting(weekendWakeDays) : weekendWakeDays
+            let days = decision.group == .weekday ? DaysOfWeek.everyDay.subtracting(weekendWakeDays) : weekendWakeDays
             lines.append("\(decision.group) nights (wake \(days)): \(decision.times) [\(decision.source)] — \(decision.reason)")
             if let e = decision.estimate {
                 lines.append("  " + Self.describe(e))
@@ -128,7 +128,7 @@ public struct ScheduleInferenceResult: Hashable, Sendable {
 /// - a manual schedule wins over all of this.
 public enum ScheduleInference {
     struct Night {
-        let wakeDate: LocalDate
+        let wakeDate: CalendarDay
         let bedMinute: Double
         let wakeMinute: Double
         let group: NightGroup
@@ -169,7 +169,7 @@ public enum ScheduleInference {
             let mine = usable.filter { $0.group == group }
             let own = estimate(mine, configuration)
             var chosen: NightsEstimate?
-            var source = ScheduleSource.fallbackDefault
+            var source = ScheduleOrigin.fallbackDefault
             var reason: String
             if let own, own.nightsUsed >= configuration.minimumNightsPerGroup, own.nightsUsed >= configuration.minimumNights {
                 chosen = own

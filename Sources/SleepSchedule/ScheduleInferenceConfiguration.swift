@@ -18,7 +18,7 @@ public struct ScheduleInferenceConfiguration: Hashable, Sendable, Codable {
     public var bedtimeSource: BedtimeSource = .sessionStart
     /// Wake dates on these days make a weekend night (default Saturday and Sunday mornings,
     /// i.e. Friday and Saturday nights).
-    public var weekendWakeDays: WeekdayMask = .saturdayAndSunday
+    public var weekendWakeDays: DaysOfWeek = .saturdayAndSunday
     /// Outlier rule: a night is dropped when its bedtime or its wake time lies further from the
     /// circular median than max(`outlierFloorMinutes`, `outlierSpreadMultiplier` × 1.4826 × MAD).
     public var outlierFloorMinutes: Double = 90
@@ -30,7 +30,7 @@ public struct ScheduleInferenceConfiguration: Hashable, Sendable, Codable {
     public var maximumSessionHours: Double = 20
     /// Used when there is neither a manual schedule nor enough nights.
     public var defaultSchedule = ManualSchedule(every: SleepTimes(
-        bedtime: ClockTime(hour: 22, minute: 30)!, wake: ClockTime(hour: 7, minute: 0)!))
+        bedtime: TimeOfDay(hour: 22, minute: 30)!, wake: TimeOfDay(hour: 7, minute: 0)!))
 
     public init() {}
 

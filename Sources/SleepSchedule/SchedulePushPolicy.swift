@@ -7,25 +7,27 @@ import Foundation
 /// - a command is sent only when its desired value differs from what the pod last
 ///   acknowledged for that key;
 /// - everything is forgotten (so everything is re-sent) on every connect, on a pod reboot and
-///   when the pod's zone changes; the clock alone on a hub clock step or a pod clock found off;
+///   when the pod's zone changes; the clock alone on a hub clock step, a pod clock found off or
+///   invalid, and every `clockResyncIntervalSeconds`;
 /// - `preTransitionLeadSeconds` before each DST transition of the pod's zone the power
-///   schedules and alarms are pushed again; at the transition the clock's offset changes, so
+///   schedules and alarms are pushed again; at the transition the UTC offset changes, so
 ///   set-clock differs from what was acknowledged and is re-sent;
-/// - one command in flight at a time; a nack or timeout is retried after an exponential delay
-///   up to `maxRetries` times, then reported as `.failed`.
+/// - one command in flight at a time; a timeout or a retryable nack (BUSY, NOT_READY) is
+///   retried after an exponential delay up to `maxRetries` times, then reported as `.failed`;
+///   any other nack is reported at once. A failed value is not retried until something changes.
 public struct SchedulePushPolicy: Sendable {
     public let configuration: PushPolicyConfiguration
     public private(set) var isConnected = false
     public private(set) var desired: DesiredPodState?
     /// What the pod acknowledged, per key.
     public private(set) var acknowledged: [ScheduleCommandKey: ScheduleCommand] = [:]
-    /// Commands given up on (retries exhausted), per key.
+    /// Commands given up on, per key.
     public private(set) var failed: [ScheduleCommandKey: ScheduleCommand] = [:]
     /// The command awaiting an answer.
     public private(set) var inFlight: ScheduleCommand?
 
-    var inFlightAttempt = 0
     var inFlightSentAt = Date.distantPast
+    var clockAcknowledgedAt: Date?
     /// Failed attempts so far for the value being pushed, per key.
     var attempts: [ScheduleCommandKey: (command: ScheduleCommand, count: Int)] = [:]
     var retryAt: [ScheduleCommandKey: Date] = [:]
@@ -50,7 +52,7 @@ public struct SchedulePushPolicy: Sendable {
             forgetAll()
         case .podClockReported(let podClock):
             if abs(podClock.timeIntervalSince(now)) > configuration.clockToleranceSeconds { forget(.clock) }
-        case .hubClockChanged:
+        case .podClockInvalid, .hubClockChanged:
             forget(.clock)
         case .desiredChanged(let state):
             if let old = desired, old.timeZone.identifier != state.timeZone.identifier { forgetAll() }
@@ -59,15 +61,20 @@ public struct SchedulePushPolicy: Sendable {
         case .acknowledged(let key):
             if let cmd = inFlight, cmd.key == key {
                 acknowledged[key] = cmd
+                if key == .clock { clockAcknowledgedAt = now }
                 failed[key] = nil
                 attempts[key] = nil
                 retryAt[key] = nil
                 inFlight = nil
             }
         case .rejected(let key, let status):
-            if let cmd = inFlight, cmd.key == key { answerFailed(cmd, .rejected(status: status), now, &actions) }
+            if let cmd = inFlight, cmd.key == key {
+                if status == configuration.clockNotValidStatus, key != .clock { forget(.clock) }
+                answerFailed(cmd, .rejected(status: status), retryable: configuration.retryableStatuses.contains(status),
+                             now, &actions)
+            }
         case .timedOut(let key):
-            if let cmd = inFlight, cmd.key == key { answerFailed(cmd, .timedOut, now, &actions) }
+            if let cmd = inFlight, cmd.key == key { answerFailed(cmd, .timedOut, retryable: true, now, &actions) }
         case .tick:
             break
         }
@@ -81,6 +88,7 @@ public struct SchedulePushPolicy: Sendable {
         attempts = [:]
         retryAt = [:]
         inFlight = nil
+        clockAcknowledgedAt = nil
         inSyncReported = false
     }
 
@@ -89,15 +97,17 @@ public struct SchedulePushPolicy: Sendable {
         failed[key] = nil
         attempts[key] = nil
         retryAt[key] = nil
+        if key == .clock { clockAcknowledgedAt = nil }
         inSyncReported = false
     }
 
-    mutating func answerFailed(_ cmd: ScheduleCommand, _ reason: PushFailureReason, _ now: Date, _ actions: inout [PushAction]) {
+    mutating func answerFailed(_ cmd: ScheduleCommand, _ reason: PushFailureReason, retryable: Bool, _ now: Date,
+                               _ actions: inout [PushAction]) {
         inFlight = nil
         let key = cmd.key
         let count = (attempts[key]?.command == cmd ? attempts[key]!.count : 0) + 1
         attempts[key] = (cmd, count)
-        if count > configuration.maxRetries {
+        if !retryable || count > configuration.maxRetries {
             failed[key] = cmd
             retryAt[key] = nil
             actions.append(.failed(cmd, reason: reason, attempts: count))
@@ -109,35 +119,41 @@ public struct SchedulePushPolicy: Sendable {
 
     mutating func pump(_ now: Date, _ actions: inout [PushAction]) {
         guard isConnected, let desired else { return }
-        let zone = desired.timeZone
-        let transition = zone.nextDaylightSavingTimeTransition(after: now)
         var wake: [Date] = []
 
-        // DST pre-push: once per transition, inside the lead window.
-        if let t = transition {
+        // DST: pre-push once per transition inside the lead window; wake at the transition so
+        // the changed offset re-sends the clock.
+        if let t = desired.timeZone.nextDaylightSavingTimeTransition(after: now) {
             let windowStart = t.addingTimeInterval(-configuration.preTransitionLeadSeconds)
             if now >= windowStart, prePushedTransition != t {
                 prePushedTransition = t
-                for key in acknowledged.keys where key != .clock { forget(key) }
-                for key in failed.keys where key != .clock { forget(key) }
+                for key in Set(acknowledged.keys).union(failed.keys) where key != .clock { forget(key) }
             }
-            if prePushedTransition != t, windowStart > now { wake.append(windowStart) }
-            // The clock's offset changes at t: wake then to re-sync it.
+            if prePushedTransition != t { wake.append(windowStart) }
             wake.append(t)
+        }
+        // Periodic clock re-sync.
+        if let at = clockAcknowledgedAt {
+            let due = at.addingTimeInterval(configuration.clockResyncIntervalSeconds)
+            if now >= due { forget(.clock) } else { wake.append(due) }
+        }
+        if let sw = desired.nextAlarmSwitch(after: now, alarmHoldover: configuration.alarmHoldoverSeconds) {
+            wake.append(sw)
         }
 
         if let cmd = inFlight {
             let deadline = inFlightSentAt.addingTimeInterval(configuration.answerTimeoutSeconds)
             if now >= deadline {
-                answerFailed(cmd, .timedOut, now, &actions)
+                answerFailed(cmd, .timedOut, retryable: true, now, &actions)
             } else {
                 wake.append(deadline)
             }
         }
 
         if inFlight == nil {
+            let commands = desired.commands(at: now, alarmHoldover: configuration.alarmHoldoverSeconds)
             var pending = false
-            for cmd in desired.commands(at: now) {
+            for cmd in commands {
                 let key = cmd.key
                 if acknowledged[key] == cmd || failed[key] == cmd { continue }
                 if let previous = attempts[key], previous.command != cmd {
@@ -151,13 +167,12 @@ public struct SchedulePushPolicy: Sendable {
                 }
                 retryAt[key] = nil
                 inFlight = cmd
-                inFlightAttempt = (attempts[key]?.count ?? 0) + 1
                 inFlightSentAt = now
-                actions.append(.send(cmd, attempt: inFlightAttempt))
+                actions.append(.send(cmd, attempt: (attempts[key]?.count ?? 0) + 1))
                 wake.append(now.addingTimeInterval(configuration.answerTimeoutSeconds))
                 break
             }
-            let anyFailed = desired.commands(at: now).contains { failed[$0.key] == $0 }
+            let anyFailed = commands.contains { failed[$0.key] == $0 }
             if !pending, !anyFailed, !inSyncReported {
                 inSyncReported = true
                 actions.append(.inSync)

@@ -32,16 +32,16 @@ public struct SleepNight: Hashable, Sendable, Codable {
 
 /// Usual bedtime and wake time as local wall-clock times.
 public struct SleepTimes: Hashable, Sendable, Codable, CustomStringConvertible {
-    public var bedtime: ClockTime
-    public var wake: ClockTime
+    public var bedtime: TimeOfDay
+    public var wake: TimeOfDay
 
-    public init(bedtime: ClockTime, wake: ClockTime) {
+    public init(bedtime: TimeOfDay, wake: TimeOfDay) {
         self.bedtime = bedtime
         self.wake = wake
     }
 
     /// Minutes from bedtime to wake going forward round the clock (a 23:00–07:00 night is 480).
-    public var sleepMinutes: Int { ClockTime.floorMod(wake.minuteOfDay - bedtime.minuteOfDay, ClockTime.minutesPerDay) }
+    public var sleepMinutes: Int { TimeOfDay.floorMod(wake.minuteOfDay - bedtime.minuteOfDay, TimeOfDay.minutesPerDay) }
 
     /// "23:00–07:00".
     public var description: String { "\(bedtime)–\(wake)" }

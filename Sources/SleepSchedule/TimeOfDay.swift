@@ -1,7 +1,7 @@
 /// A local wall-clock time of day with minute resolution, the unit the pod's schedule speaks
 /// (`HH:mm`). It carries no date and no time zone on purpose: the hub resolves it against a
-/// date and the pod's zone only when an instant is needed (see `WallClock`).
-public struct ClockTime: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
+/// date and the pod's zone only when an instant is needed (see `LocalTimeResolver`).
+public struct TimeOfDay: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
     public static let minutesPerDay = 1440
 
     /// Minutes after local midnight, always in 0..<1440.
@@ -46,22 +46,22 @@ public struct ClockTime: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// This time moved by `minutes` (negative allowed), wrapping at midnight.
-    public func adding(minutes: Int) -> ClockTime {
-        ClockTime(wrapping: minuteOfDay + minutes)
+    public func adding(minutes: Int) -> TimeOfDay {
+        TimeOfDay(wrapping: minuteOfDay + minutes)
     }
 
     /// Rounded to a multiple of `step` minutes (wrapping at midnight, so 23:58 to the nearest
     /// 5 minutes is 00:00). `step` must be ≥ 1; values ≤ 1 return the time unchanged.
-    public func rounded(toStep step: Int, rule: RoundingRule) -> ClockTime {
-        ClockTime(wrapping: Self.round(minuteOfDay, toStep: step, rule: rule))
+    public func rounded(toStep step: Int, rule: RoundingRule) -> TimeOfDay {
+        TimeOfDay(wrapping: Self.round(minuteOfDay, toStep: step, rule: rule))
     }
 
-    public static func < (lhs: ClockTime, rhs: ClockTime) -> Bool { lhs.minuteOfDay < rhs.minuteOfDay }
+    public static func < (lhs: TimeOfDay, rhs: TimeOfDay) -> Bool { lhs.minuteOfDay < rhs.minuteOfDay }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)
-        guard let value = ClockTime(text) else {
+        guard let value = TimeOfDay(text) else {
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "not an HH:mm time: \(text)")
         }
         self = value

@@ -184,8 +184,8 @@ import Testing
         // Bedtimes spread round the whole clock: no usual time.
         let list = (0..<12).map { i in
             let wakeMinute = (i * 120) % 1440
-            return night(first.adding(days: i), bed: ClockTime(wrapping: wakeMinute - 480).description,
-                         wake: ClockTime(wrapping: wakeMinute).description, zone: Zones.berlin)
+            return night(first.adding(days: i), bed: TimeOfDay(wrapping: wakeMinute - 480).description,
+                         wake: TimeOfDay(wrapping: wakeMinute).description, zone: Zones.berlin)
         }
         var c = ScheduleInferenceConfiguration()
         c.weekendWakeDays = []

@@ -8,13 +8,13 @@ enum Zones {
     static let utc = TimeZone(identifier: "UTC")!
 }
 
-func t(_ text: String) -> ClockTime { ClockTime(text)! }
+func t(_ text: String) -> TimeOfDay { TimeOfDay(text)! }
 
-func date(_ y: Int, _ m: Int, _ d: Int) -> LocalDate { LocalDate(year: y, month: m, day: d)! }
+func date(_ y: Int, _ m: Int, _ d: Int) -> CalendarDay { CalendarDay(year: y, month: m, day: d)! }
 
 /// The instant `time` on local `day` in `zone` (first occurrence).
-func instant(_ day: LocalDate, _ time: String, _ zone: TimeZone) -> Date {
-    WallClock.resolve(t(time), on: day, in: zone).fireInstant
+func instant(_ day: CalendarDay, _ time: String, _ zone: TimeZone) -> Date {
+    LocalTimeResolver.resolve(t(time), on: day, in: zone).fireInstant
 }
 
 func utc(_ y: Int, _ m: Int, _ d: Int, _ h: Int, _ min: Int) -> Date {
@@ -23,7 +23,7 @@ func utc(_ y: Int, _ m: Int, _ d: Int, _ h: Int, _ min: Int) -> Date {
 
 /// A night that ends on local `wakeDay` at `wake`; bedtime on the same day when it is earlier
 /// on the clock than the wake, else on the evening before.
-func night(_ wakeDay: LocalDate, bed: String, wake: String, zone: TimeZone, onset: Int? = nil, nap: Bool = false) -> SleepNight {
+func night(_ wakeDay: CalendarDay, bed: String, wake: String, zone: TimeZone, onset: Int? = nil, nap: Bool = false) -> SleepNight {
     let bedDay = t(bed) < t(wake) ? wakeDay : wakeDay.adding(days: -1)
     let start = instant(bedDay, bed, zone)
     return SleepNight(start: start, end: instant(wakeDay, wake, zone),
@@ -31,7 +31,7 @@ func night(_ wakeDay: LocalDate, bed: String, wake: String, zone: TimeZone, onse
 }
 
 /// Nights waking on each day from `first` for `count` days, times chosen per wake weekday.
-func nights(from first: LocalDate, count: Int, zone: TimeZone,
+func nights(from first: CalendarDay, count: Int, zone: TimeZone,
             times: (Weekday) -> (String, String)) -> [SleepNight] {
     (0..<count).map { i in
         let day = first.adding(days: i)

@@ -2,16 +2,16 @@ import Foundation
 import Testing
 @testable import SleepSchedule
 
-@Suite struct ClockTimeAndCalendarTests {
+@Suite struct TimeOfDayAndCalendarTests {
     @Test func parsesAndPrintsHHmm() {
-        #expect(ClockTime("07:05")?.minuteOfDay == 425)
-        #expect(ClockTime("00:00")?.minuteOfDay == 0)
-        #expect(ClockTime("23:59")?.minuteOfDay == 1439)
+        #expect(TimeOfDay("07:05")?.minuteOfDay == 425)
+        #expect(TimeOfDay("00:00")?.minuteOfDay == 0)
+        #expect(TimeOfDay("23:59")?.minuteOfDay == 1439)
         for bad in ["7:05", "24:00", "23:60", "0705", "ab:cd", "07:5", " 07:05", "-1:00"] {
-            #expect(ClockTime(bad) == nil, "\(bad) must not parse")
+            #expect(TimeOfDay(bad) == nil, "\(bad) must not parse")
         }
-        #expect(ClockTime(wrapping: -10).description == "23:50")
-        #expect(ClockTime(wrapping: 1450).description == "00:10")
+        #expect(TimeOfDay(wrapping: -10).description == "23:50")
+        #expect(TimeOfDay(wrapping: 1450).description == "00:10")
         #expect(t("09:03").description == "09:03")
     }
 
@@ -27,33 +27,33 @@ import Testing
     @Test func codableAsHHmmString() throws {
         let data = try JSONEncoder().encode([t("22:30")])
         #expect(String(decoding: data, as: UTF8.self) == "[\"22:30\"]")
-        #expect(try JSONDecoder().decode([ClockTime].self, from: data) == [t("22:30")])
-        #expect(throws: DecodingError.self) { try JSONDecoder().decode([ClockTime].self, from: Data("[\"25:00\"]".utf8)) }
+        #expect(try JSONDecoder().decode([TimeOfDay].self, from: data) == [t("22:30")])
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode([TimeOfDay].self, from: Data("[\"25:00\"]".utf8)) }
     }
 
     @Test func localDatesAndWeekdays() {
-        #expect(LocalDate(daysSinceEpoch: 0) == date(1970, 1, 1))
+        #expect(CalendarDay(daysSinceEpoch: 0) == date(1970, 1, 1))
         #expect(date(1970, 1, 1).weekday == .thursday)
         #expect(date(2026, 3, 8).weekday == .sunday)
         #expect(date(2026, 3, 9).weekday == .monday)
         #expect(date(2024, 2, 29).adding(days: 1) == date(2024, 3, 1))
-        #expect(LocalDate(year: 2026, month: 2, day: 29) == nil)
-        #expect(LocalDate(year: 2026, month: 13, day: 1) == nil)
+        #expect(CalendarDay(year: 2026, month: 2, day: 29) == nil)
+        #expect(CalendarDay(year: 2026, month: 13, day: 1) == nil)
         for days in [-800_000, -1, 0, 59, 20_000, 700_000] {
-            #expect(LocalDate(daysSinceEpoch: days).daysSinceEpoch == days)
+            #expect(CalendarDay(daysSinceEpoch: days).daysSinceEpoch == days)
         }
         #expect(date(2026, 3, 8).description == "2026-03-08")
     }
 
     @Test func weekdayMaskBitsAndShift() {
-        #expect(WeekdayMask.monday.rawValue == 1)
-        #expect(WeekdayMask.sunday.rawValue == 64)
-        #expect(WeekdayMask.everyDay.rawValue == 0x7F)
-        #expect(WeekdayMask.saturdayAndSunday.shifted(byDays: -1) == [.friday, .saturday])
-        #expect(WeekdayMask.monday.shifted(byDays: -1) == .sunday)
-        #expect(WeekdayMask.sunday.shifted(byDays: 1) == .monday)
-        #expect(WeekdayMask(rawValue: 0xFF) == .everyDay)
-        #expect(WeekdayMask.mondayToFriday.description == "Mon,Tue,Wed,Thu,Fri")
+        #expect(DaysOfWeek.monday.rawValue == 1)
+        #expect(DaysOfWeek.sunday.rawValue == 64)
+        #expect(DaysOfWeek.everyDay.rawValue == 0x7F)
+        #expect(DaysOfWeek.saturdayAndSunday.shifted(byDays: -1) == [.friday, .saturday])
+        #expect(DaysOfWeek.monday.shifted(byDays: -1) == .sunday)
+        #expect(DaysOfWeek.sunday.shifted(byDays: 1) == .monday)
+        #expect(DaysOfWeek(rawValue: 0xFF) == .everyDay)
+        #expect(DaysOfWeek.mondayToFriday.description == "Mon,Tue,Wed,Thu,Fri")
     }
 
     @Test func localDateTimeReadsThePodsZone() {
