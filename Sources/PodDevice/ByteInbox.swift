@@ -38,6 +38,8 @@ final class ByteInbox: Sendable {
     }
 
     var isFinished: Bool { state.withLock { $0.end != nil } }
+    /// A reader is waiting and nothing is buffered: worth asking the device for more.
+    var hasWaiter: Bool { state.withLock { $0.waiter != nil && $0.pending.isEmpty } }
 
     func next() async throws -> [UInt8] {
         let id = state.withLock { s -> UInt64 in s.waiterID &+= 1; return s.waiterID }

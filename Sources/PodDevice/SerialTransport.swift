@@ -11,13 +11,7 @@ public final class SerialTransport: Transport {
     public let endpoint: String
     /// Whether TIOCEXCL took (it fails on some drivers and on umockdev's ttys; flock still guards us).
     public let kernelExclusive: Bool
-
-    private let fd: Int32
-    private let queue: DispatchQueue
-    // DispatchSource is thread-safe; it is only marked non-Sendable by the overlay.
-    private nonisolated(unsafe) let source: any DispatchSourceRead
-    private let inbox = ByteInbox()
-    private let closed = Atomic<Bool>(false)
+    private let stream: DescriptorStream
 
     /// Opens `path` (O_RDWR|O_NOCTTY|O_NONBLOCK|O_CLOEXEC), locks it, sets raw mode and
     /// flushes stale bytes. Throws `TransportError.failed` with the failing call.
@@ -41,17 +35,77 @@ public final class SerialTransport: Transport {
             throw TransportError.failed(error.description)
         }
         kernelExclusive = (try? SystemCalls.setExclusiveTTY(fd)) != nil
+        stream = DescriptorStream(fd: fd, label: path)
+    }
+
+    public func read() async throws -> [UInt8] { try await stream.read() }
+    public func write(_ bytes: [UInt8]) async throws { try await stream.write(bytes) }
+    public func close() { stream.close() }
+    deinit { stream.close() }
+}
+
+/// The master side of a pseudo-terminal, as a `Transport`: what a pod peer (the virtual
+/// pod, a test's scripted pod) speaks through. Hub code opens `path` with `SerialTransport`
+/// exactly as it opens /dev/ttyACM0. Closing it looks like an unplug to the hub.
+public final class PseudoTerminal: Transport {
+    /// The slave tty path (/dev/pts/N) to hand to the hub.
+    public let path: String
+    public var endpoint: String { "pty master of \(path)" }
+    private let stream: DescriptorStream
+    private let slave: Int32
+
+    public init() throws {
+        let pair: (master: Int32, slave: Int32, path: String)
+        do {
+            pair = try SystemCalls.openPTY()
+            try SystemCalls.makeRaw(pair.slave, speed: speed_t(B115200))
+            try SystemCalls.setNonBlocking(pair.master)
+        } catch {
+            throw TransportError.failed(error.description)
+        }
+        path = pair.path
+        // Keep our own slave descriptor open: with no slave open, reads of the master fail
+        // with EIO, and the hub's first open would race that.
+        slave = pair.slave
+        stream = DescriptorStream(fd: pair.master, label: pair.path)
+    }
+
+    public func read() async throws -> [UInt8] { try await stream.read() }
+    public func write(_ bytes: [UInt8]) async throws { try await stream.write(bytes) }
+
+    /// Closes both sides: a hub holding `path` open sees end of file / EIO, like an unplug.
+    public func close() {
+        stream.close()
+        stream.afterClose { [slave] in SystemCalls.close(slave) }
+    }
+    deinit { close() }
+}
+
+/// A non-blocking descriptor driven by a dispatch read source: reads go to a `ByteInbox`,
+/// writes run on the same serial queue so they never race the close.
+final class DescriptorStream: Sendable {
+    private let fd: Int32
+    private let queue: DispatchQueue
+    // DispatchSource is thread-safe; it is only marked non-Sendable by the overlay.
+    private nonisolated(unsafe) let source: any DispatchSourceRead
+    private let inbox = ByteInbox()
+    private let closed = Atomic<Bool>(false)
+    private let released = DispatchSemaphore(value: 0)
+
+    init(fd: Int32, label: String) {
         self.fd = fd
-        self.queue = DispatchQueue(label: "podbridge.serial \(path)")
+        self.queue = DispatchQueue(label: "podbridge.fd \(label)")
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         self.source = source
         let inbox = self.inbox
         source.setEventHandler { [source] in
             Self.drain(fd: fd, into: inbox, source: source)
         }
+        let released = self.released
         source.setCancelHandler {
             SystemCalls.close(fd)
             inbox.finish(.closed)
+            released.signal()
         }
         source.activate()
     }
@@ -80,11 +134,11 @@ public final class SerialTransport: Transport {
         }
     }
 
-    public func read() async throws -> [UInt8] {
+    func read() async throws -> [UInt8] {
         try await inbox.next()
     }
 
-    public func write(_ bytes: [UInt8]) async throws {
+    func write(_ bytes: [UInt8]) async throws {
         if closed.load(ordering: .acquiring) { throw TransportError.closed }
         let fd = self.fd
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
@@ -114,10 +168,14 @@ public final class SerialTransport: Transport {
         }
     }
 
-    public func close() {
+    /// Cancels the source and waits (briefly) until the descriptor is really closed, so
+    /// the device (and its flock) is free when close() returns.
+    func close() {
         if closed.exchange(true, ordering: .acquiringAndReleasing) { return }
         source.cancel()
+        _ = released.wait(timeout: .now() + .seconds(2))
     }
 
-    deinit { close() }
+    /// Runs `body` on the descriptor's queue after work queued so far.
+    func afterClose(_ body: @escaping @Sendable () -> Void) { queue.async(execute: body) }
 }
