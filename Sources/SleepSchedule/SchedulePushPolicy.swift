@@ -168,6 +168,7 @@ public struct SchedulePushPolicy: Sendable {
                 retryAt[key] = nil
                 inFlight = cmd
                 inFlightSentAt = now
+                inSyncReported = false
                 actions.append(.send(cmd, attempt: (attempts[key]?.count ?? 0) + 1))
                 wake.append(now.addingTimeInterval(configuration.answerTimeoutSeconds))
                 break
