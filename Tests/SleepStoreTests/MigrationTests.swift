@@ -1,0 +1,99 @@
+import Foundation
+import GRDB
+import Testing
+@testable import SleepStore
+
+@Suite struct MigrationTests {
+    @Test func migratesAnEmptyFileToTheCurrentSchemaInWALWithForeignKeys() throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let store = try SleepStore(path: dir.path("hub.sqlite"), timeZone: TimeZone(identifier: "UTC")!)
+        #expect(try store.appliedMigrations() == StoreMigrations.versions)
+        #expect(try store.journalMode() == "wal")
+        #expect(try store.integrityCheck() == ["ok"])
+        let fk = try store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA foreign_keys") }
+        #expect(fk == 1)
+        // Opening again is a no-op migration.
+        try store.close()
+        let again = try SleepStore(path: dir.path("hub.sqlite"))
+        #expect(try again.appliedMigrations() == StoreMigrations.versions)
+    }
+
+    @Test func migratesAVersion1DatabaseKeepingItsData() throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let path = dir.path("old.sqlite")
+        // Write a database exactly as the v1 release did.
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try StoreMigrations.migrator.migrate(queue, upTo: "v1")
+            try queue.write { db in
+                try db.execute(sql: "INSERT INTO pods VALUES ('PB-OLD', '1.0.0', 100, 200)")
+                for (id, status) in [(1, "failed"), (2, "pending")] {
+                    try db.execute(sql: """
+                        INSERT INTO sessions (id, source_id, pod_serial, side, start_time, end_time, wake_date, time_zone,
+                            is_final, time_in_bed_min, total_sleep_min, efficiency, onset_latency_min, waso_min, awakenings,
+                            awake_min, core_min, deep_min, rem_min, awake_pct, core_pct, deep_pct, rem_pct,
+                            mean_hr, mean_hrv, mean_br, score, analyzed_at, sync_status)
+                        VALUES (?, ?, 'PB-OLD', 'left', ?, ?, '2024-01-16', 'UTC', 1, 60, 50, 83.3, 5, 5, 1,
+                            10, 30, 10, 10, 16.7, 50, 16.7, 16.7, 60, 40, 14, 70, 300, ?)
+                        """, arguments: [id, "podbridge:PB-OLD:left:\(id * 10_000)", id * 10_000, id * 10_000 + 3600, status])
+                    try db.execute(sql: "INSERT INTO stage_blocks (session_id, stage, start_time, end_time) VALUES (?, 'in_bed', ?, ?)",
+                                   arguments: [id, id * 10_000, id * 10_000 + 3600])
+                    try db.execute(sql: "INSERT INTO stage_blocks (session_id, stage, start_time, end_time) VALUES (?, 'deep', ?, ?)",
+                                   arguments: [id, id * 10_000, id * 10_000 + 600])
+                    try db.execute(sql: "INSERT INTO epochs (session_id, start_time, stage) VALUES (?, ?, 'deep')", arguments: [id, id * 10_000])
+                }
+                try db.execute(sql: """
+                    INSERT INTO outbox (session_id, event_type, status, attempts, next_attempt_at, last_error, created_at, updated_at)
+                    VALUES (1, 'sleep_session', 'failed', 1, 0, 'HTTP 400: bad stage', 0, 0),
+                           (2, 'sleep_session', 'in_flight', 2, 0, NULL, 0, 0)
+                    """)
+            }
+            try queue.close()
+        }
+        let store = try SleepStore(path: path, timeZone: TimeZone(identifier: "UTC")!, clock: ManualClock(1_000_000))
+        #expect(try store.appliedMigrations() == ["v1", "v2"])
+        #expect(try store.sessionCount() == 2)
+        let first = try #require(try store.session(sourceID: "podbridge:PB-OLD:left:10000"))
+        #expect(first.syncStatus == .failed)
+        #expect(first.syncError == "HTTP 400: bad stage")
+        #expect(first.metrics.score == 70)
+        #expect(try store.blocks(sessionID: 1).map(\.stage) == [.inBed, .deep])
+        let values = try store.pool.read { db in try Int.fetchAll(db, sql: "SELECT health_value FROM stage_blocks ORDER BY id") }
+        #expect(values == [0, 4, 0, 4])
+        // The v1 worker's unfinished post is due again, not stuck.
+        let events = try store.outboxEvents()
+        #expect(events.map(\.status) == [.failed, .pending])
+        let claim = try #require(try store.claimNextDueEvent(leaseSeconds: 60))
+        #expect(claim.session.sourceID == "podbridge:PB-OLD:left:20000")
+        #expect(claim.attempt == 3)
+        // New v2 tables work on the migrated file.
+        let schedule = ScheduleRecord(podSerial: "PB-OLD", side: .left, powerOn: "22:15", powerOff: "06:30",
+                                      weekdayMask: 0x7F, alarm: nil, source: .manual, timeZoneID: "UTC")
+        #expect(try store.setSchedule(schedule))
+        #expect(try store.integrityCheck() == ["ok"])
+    }
+
+    @Test func refusesADatabaseFromANewerRelease() throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let path = dir.path("new.sqlite")
+        do {
+            let queue = try DatabaseQueue(path: path)
+            var migrator = StoreMigrations.migrator
+            migrator.registerMigration("v99") { db in try db.execute(sql: "CREATE TABLE future (x)") }
+            try migrator.migrate(queue)
+            try queue.close()
+        }
+        #expect(throws: StoreError.newerSchema(unknown: ["v99"])) { try SleepStore(path: path) }
+    }
+
+    @Test func openExistingRefusesAMissingFile() throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let path = dir.path("absent.sqlite")
+        #expect(throws: StoreError.missingDatabase(path: path)) { try SleepStore.openExisting(path: path) }
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+}
