@@ -1,0 +1,74 @@
+/// What the simulator actually played, so the analyzer can be scored against it.
+public struct GroundTruth: Sendable {
+    /// Whole seconds in the night; per-second arrays have this many entries.
+    public var duration: Int
+    public var sides: [SideTruth]
+    /// When the pump ran (model seconds).
+    public var pumpBursts: [PumpBurst]
+}
+
+/// One side's truth, per second of model time (index = second) and per heartbeat.
+public struct SideTruth: Sendable {
+    public var occupied: Bool
+    public var present: [Bool]
+    /// Stage per second; nil while the side is empty.
+    public var stage: [ModelStage?]
+    /// Beats per minute over each second (time-weighted 60/RR, so a minute's mean equals
+    /// the minute's beat count rate); nil while empty.
+    public var heartRate: [Double?]
+    /// Breaths per minute in each second; nil while empty.
+    public var breathingRate: [Double?]
+    /// True when a movement burst touches the second.
+    public var movement: [Bool]
+    /// Heartbeat (R-wave) times in model seconds; the BCG J-peak follows by `BCGTemplate.jDelay`.
+    public var beatTimes: [Double]
+}
+
+extension GroundTruth {
+    /// Per-second truth for every side. Columns:
+    /// `t` (seconds, model time + `timeOffset`), `side` (0 left, 1 right), `present` (0/1),
+    /// `stage` (awake/core/deep/rem, empty when absent), `heart_rate` (bpm, empty when absent),
+    /// `breathing_rate` (per minute, empty when absent), `movement` (0/1).
+    public func csv(timeOffset: Double = 0) -> String {
+        var out = "t,side,present,stage,heart_rate,breathing_rate,movement\n"
+        out.reserveCapacity(duration * sides.count * 40)
+        for s in 0..<duration {
+            for (k, side) in sides.enumerated() {
+                out += Self.format(Double(s) + timeOffset, decimals: 0)
+                out += ",\(k),\(side.present[s] ? 1 : 0),\(side.stage[s]?.rawValue ?? ""),"
+                if let hr = side.heartRate[s] { out += Self.format(hr, decimals: 2) }
+                out += ","
+                if let br = side.breathingRate[s] { out += Self.format(br, decimals: 2) }
+                out += ",\(side.movement[s] ? 1 : 0)\n"
+            }
+        }
+        return out
+    }
+
+    /// One side's heartbeats in the analyzer's beats-CSV format: header `beat_time`, one
+    /// R-wave time per line in seconds (model time + `timeOffset`, e.g. Unix seconds).
+    public func beatsCSV(side: Int, timeOffset: Double = 0) -> String {
+        guard sides.indices.contains(side) else { return "beat_time\n" }
+        var out = "beat_time\n"
+        out.reserveCapacity(sides[side].beatTimes.count * 18)
+        for t in sides[side].beatTimes { out += Self.format(t + timeOffset, decimals: 4) + "\n" }
+        return out
+    }
+
+    /// Fixed-point formatting without Foundation's locale-dependent formatters.
+    static func format(_ v: Double, decimals: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<decimals { scale *= 10 }
+        let negative = v < 0
+        let scaled = (abs(v) * scale).rounded()
+        let whole = Int64(scaled / scale)
+        let frac = Int64(scaled - Double(whole) * scale)
+        var s = (negative && scaled != 0 ? "-" : "") + String(whole)
+        if decimals > 0 {
+            var f = String(frac)
+            while f.count < decimals { f = "0" + f }
+            s += "." + f
+        }
+        return s
+    }
+}

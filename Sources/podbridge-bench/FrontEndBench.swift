@@ -1,0 +1,147 @@
+import Foundation
+import NightModel
+import SleepAnalysis
+
+/// Front-end benchmark: accuracy of heart and breathing rates against the NightModel's
+/// ground truth at three noise levels, phantom readings on an empty side, the time to run
+/// an 8-hour two-sided night, and the live pipeline's CPU per hour of data.
+func runFrontEndBench(options: BenchOptions) throws {
+    let hours = options.quick ? 2.0 : 8.0
+    print("front-end nights: \(hours) h, two sides, 2 channels, pump on, seeds 11 and 12")
+    for noise in NoiseLevel.allCases {
+        var scores: [FrontEndNightScore] = []
+        var seconds = 0.0
+        for seed: UInt64 in [11, 12] {
+            let config = NightConfig(seed: seed, duration: hours * 3600, noise: noise)
+            let run = FrontEndNightRun(config: config, chunkFrames: 500)
+            scores += run.scores
+            seconds += run.frontEndSeconds
+        }
+        let s = FrontEndNightScore.pooled(scores)
+        let tag = "frontend.\(noise.rawValue)"
+        print("\(tag).hr_mae: \(fmt(s.hrMAE)) bpm")
+        print("\(tag).hr_coverage: \(fmt(100 * s.hrCoverage)) % of in-bed minutes")
+        print("\(tag).br_mae: \(fmt(s.brMAE)) /min")
+        print("\(tag).br_coverage: \(fmt(100 * s.brCoverage)) % of in-bed minutes")
+        print("\(tag).presence_agreement: \(fmt(100 * s.presenceAgreement)) % of seconds")
+        print("\(tag).seconds_per_night: \(fmt(seconds / Double(scores.count / 2) * 8 / hours, 3)) s (8-h two-sided night, front end only)")
+    }
+
+    // An empty side next to an occupied one: no phantom presence or vitals.
+    let emptyConfig = NightConfig(seed: 13, duration: hours * 3600,
+                                  sides: [SideConfig(), .empty], noise: .high)
+    let emptyRun = FrontEndNightRun(config: emptyConfig, chunkFrames: 500)
+    let phantom = emptyRun.outputs[1].seconds
+    print("frontend.empty_side.present_seconds: \(phantom.filter(\.present).count) of \(phantom.count) s (high noise, pump on)")
+    print("frontend.empty_side.heart_rate_readings: \(phantom.filter { $0.heartRate.value != nil }.count) s")
+
+    // Live: one hour in 0.1-s pushes (as frames arrive), both sides.
+    let live = FrontEndNightRun(config: NightConfig(seed: 14, duration: 3600), chunkFrames: 50)
+    print("frontend.live_cpu: \(fmt(100 * live.frontEndSeconds / 3600, 4)) % of one core (two sides, 0.1-s pushes)")
+    print("frontend.live_seconds_per_hour: \(fmt(live.frontEndSeconds, 3)) s")
+}
+
+/// Plays a NightModel night through one front end per side, timing only the front end.
+struct FrontEndNightRun {
+    var outputs: [FrontEndOutput] = []
+    var scores: [FrontEndNightScore] = []
+    var frontEndSeconds = 0.0
+
+    static let epoch = 1_750_000_000.0
+
+    init(config: NightConfig, chunkFrames: Int) {
+        var sim = NightSimulator(config: config)
+        let clock = SampleClock(sampleIndex: 0, time: Self.epoch, sampleRate: config.sampleRate)
+        let total = Int(config.duration * config.sampleRate)
+        let ch = config.channelsPerSide
+        let capStep = 1 / config.capacitanceRate
+        for side in config.sides.indices {
+            var fe = SignalFrontEnd()
+            var out = FrontEndOutput()
+            var index = 0
+            var nextCap = 0.0
+            var elapsed = Duration.zero
+            let clockTimer = ContinuousClock()
+            while index < total {
+                let n = min(chunkFrames, total - index)
+                let samples = sim.piezo(side: side, count: n)
+                let endT = Double(index + n) / config.sampleRate
+                var caps: [(Double, [Int32])] = []
+                while nextCap < endT { caps.append((nextCap, sim.capacitance(side: side, at: nextCap))); nextCap += capStep }
+                let start = clockTimer.now
+                for (t, v) in caps { fe.pushCapacitance(v, at: Self.epoch + t) }
+                out.append(fe.pushPiezo(samples, channels: ch, firstSampleIndex: Int64(index), clock: clock))
+                elapsed += clockTimer.now - start
+                index += n
+            }
+            let start = clockTimer.now
+            out.append(fe.finish())
+            elapsed += clockTimer.now - start
+            frontEndSeconds += Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+            outputs.append(out)
+            scores.append(FrontEndNightScore(output: out, truth: sim.truth.sides[side], epoch: Self.epoch))
+        }
+    }
+}
+
+/// Per-minute comparison of front-end vitals with the ground truth, over in-bed minutes
+/// (minutes the sleeper was present for all 60 s). A minute has a reading when at least
+/// `minSeconds` of its seconds carry a value; its estimate is the mean of those values.
+struct FrontEndNightScore {
+    static let minSeconds = 20
+    var hrErrors: [Double] = []
+    var brErrors: [Double] = []
+    var inBedMinutes = 0
+    var agreeSeconds = 0
+    var totalSeconds = 0
+
+    var hrMAE: Double { hrErrors.isEmpty ? .nan : hrErrors.reduce(0, +) / Double(hrErrors.count) }
+    var brMAE: Double { brErrors.isEmpty ? .nan : brErrors.reduce(0, +) / Double(brErrors.count) }
+    var hrCoverage: Double { inBedMinutes == 0 ? .nan : Double(hrErrors.count) / Double(inBedMinutes) }
+    var brCoverage: Double { inBedMinutes == 0 ? .nan : Double(brErrors.count) / Double(inBedMinutes) }
+    var presenceAgreement: Double { totalSeconds == 0 ? .nan : Double(agreeSeconds) / Double(totalSeconds) }
+
+    init() {}
+
+    init(output: FrontEndOutput, truth: SideTruth, epoch: Double) {
+        let n = truth.present.count
+        var hr = [Double?](repeating: nil, count: n), br = [Double?](repeating: nil, count: n)
+        var present = [Bool?](repeating: nil, count: n)
+        for v in output.seconds {
+            let i = Int((v.time - epoch).rounded())
+            guard i >= 0, i < n else { continue }
+            hr[i] = v.heartRate.value
+            br[i] = v.breathingRate.value
+            present[i] = v.present
+        }
+        for i in 0..<n {
+            totalSeconds += 1
+            if present[i] == truth.present[i] { agreeSeconds += 1 }
+        }
+        for m in 0..<(n / 60) {
+            let r = (m * 60)..<(m * 60 + 60)
+            guard r.allSatisfy({ truth.present[$0] }) else { continue }
+            inBedMinutes += 1
+            let tHR = r.compactMap { truth.heartRate[$0] }, tBR = r.compactMap { truth.breathingRate[$0] }
+            let eHR = r.compactMap { hr[$0] }, eBR = r.compactMap { br[$0] }
+            if eHR.count >= Self.minSeconds, !tHR.isEmpty { hrErrors.append(abs(mean(eHR) - mean(tHR))) }
+            if eBR.count >= Self.minSeconds, !tBR.isEmpty { brErrors.append(abs(mean(eBR) - mean(tBR))) }
+        }
+    }
+
+    static func pooled(_ all: [FrontEndNightScore]) -> FrontEndNightScore {
+        var p = FrontEndNightScore()
+        for s in all {
+            p.hrErrors += s.hrErrors; p.brErrors += s.brErrors
+            p.inBedMinutes += s.inBedMinutes; p.agreeSeconds += s.agreeSeconds; p.totalSeconds += s.totalSeconds
+        }
+        return p
+    }
+}
+
+private func mean(_ a: [Double]) -> Double { a.reduce(0, +) / Double(a.count) }
+
+private func fmt(_ v: Double, _ decimals: Int = 2) -> String {
+    guard v.isFinite else { return "n/a" }
+    return String(format: "%.\(decimals)f", v)
+}
