@@ -1,0 +1,221 @@
+import AsyncHTTPClient
+import Foundation
+import Testing
+@testable import BackendUpload
+import SleepStore
+
+@Suite struct UploadTests {
+    static let t0: Int64 = 1_705_400_000
+    static let utc = TimeZone(identifier: "UTC")!
+
+    func config(_ backend: ScriptedBackend, maxAttempts: Int = 6) throws -> UploadConfiguration {
+        try UploadConfiguration(baseURL: backend.baseURL + "/", bearerToken: "s3cret", backoff: BackoffPolicy(baseSeconds: 10, capSeconds: 600),
+                                maxAttempts: maxAttempts, requestTimeoutSeconds: 5, leaseSeconds: 60)
+    }
+
+    /// Saves `count` nights one day apart and returns their source ids.
+    func fill(_ store: SleepStore, count: Int) throws -> [String] {
+        try (0..<count).map { try store.save(testNight(start: Self.t0 + Int64($0) * 86_400)).sourceID }
+    }
+
+    @Test func everySessionEndsDeliveredExactlyOnceOrFailedWithItsReason() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let backend = try await ScriptedBackend()
+        let clock = ManualClock(Self.t0 + 10 * 86_400)
+        let store = try SleepStore(path: dir.path("u.sqlite"), timeZone: Self.utc, clock: clock)
+        let ids = try fill(store, count: 6)
+        let (ok, already, rejected, flaky, dropped, lostResponse) = (ids[0], ids[1], ids[2], ids[3], ids[4], ids[5])
+        backend.preStore(already)
+        backend.script(rejected, [.status(400, #"{"success":false,"error":"stage 'core' not accepted"}"#)])
+        backend.script(flaky, [.status(500, "upstream down"), .status(503, "")])
+        backend.script(dropped, [.drop])
+        backend.script(lostResponse, [.storeThenDrop])
+        let worker = OutboxWorker(store: store, configuration: try config(backend), jitter: FixedJitter(value: 0.5))
+
+        let first = try await worker.runOnce()
+        #expect(first.delivered == [ok])
+        #expect(first.alreadyPresent == [already])
+        #expect(first.failed == [UploadFailure(sourceID: rejected, reason: "HTTP 400: stage 'core' not accepted")])
+        #expect(Set(first.willRetry.map(\.sourceID)) == [flaky, dropped, lostResponse])
+        #expect(first.skipped == 0)
+
+        // Nothing is due before the backoff (10 s ceiling, upper half, jitter 0.5 → 8 s).
+        let early = try await worker.runOnce()
+        #expect(early.deliveredCount == 0 && early.skipped == 3)
+        clock.advance(by: 8)
+        let second = try await worker.runOnce()
+        #expect(Set(second.delivered) == [dropped])
+        #expect(second.alreadyPresent == [lostResponse])   // stored before the drop: 409 now
+        #expect(second.willRetry.map(\.sourceID) == [flaky])
+        clock.advance(by: 600)
+        let third = try await worker.runOnce()
+        #expect(third.delivered == [flaky])
+
+        // Exactly once on the backend, and the local state says why for each.
+        for id in [ok, already, flaky, dropped, lostResponse] {
+            #expect(backend.storedCount(id) == 1, "\(id)")
+            #expect(try store.session(sourceID: id)?.syncStatus == .synced)
+        }
+        #expect(backend.storedCount(rejected) == 0)
+        let failed = try #require(try store.session(sourceID: rejected))
+        #expect(failed.syncStatus == .failed && failed.syncError == "HTTP 400: stage 'core' not accepted")
+        #expect(try store.session(sourceID: ok)?.backendSessionID?.hasPrefix("srv-") == true)
+        let summary = try store.outboxSummary()
+        #expect(summary.delivered == 5 && summary.failed == 1 && summary.pendingDue + summary.pendingLater + summary.inFlight == 0)
+        #expect(try await worker.runOnce().deliveredCount == 0)
+
+        // What went over the wire.
+        let request = try #require(backend.received.first { $0.sourceID == ok })
+        #expect(request.authorization == "Bearer s3cret")
+        #expect(request.idempotencyKey == ok)
+        let payload = try JSONDecoder().decode(SleepUploadPayload.self, from: request.body)
+        #expect(payload.source == "podbridge")
+        #expect(payload.start_time == "2024-01-16T10:13:20+00:00")
+        #expect(payload.stages.map(\.stage) == ["awake", "core", "deep", "rem"])
+        #expect(payload.stages.last?.end_time == payload.end_time)
+        try await backend.shutdown()
+    }
+
+    @Test func aWorkerRestartMidwayLosesNothing() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let backend = try await ScriptedBackend()
+        let clock = ManualClock(Self.t0 + 10 * 86_400)
+        let path = dir.path("r.sqlite")
+        var ids: [String] = []
+        do {
+            // First life: one post gets through but its answer is lost, another fails with
+            // a 500, and one event is claimed by a worker that then dies before posting.
+            let store = try SleepStore(path: path, timeZone: Self.utc, clock: clock)
+            ids = try fill(store, count: 5)
+            backend.script(ids[1], [.storeThenDrop])
+            backend.script(ids[2], [.status(502, "bad gateway")])
+            let dead = try #require(try store.claimNextDueEvent(leaseSeconds: 60))
+            #expect(dead.session.sourceID == ids[0])
+            let worker = OutboxWorker(store: store, configuration: try config(backend), jitter: FixedJitter(value: 0))
+            let report = try await worker.runOnce()
+            #expect(report.delivered == [ids[3], ids[4]])
+            #expect(report.willRetry.map(\.sourceID) == [ids[1], ids[2]])
+            #expect(report.skipped == 1)  // the event leased by the dead worker
+            try store.close()
+        }
+        // Second life: a new process opens the same file.
+        let store = try SleepStore(path: path, timeZone: Self.utc, clock: clock)
+        let worker = OutboxWorker(store: store, configuration: try config(backend), jitter: FixedJitter(value: 0))
+        clock.advance(by: 30)
+        let beforeLease = try await worker.runOnce()
+        #expect(beforeLease.alreadyPresent == [ids[1]])
+        #expect(beforeLease.delivered == [ids[2]])
+        #expect(try store.outboxSummary().inFlight == 1)   // still leased by the dead worker
+        clock.advance(by: 31)
+        let afterLease = try await worker.runOnce()
+        #expect(afterLease.delivered == [ids[0]])
+        for id in ids {
+            #expect(backend.storedCount(id) == 1, "\(id)")
+            #expect(try store.session(sourceID: id)?.syncStatus == .synced)
+        }
+        #expect(backend.received.count == 7)   // 5 sessions + the repeats after the lost answer and the 502
+        try await backend.shutdown()
+    }
+
+    @Test func twoWorkersOnOneDatabaseNeverPostTheSameSessionTwice() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let backend = try await ScriptedBackend(delay: .milliseconds(15))
+        let clock = ManualClock(Self.t0 + 40 * 86_400)
+        let path = dir.path("c.sqlite")
+        let storeA = try SleepStore(path: path, timeZone: Self.utc, clock: clock)
+        let storeB = try SleepStore(path: path, timeZone: Self.utc, clock: clock)
+        let ids = try fill(storeA, count: 16)
+        let a = OutboxWorker(store: storeA, configuration: try config(backend))
+        let b = OutboxWorker(store: storeB, configuration: try config(backend))
+        async let reportA = a.runOnce()
+        async let reportB = b.runOnce()
+        let (ra, rb) = try await (reportA, reportB)
+        #expect(Set(ra.delivered).isDisjoint(with: rb.delivered))
+        #expect(Set(ra.delivered + rb.delivered) == Set(ids))
+        #expect(backend.received.count == 16)
+        #expect(backend.maxConcurrentPerSource == 1)
+        #expect(ids.allSatisfy { backend.storedCount($0) == 1 })
+        try await backend.shutdown()
+    }
+
+    @Test func retryableFailuresGiveUpAfterTheMaximumAttemptsWithTheLastReason() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let backend = try await ScriptedBackend()
+        let clock = ManualClock(Self.t0 + 10 * 86_400)
+        let store = try SleepStore(path: dir.path("g.sqlite"), timeZone: Self.utc, clock: clock)
+        let id = try fill(store, count: 1)[0]
+        backend.script(id, Array(repeating: .status(500, #"{"error":"db locked"}"#), count: 3))
+        let worker = OutboxWorker(store: store, configuration: try config(backend, maxAttempts: 3), jitter: FixedJitter(value: 0.99))
+        var reports: [SyncReport] = []
+        for _ in 0..<3 {
+            reports.append(try await worker.runOnce())
+            clock.advance(by: 600)
+        }
+        #expect(reports.map(\.willRetry.count) == [1, 1, 0])
+        #expect(reports[2].failed == [UploadFailure(sourceID: id, reason: "gave up after 3 attempts; last: HTTP 500: db locked")])
+        #expect(try store.session(sourceID: id)?.syncStatus == .failed)
+        // After the cause is fixed, failed sessions can be queued again and go through.
+        #expect(try store.requeueFailedEvents() == 1)
+        #expect(try await worker.runOnce().delivered == [id])
+        try await backend.shutdown()
+    }
+
+    @Test func anUnreachableBackendIsRetryableNotFatal() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let backend = try await ScriptedBackend()
+        let url = backend.baseURL
+        try await backend.shutdown()   // nothing listens on that port any more
+        let clock = ManualClock(Self.t0 + 10 * 86_400)
+        let store = try SleepStore(path: dir.path("n.sqlite"), timeZone: Self.utc, clock: clock)
+        let id = try fill(store, count: 1)[0]
+        // The client keeps trying to connect until the request deadline, hence a short one.
+        let configuration = try UploadConfiguration(baseURL: url, bearerToken: nil, requestTimeoutSeconds: 1, leaseSeconds: 60)
+        let report = try await OutboxWorker(store: store, configuration: configuration, jitter: FixedJitter(value: 0)).runOnce()
+        #expect(report.willRetry.map(\.sourceID) == [id])
+        #expect(report.willRetry.first?.reason.hasPrefix("network:") == true)
+        let event = try #require(try store.outboxEvents().first)
+        #expect(event.status == .pending && event.attempts == 1 && event.nextAttemptAt == clock.now() + 15)
+    }
+}
+
+@Suite struct UploadPolicyTests {
+    @Test func backoffDoublesUpToTheCapWithJitterInTheUpperHalf() {
+        let policy = BackoffPolicy(baseSeconds: 30, capSeconds: 3600)
+        #expect((1...9).map { policy.ceiling(afterAttempt: $0) } == [30, 60, 120, 240, 480, 960, 1920, 3600, 3600])
+        #expect(policy.delay(afterAttempt: 1, unit: 0) == 15)
+        #expect(policy.delay(afterAttempt: 1, unit: 0.999) == 29)
+        #expect(policy.delay(afterAttempt: 4, unit: 0.5) == 180)
+        #expect(policy.delay(afterAttempt: 1000, unit: 0.5) == 2700)
+        #expect(policy.delay(afterAttempt: 3, unit: .nan) == 60)
+        #expect(BackoffPolicy(baseSeconds: 1, capSeconds: 1).delay(afterAttempt: 1, unit: 0) == 1)
+    }
+
+    @Test func classifiesTheBackendsAnswers() {
+        let body = Data(#"{"success":true,"data":{"session_id":"abc"}}"#.utf8)
+        #expect(UploadOutcome.classify(status: 201, body: body) == .delivered(backendSessionID: "abc"))
+        #expect(UploadOutcome.classify(status: 200, body: Data()) == .delivered(backendSessionID: nil))
+        #expect(UploadOutcome.classify(status: 409, body: Data("{}".utf8)) == .alreadyPresent(backendSessionID: nil))
+        #expect(UploadOutcome.classify(status: 400, body: Data(#"{"message":"bad"}"#.utf8)) == .rejected(reason: "HTTP 400: bad"))
+        #expect(UploadOutcome.classify(status: 401, body: Data()) == .rejected(reason: "HTTP 401"))
+        #expect(UploadOutcome.classify(status: 422, body: Data(#"{"error":{"message":"end before start"}}"#.utf8)) == .rejected(reason: "HTTP 422: end before start"))
+        #expect(UploadOutcome.classify(status: 429, body: Data()) == .retryable(reason: "HTTP 429"))
+        #expect(UploadOutcome.classify(status: 408, body: Data()) == .retryable(reason: "HTTP 408"))
+        #expect(UploadOutcome.classify(status: 500, body: Data("oops\n".utf8)) == .retryable(reason: "HTTP 500: oops"))
+        #expect(UploadOutcome.classify(status: 503, body: Data()) == .retryable(reason: "HTTP 503"))
+    }
+
+    @Test func configurationIsValidated() throws {
+        #expect(throws: UploadError.self) { try UploadConfiguration(baseURL: "ftp://x", bearerToken: nil) }
+        #expect(throws: UploadError.self) { try UploadConfiguration(baseURL: "", bearerToken: nil) }
+        #expect(throws: UploadError.self) { try UploadConfiguration(baseURL: "http://h", bearerToken: "a\nb") }
+        #expect(throws: UploadError.self) { try UploadConfiguration(baseURL: "http://h", bearerToken: nil, requestTimeoutSeconds: 30, leaseSeconds: 30) }
+        let c = try UploadConfiguration(baseURL: "https://sleep.example.com/base/", bearerToken: "")
+        #expect(c.endpoint == "https://sleep.example.com/base/api/v1/sleep")
+        #expect(c.bearerToken == nil)
+    }
+}
