@@ -30,7 +30,7 @@ public struct SignalFrontEnd: Sendable {
 
     /// Delay of a detected beat after the BCG J-peak (filters and envelope), removed from
     /// the reported beat times.
-    static let beatDelay = 0.09
+    static let beatDelay = 0.167
 
     private struct Slot: Sendable {
         var key = Int.min
@@ -56,6 +56,11 @@ public struct SignalFrontEnd: Sendable {
     private var pumpAcc = 0.0, pumpN = 0
     private var pumpBase: Double?
     private var pumpOn = false
+    private var pumpStarted = 0.0
+    private var pumpConfirmed = false
+    /// Shortest vibration run taken as the pump, seconds (runs last 30 s and more; a body
+    /// movement's broadband edges last a fraction of a second).
+    static let minimumPumpRun = 3.0
     // 100 Hz stage
     private var hpC1: Biquad, hpC2: Biquad, lpC: Biquad
     private var bodyHP: Biquad
@@ -77,6 +82,8 @@ public struct SignalFrontEnd: Sendable {
     private var presence: PresenceTracker
     private var cardiacBase: Double?
     private var bodyBase: Double?
+    private var cardiacHistory: [Double] = []
+    private var bodyHistory: [Double] = []
     private var pending = FrontEndOutput()
 
     private static let slotCount = 64
@@ -262,11 +269,20 @@ public struct SignalFrontEnd: Sendable {
         if !pumpOn { pumpBase = base + (rms - base) * (rms < base ? 0.05 : 0.01) }
         let s = Int(t.rounded(.down))
         if let n = nextSecond, s >= n, pumpOn { slots[slotIndex(s)].pump = true }
-        if wasOn != pumpOn {
-            // The pump thumps as it starts and stops: a low-frequency swing in the body band.
-            let a = Int((t - 0.6).rounded(.down)), b = Int((t + 1.7).rounded(.down))
-            for k in a...b where k >= (nextSecond ?? k) { slots[slotIndex(k)].thump = true }
+        if !wasOn && pumpOn { pumpStarted = t; pumpConfirmed = false }
+        // A real pump run (not the broadband edge of a body movement) thumps as it starts
+        // and as it stops: a low-frequency swing in the body band. The start is marked once
+        // the run has lasted `minimumPumpRun` (still within the lookahead), the stop at once.
+        if pumpOn && !pumpConfirmed && t - pumpStarted >= Self.minimumPumpRun {
+            pumpConfirmed = true
+            markThump(at: pumpStarted)
         }
+        if wasOn && !pumpOn && pumpConfirmed { markThump(at: t) }
+    }
+
+    private mutating func markThump(at edge: Double) {
+        let a = Int((edge - 0.6).rounded(.down)), b = Int((edge + 1.7).rounded(.down))
+        for k in a...b where k >= (nextSecond ?? k) { slots[slotIndex(k)].thump = true }
     }
 
     @inline(__always)
@@ -372,16 +388,19 @@ public struct SignalFrontEnd: Sendable {
             return
         }
 
-        // Movement against baselines that learn only from this side's own in-bed seconds.
+        // Movement against baselines that learn only from this side's own in-bed seconds:
+        // the 75th percentile of the last minute, i.e. a typical second that holds a beat
+        // (at 30 bpm most seconds do not) and a breath at its fullest.
         let c = (sl.cardiacSq / Double(sl.cardiacN)).squareRoot()
         let b = (sl.bodySq / Double(sl.bodyN)).squareRoot()
-        if cardiacBase == nil { cardiacBase = c; bodyBase = b }
-        var movement = sl.thump ? 0 : movementIndex(sl)
         if !sl.thump {
-            let moving = movement > config.movementGate
-            cardiacBase! += (c - cardiacBase!) * (c < cardiacBase! ? 0.1 : (moving ? 1.0 / 1200 : 1.0 / 120))
-            bodyBase! += (b - bodyBase!) * (moving ? 1.0 / 600 : 1.0 / 60)
+            cardiacHistory.append(c)
+            bodyHistory.append(b)
+            if cardiacHistory.count > 60 { cardiacHistory.removeFirst(); bodyHistory.removeFirst() }
+            cardiacBase = Self.upperQuartile(cardiacHistory)
+            bodyBase = Self.upperQuartile(bodyHistory)
         }
+        var movement = sl.thump ? 0 : movementIndex(sl)
         movement = (movement * 100).rounded() / 100
         let since = s - presence.since
 
@@ -401,6 +420,11 @@ public struct SignalFrontEnd: Sendable {
         if !sl.thump {
             for e in beats where e.t >= Double(s) && e.t < Double(s + 1) { pending.beats.append(e.t) }
         }
+    }
+
+    private static func upperQuartile(_ a: [Double]) -> Double {
+        let s = a.sorted()
+        return s[(s.count * 3) / 4]
     }
 
     private mutating func trimEvents(before t: Double) {
