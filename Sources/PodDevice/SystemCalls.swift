@@ -25,9 +25,9 @@ private func c_flock(_ fd: Int32, _ operation: Int32) -> Int32
 
 /// Thin, checked wrappers over Glibc. Nothing here keeps state.
 enum SystemCalls {
-    static func open(_ path: String, flags: Int32) throws(SystemError) -> Int32 {
+    static func open(_ path: String, flags: Int32, mode: mode_t = 0) throws(SystemError) -> Int32 {
         while true {
-            let fd = Glibc.open(path, flags)
+            let fd = Glibc.open(path, flags, mode)
             if fd >= 0 { return fd }
             let e = Glibc.errno
             if e != EINTR { throw SystemError(call: "open(\(path))", errno: e) }
@@ -54,6 +54,17 @@ enum SystemCalls {
         while true {
             let n = Glibc.write(fd, buffer.baseAddress, buffer.count)
             if n >= 0 { return n }
+            let e = Glibc.errno
+            if e != EINTR { throw SystemError(call: "write", errno: e) }
+        }
+    }
+
+    /// Writes all of `bytes` to a blocking descriptor (files), retrying short writes.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemError) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n >= 0 { offset += n; continue }
             let e = Glibc.errno
             if e != EINTR { throw SystemError(call: "write", errno: e) }
         }

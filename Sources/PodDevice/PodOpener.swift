@@ -1,0 +1,99 @@
+// How a connection (re)opens its pod: a fixed tty path, or whatever discovery currently
+// knows under the pod's serial. Reconnecting asks the opener again each time, so a pod
+// that comes back as /dev/ttyACM1 instead of ttyACM0 is found by its serial.
+
+/// Opens a transport to one pod. Throwing means "not available now": the connection
+/// backs off and asks again.
+public protocol PodOpener: Sendable {
+    var description: String { get }
+    func open() async throws -> any Transport
+}
+
+/// A tty given by path (`podbridge stream --path`, the virtual pod's pty or its symlink).
+public struct PathOpener: PodOpener {
+    public let path: String
+    public init(path: String) { self.path = path }
+    public var description: String { path }
+    public func open() async throws -> any Transport { try SerialTransport(path: path) }
+}
+
+/// A pod found by discovery, keyed on its serial (or the first pod seen when `key` is nil
+/// until one connects). Waits for the pod to be present; prefers the tty over the USB
+/// interface unless told otherwise.
+public struct DiscoveredPodOpener: PodOpener {
+    public let directory: PodDirectory
+    public let key: String?
+    public let preferUSB: Bool
+    public init(directory: PodDirectory, key: String?, preferUSB: Bool = false) {
+        self.directory = directory
+        self.key = key
+        self.preferUSB = preferUSB
+    }
+    public var description: String { key.map { "pod \($0)" } ?? "first pod found" }
+
+    public func open() async throws -> any Transport {
+        let links = await directory.waitForPod(key: key)
+        let ordered = links.sorted { a, b in (a.link == .serial) != preferUSB && (b.link == .serial) == preferUSB }
+        var lastError: any Error = TransportError.failed("no link")
+        for pod in ordered {
+            do {
+                switch pod.link {
+                case .serial: return try SerialTransport(path: pod.devnode)
+                case .usb(let interface): return try USBTransport(devnode: pod.devnode, interface: interface)
+                }
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError
+    }
+}
+
+/// The pods present now, fed by a `PodDiscovery`; lets openers wait for a serial.
+public actor PodDirectory {
+    private var pods: [String: DiscoveredPod] = [:]  // syspath -> pod
+    private var waiters: [(key: String?, continuation: CheckedContinuation<[DiscoveredPod], Never>)] = []
+    private var feeder: Task<Void, Never>?
+
+    public init() {}
+
+    /// Follows `discovery` until its events end.
+    public init(following discovery: PodDiscovery) {
+        self.init()
+        let events = discovery.events
+        Task { await self.follow(events) }
+    }
+
+    private func follow(_ events: AsyncStream<DiscoveryEvent>) async {
+        for await event in events { apply(event) }
+    }
+
+    public func apply(_ event: DiscoveryEvent) {
+        switch event {
+        case .added(let pod): pods[pod.syspath] = pod
+        case .removed(let pod): pods[pod.syspath] = nil
+        }
+        var still: [(key: String?, continuation: CheckedContinuation<[DiscoveredPod], Never>)] = []
+        for waiter in waiters {
+            let links = present(key: waiter.key)
+            if links.isEmpty { still.append(waiter) } else { waiter.continuation.resume(returning: links) }
+        }
+        waiters = still
+    }
+
+    /// Every link of the pod `key` (or of the first pod, by key order) present now.
+    public func present(key: String?) -> [DiscoveredPod] {
+        let all = pods.values.sorted { ($0.key, $0.devnode) < ($1.key, $1.devnode) }
+        guard let key else { return all.first.map { first in all.filter { $0.key == first.key } } ?? [] }
+        return all.filter { $0.key == key }
+    }
+
+    public var all: [DiscoveredPod] { pods.values.sorted { ($0.key, $0.devnode) < ($1.key, $1.devnode) } }
+
+    /// Returns once the pod is present (immediately if it is).
+    public func waitForPod(key: String?) async -> [DiscoveredPod] {
+        let now = present(key: key)
+        if !now.isEmpty { return now }
+        return await withCheckedContinuation { waiters.append((key, $0)) }
+    }
+}

@@ -1,0 +1,132 @@
+// A minimal pod peer for connection tests: the firmware side of the protocol over a real
+// pty, with knobs for the faults the tests need. (The full simulator is VirtualPod.)
+import Foundation
+import PodProtocol
+@testable import PodDevice
+
+actor ScriptedPod {
+    let pty: PseudoTerminal
+    nonisolated var path: String { pty.path }
+    let serial: String
+    var protocolVersion: UInt8
+    var bootCount: UInt32
+    private var encoder = FrameEncoder()
+    private let decoder = FrameDecoder()
+    /// Every request the hub sent, in order.
+    private(set) var requests: [DecodedFrame] = []
+    /// Requests of a type to leave unanswered (count down per frame, retransmits included).
+    var ignore: [MessageType: Int] = [:]
+    /// Requests of a type to refuse with a status.
+    var refuse: [MessageType: Status] = [:]
+    /// Remembered answers by request id (spec §7.2: retransmits get the same answer).
+    private var answered: [UInt16: Response] = [:]
+    private var reader: Task<Void, Never>?
+    private var tick: UInt64 = 0
+
+    init(serial: String = "PB0001", protocolVersion: UInt8 = Wire.version, bootCount: UInt32 = 1) throws {
+        pty = try PseudoTerminal()
+        self.serial = serial
+        self.protocolVersion = protocolVersion
+        self.bootCount = bootCount
+    }
+
+    func start() {
+        reader = Task { await self.readLoop() }
+    }
+
+    private func readLoop() async {
+        while let bytes = try? await pty.read() {
+            for frame in decoder.decode(bytes) { await handle(frame) }
+        }
+    }
+
+    func count(of type: MessageType) -> Int {
+        requests.filter { $0.header.type == type.rawValue }.count
+    }
+
+    private func handle(_ frame: DecodedFrame) async {
+        requests.append(frame)
+        guard let type = MessageType(rawValue: frame.header.type) else { return }
+        if let left = ignore[type], left > 0 {
+            ignore[type] = left - 1
+            return
+        }
+        let id = frame.header.requestID
+        if let previous = answered[id] {
+            await send(.response(previous), requestID: id)
+            return
+        }
+        let response: Response
+        if let status = refuse[type] {
+            response = Response(request: type, status: status)
+        } else {
+            switch frame.message {
+            case .hello(let h):
+                response = (h.minVersion...h.maxVersion).contains(protocolVersion)
+                    ? Response(request: .hello, status: .ok, body: .hello(info))
+                    : Response(request: .hello, status: .unsupportedVersion)
+            case .setClock(let c):
+                response = Response(request: .setClock, status: .ok,
+                                    body: .clock(ClockAnchor(tick: tick, unixMillis: c.unixMillis, utcOffsetMinutes: c.utcOffsetMinutes)))
+            case .ping(let nonce):
+                response = Response(request: .ping, status: .ok, body: .pong(nonce))
+            case .getStatus:
+                response = Response(request: .getStatus, status: .ok, body: .status(PodStatus(
+                    tick: tick, clockValid: true, unixMillis: 0, utcOffsetMinutes: 0, uptimeSeconds: 1, bootCount: bootCount,
+                    streaming: .all, powerMask: 0, alarmArmedMask: 0, alarmActiveMask: 0, framesDropped: 0)))
+            default:
+                response = Response(request: type, status: .ok)
+            }
+        }
+        answered[id] = response
+        await send(.response(response), requestID: id)
+    }
+
+    var info: PodInfo {
+        PodInfo(protocolVersion: protocolVersion, firmware: FirmwareVersion(1, 4, 2), sides: 2, piezoChannelsPerSide: 1,
+                sampleRate: 500, capacitanceRateMilliHz: 2000, features: .all, bootCount: bootCount, tick: tick, serial: serial)
+    }
+
+    func send(_ message: Message, requestID: UInt16 = 0) async {
+        guard let bytes = try? encoder.encode(message, requestID: requestID) else { return }
+        try? await pty.write(bytes)
+    }
+
+    /// A piezo block for `side`, advancing the pod's ticks.
+    func sendPiezo(side: Side = .left) async {
+        let samples = (0..<50).map { Int32($0 * 1000) }
+        await send(.piezo(PiezoBlock(side: side, channels: 1, gain: 1, firstTick: tick, samples: samples)))
+        tick += 50
+    }
+
+    /// Bytes that are no frame at all.
+    func sendGarbage(_ bytes: [UInt8]) async { try? await pty.write(bytes) }
+
+    /// A frame whose CRC no longer matches (one payload byte flipped before stuffing).
+    func sendCorruptPiezo() async {
+        guard let good = try? encoder.encode(.piezo(PiezoBlock(side: .left, channels: 1, gain: 1, firstTick: tick, samples: [1, 2, 3]))),
+              var frame = COBS.decode(Array(good.dropLast())) else { return }
+        frame[Wire.headerSize + 2] ^= 0x40
+        if frame[Wire.headerSize + 2] == 0 { frame[Wire.headerSize + 2] = 0x41 }
+        try? await pty.write(COBS.encode(frame) + [0])
+        tick += 3
+    }
+
+    /// Skips `n` sequence numbers, as if those frames were lost on the way.
+    func loseFrames(_ n: UInt16) { encoder.nextSequence &+= n }
+
+    /// A reset: sequence and ticks restart, BOOT goes out first, remembered answers are gone.
+    func reboot() async {
+        encoder = FrameEncoder()
+        tick = 0
+        bootCount += 1
+        answered.removeAll()
+        await send(.event(PodEvent(tick: 0, kind: .boot, side: nil, argument: 1)))
+    }
+
+    /// Unplug: the hub's tty sees end of file.
+    func unplug() {
+        reader?.cancel()
+        pty.close()
+    }
+}
