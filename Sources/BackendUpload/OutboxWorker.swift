@@ -66,7 +66,7 @@ public final class OutboxWorker: Sendable {
         while !Task.isCancelled,
               let claim = try store.claimNextDueEvent(leaseSeconds: configuration.leaseSeconds, excluding: seen) {
             seen.insert(claim.eventID)
-            let outcome = await post(claim)
+            let (outcome, unreachable) = await post(claim)
             if Task.isCancelled, case .retryable = outcome {
                 // Shutting down mid-post: hand the event back; if the post got through, the
                 // next attempt receives 409 and records it as delivered.
@@ -74,6 +74,9 @@ public final class OutboxWorker: Sendable {
                 break
             }
             try record(outcome, for: claim, into: &report)
+            // The backend cannot be reached at all (refused, timed out): the other due
+            // events would only wait out the same deadline; they stay due for the next pass.
+            if unreachable { break }
         }
         let summary = try store.outboxSummary()
         report.skipped = max(0, summary.pendingDue + summary.pendingLater + summary.inFlight - report.willRetry.count)
@@ -127,13 +130,14 @@ public final class OutboxWorker: Sendable {
         if !kept { report.lostClaims += 1 }
     }
 
-    /// Posts one claimed session and classifies the answer.
-    func post(_ claim: OutboxClaim) async -> UploadOutcome {
+    /// Posts one claimed session and classifies the answer; `unreachable` is true when no
+    /// answer could be had for a reason other than the server closing the connection.
+    func post(_ claim: OutboxClaim) async -> (outcome: UploadOutcome, unreachable: Bool) {
         let body: Data
         do {
             body = try SleepUploadPayload(session: claim.session, blocks: claim.blocks, source: configuration.source).jsonData()
         } catch {
-            return .rejected(reason: "cannot encode session: \(error)")
+            return (.rejected(reason: "cannot encode session: \(error)"), false)
         }
         var request = HTTPClientRequest(url: configuration.endpoint)
         request.method = .POST
@@ -147,9 +151,11 @@ public final class OutboxWorker: Sendable {
         do {
             let response = try await client.execute(request, timeout: .seconds(configuration.requestTimeoutSeconds))
             let buffer = try await response.body.collect(upTo: 1 << 20)
-            return UploadOutcome.classify(status: Int(response.status.code), body: Data(buffer.readableBytesView))
+            return (UploadOutcome.classify(status: Int(response.status.code), body: Data(buffer.readableBytesView)), false)
+        } catch let error as HTTPClientError where error == .remoteConnectionClosed {
+            return (.retryable(reason: "network: connection closed before a response"), false)
         } catch {
-            return .retryable(reason: "network: \(error)")
+            return (.retryable(reason: "network: \(error)"), true)
         }
     }
 }
