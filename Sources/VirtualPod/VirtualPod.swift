@@ -1,0 +1,158 @@
+import Foundation
+import NightModel
+import PodProtocol
+import Synchronization
+
+/// A sleep pod in software: the firmware side of protocol v1 on a pseudo-terminal, playing
+/// a night from the physiology model (or a recorded capture), with its own 500 Hz clock
+/// running at `speed` × real time, the schedules and alarms it is sent fired on that clock,
+/// and faults injected on request.
+///
+/// Used by the tests, `make demo`, `podbridge simulate` and anyone without hardware.
+/// `start()` opens the pty and starts the pod's one thread; `stop()` ends and joins it.
+public final class VirtualPod: Sendable {
+    public let configuration: VirtualPodConfiguration
+
+    private struct Control: Sendable {
+        var engine: PodEngine?
+        var joined = false
+        var stopping = false
+    }
+
+    private let control = Mutex(Control())
+    private let exited = DispatchSemaphore(value: 0)
+    /// What the model plays (nil when replaying a capture).
+    public let groundTruth: GroundTruth?
+
+    public init(configuration: VirtualPodConfiguration) throws(VirtualPodConfiguration.ConfigurationError) {
+        try configuration.validate()
+        self.configuration = configuration
+        if configuration.replay == nil {
+            var night = configuration.night
+            night.channelsPerSide = configuration.identity.channelsPerSide
+            groundTruth = NightSimulator(config: night).truth
+        } else {
+            groundTruth = nil
+        }
+    }
+
+    /// Opens the pseudo-terminal, sends BOOT, starts the pod's thread; returns the tty path.
+    @discardableResult
+    public func start() throws(VirtualPodError) -> String {
+        let engine = try PodEngine(config: configuration)
+        let done = exited
+        let thread = Thread {
+            engine.run()
+            done.signal()
+        }
+        thread.name = "virtual-pod \(configuration.identity.serial)"
+        let started = control.withLock { c -> Bool in
+            guard c.engine == nil else { return false }
+            c.engine = engine
+            return true
+        }
+        guard started else { throw VirtualPodError("start (already started)", errno: EBUSY) }
+        thread.start()
+        return engine.shared.withLock { $0.snapshot.ttyPath } ?? ""
+    }
+
+    /// Stops the pod and waits for its thread; closes the pty (the hub sees end of file).
+    public func stop() {
+        let engine = control.withLock { c -> PodEngine? in
+            guard let e = c.engine, !c.joined, !c.stopping else { return nil }
+            c.stopping = true
+            return e
+        }
+        guard let engine else { return }
+        engine.shared.withLock { $0.stopRequested = true }
+        engine.wake()
+        exited.wait()
+        control.withLock { $0.joined = true }
+    }
+
+    deinit { stop() }
+
+    private var engine: PodEngine? { control.withLock { $0.engine } }
+
+    /// The pod's state now (see `VirtualPodSnapshot`).
+    public var snapshot: VirtualPodSnapshot {
+        engine?.shared.withLock { $0.snapshot } ?? VirtualPodSnapshot()
+    }
+
+    /// The tty a hub opens now; nil before start and while unplugged.
+    public var ttyPath: String? { snapshot.ttyPath }
+
+    /// Injects a fault now (the pod's thread acts on it within its next round, at once).
+    public func inject(_ fault: Fault) {
+        guard let engine else { return }
+        engine.shared.withLock { $0.faults.append(fault) }
+        engine.wake()
+    }
+
+    /// What the pod holds for a side (as GET_SCHEDULE would report it).
+    public func currentSchedule(side: Side) -> ScheduleReport? {
+        snapshot.schedules.first { $0.side == side }
+    }
+
+    public var alarmsFired: [FiredAlarm] { snapshot.alarmsFired }
+
+    /// The clock the hub set; nil while the pod's clock is not valid.
+    public var clock: ClockAnchor? { snapshot.clock }
+
+    /// Unix time of a simulated moment if the night started at `nightStartUnix`: what a hub
+    /// that plays along with the simulation (rather than its wall clock) sends in SET_CLOCK.
+    public func simulatedUnixTime(simulatedSeconds: Double) -> Double {
+        configuration.nightStartUnix + simulatedSeconds
+    }
+
+    /// Returns when the night or the replay has ended, or the pod was stopped.
+    public func waitUntilFinished() async {
+        guard let engine else { return }
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let done = engine.shared.withLock { s -> Bool in
+                if s.finished { return true }
+                s.waiters.append(c)
+                return false
+            }
+            if done { c.resume() }
+        }
+    }
+
+    public enum TruthError: Error, Sendable, CustomStringConvertible {
+        case replayHasNoTruth
+        case write(path: String, reason: String)
+        public var description: String {
+            switch self {
+            case .replayHasNoTruth: "a replayed capture has no ground truth"
+            case .write(let path, let reason): "cannot write \(path): \(reason)"
+            }
+        }
+    }
+
+    /// Writes the ground truth played so far (see `TruthFiles`) into `directory`, creating it.
+    /// Returns the paths written.
+    @discardableResult
+    public func writeTruth(to directory: String) throws(TruthError) -> [String] {
+        guard let truth = groundTruth else { throw .replayHasNoTruth }
+        let s = snapshot
+        let files = TruthFiles.render(truth: truth, playedSeconds: Int(s.simulatedSeconds),
+                                      clock: TruthClock(clocks: s.appliedClocks,
+                                                        nightStartUnix: configuration.nightStartUnix))
+        var written: [String] = []
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .write(path: directory, reason: "\(error)")
+        }
+        for f in files {
+            let path = (directory as NSString).appendingPathComponent(f.name)
+            do {
+                try f.text.write(toFile: path, atomically: true, encoding: .utf8)
+            } catch {
+                throw .write(path: path, reason: "\(error)")
+            }
+            written.append(path)
+        }
+        return written
+    }
+}

@@ -1,0 +1,214 @@
+import PodProtocol
+import Testing
+@testable import VirtualPod
+
+/// The firmware rules of firmware-protocol.md §6–§7, without a pty: requests at given ticks.
+@Suite struct PodFirmwareTests {
+    /// 2026-01-04T23:58:30 at UTC+1 (a Sunday), as UTC milliseconds.
+    static let sundayLate: Int64 = 1_767_567_510_000
+
+    func frame(_ m: Message, id: UInt16, flags: FrameFlags = []) -> DecodedFrame {
+        DecodedFrame(header: FrameHeader(flags: flags, sequence: id, type: m.typeCode, requestID: id), message: m)
+    }
+
+    /// A frame with raw payload bytes, through the real codec (for malformed requests).
+    func raw(type: UInt8, payload: [UInt8], id: UInt16) throws -> DecodedFrame {
+        let bytes = try FrameEncoder.frame(header: FrameHeader(sequence: id, type: type, requestID: id), payload: payload)
+        return try FrameDecoder.parse(frame: bytes).get()
+    }
+
+    func status(_ out: [PodFirmware.Outbound]) -> Status? {
+        if case .response(let r) = out.first?.message { return r.status }
+        return nil
+    }
+
+    func ready(_ fw: inout PodFirmware, clockAt ms: Int64? = nil, tick: UInt64 = 1000) {
+        _ = fw.handle(frame(.hello(HelloRequest()), id: 1), tick: tick)
+        if let ms {
+            _ = fw.handle(frame(.setClock(ClockSetting(unixMillis: ms, utcOffsetMinutes: 60)), id: 2), tick: tick)
+        }
+    }
+
+    @Test func localTimeKnowsWeekdaysAndMinutes() {
+        // 2026-01-01T00:00:00Z is a Thursday; at UTC+1 it is 01:00.
+        let t = LocalTime(unixMillis: 1_767_225_600_000, offsetMinutes: 60)
+        #expect(t.weekday == 4)
+        #expect(t.minuteOfDay == 60)
+        let before = LocalTime(unixMillis: -1, offsetMinutes: 0)
+        #expect(before.weekday == 3)
+        #expect(before.minuteOfDay == 1439)
+        let sunday = LocalTime(unixMillis: Self.sundayLate, offsetMinutes: 60)
+        #expect(sunday.weekday == 7)
+        #expect(sunday.minuteOfDay == 23 * 60 + 58)
+    }
+
+    @Test func nothingButHelloBeforeHello() throws {
+        var fw = PodFirmware(identity: PodIdentity())
+        #expect(status(fw.handle(frame(.getStatus, id: 1), tick: 5)) == .notReady)
+        #expect(status(fw.handle(frame(.startStream(.all), id: 2), tick: 5)) == .notReady)
+        let out = fw.handle(frame(.hello(HelloRequest(minVersion: 2, maxVersion: 3)), id: 3), tick: 5)
+        #expect(status(out) == .unsupportedVersion)
+        #expect(!fw.linkReady)
+        let hello = fw.handle(frame(.hello(HelloRequest()), id: 4), tick: 777)
+        guard case .response(let r) = hello.first?.message, case .hello(let info) = r.body else {
+            Issue.record("no pod info"); return
+        }
+        #expect(info.serial == "VPOD0001")
+        #expect(info.sides == 2 && info.piezoChannelsPerSide == 2 && info.sampleRate == 500)
+        #expect(info.capacitanceRateMilliHz == 2000 && info.features == .all)
+        #expect(info.tick == 777 && info.bootCount == 1)
+        #expect(hello.first?.requestID == 4)
+    }
+
+    @Test func malformedAndUnknownRequestsGetTheirStatus() throws {
+        var fw = PodFirmware(identity: PodIdentity())
+        ready(&fw)
+        // SET_ALARM cut short: BAD_LENGTH; side 2: BAD_VALUE.
+        #expect(status(fw.handle(try raw(type: 0x06, payload: [0, 1], id: 10), tick: 10)) == .badLength)
+        #expect(status(fw.handle(try raw(type: 0x07, payload: [2], id: 11), tick: 10)) == .badValue)
+        #expect(status(fw.handle(try raw(type: 0x0B, payload: [0, 1, 101], id: 12), tick: 10)) == .badValue)
+        let unknown = fw.handle(try raw(type: 0x0E, payload: [1, 2, 3], id: 13), tick: 10)
+        #expect(unknown.first?.message == .unknown(type: 0x8E, payload: [Status.unknownMessage.rawValue]))
+        #expect(unknown.first?.requestID == 13)
+        // A hub never sends streams or responses: ignored, not answered.
+        #expect(fw.handle(frame(.event(PodEvent(tick: 0, kind: .boot, side: nil)), id: 14), tick: 10).isEmpty)
+        #expect(fw.ignoredFrames == 1)
+    }
+
+    @Test func schedulesAndAlarmsNeedAValidClock() {
+        var fw = PodFirmware(identity: PodIdentity())
+        ready(&fw)
+        let schedule = PowerSchedule(side: .left, days: .everyDay, on: ClockTime("22:30")!, off: ClockTime("07:15")!, level: 80)
+        let alarm = AlarmSetting(side: .right, days: .weekdays, time: ClockTime("06:45")!, intensity: 70,
+                                 pattern: .rise, durationSeconds: 600)
+        #expect(status(fw.handle(frame(.setPowerSchedule(schedule), id: 3), tick: 10)) == .notReady)
+        #expect(status(fw.handle(frame(.setAlarm(alarm), id: 4), tick: 10)) == .notReady)
+        #expect(fw.report(side: .left).power == nil)
+        _ = fw.handle(frame(.setClock(ClockSetting(unixMillis: Self.sundayLate, utcOffsetMinutes: 60)), id: 5), tick: 20)
+        #expect(status(fw.handle(frame(.setPowerSchedule(schedule), id: 6), tick: 30)) == .ok)
+        #expect(status(fw.handle(frame(.setAlarm(alarm), id: 7), tick: 30)) == .ok)
+        let got = fw.handle(frame(.getSchedule(side: .left), id: 8), tick: 30)
+        guard case .response(let r) = got.first?.message, case .schedule(let report) = r.body else {
+            Issue.record("no schedule report"); return
+        }
+        #expect(report.power == schedule)
+        #expect(fw.report(side: .right).alarm == alarm)
+        // A narrower later entry is the one reported, with its own days.
+        let weekend = PowerSchedule(side: .left, days: .weekend, on: ClockTime("23:30")!, off: ClockTime("09:00")!, level: 60)
+        _ = fw.handle(frame(.setPowerSchedule(weekend), id: 9), tick: 40)
+        #expect(fw.report(side: .left).power == weekend)
+        // A one-sided pod has no right side.
+        var single = PodFirmware(identity: PodIdentity(sides: 1))
+        ready(&single, clockAt: Self.sundayLate)
+        #expect(status(single.handle(frame(.setAlarm(alarm), id: 3), tick: 30)) == .unsupportedFeature)
+    }
+
+    @Test func retransmissionsAreAnsweredFromTheCacheWithoutActingTwice() {
+        var fw = PodFirmware(identity: PodIdentity())
+        ready(&fw)
+        let set = Message.setClock(ClockSetting(unixMillis: 1_000_000, utcOffsetMinutes: 0))
+        let first = fw.handle(frame(set, id: 7), tick: 100)
+        // The retry comes later: the anchor must still say tick 100 (not re-applied at 900).
+        let retry = fw.handle(frame(set, id: 7, flags: .retransmit), tick: 900)
+        #expect(retry == first)
+        #expect(fw.clock?.tick == 100)
+        #expect(fw.retransmitsFromCache == 1)
+        // Eight newer requests push it out of the cache: then it is acted on again.
+        for id in UInt16(20)..<28 { _ = fw.handle(frame(.ping(nonce: [UInt8(id)]), id: id), tick: 950) }
+        _ = fw.handle(frame(set, id: 7, flags: .retransmit), tick: 1000)
+        #expect(fw.clock?.tick == 1000)
+        // The same id with a different request is a new request, not a retry.
+        let other = fw.handle(frame(.ping(nonce: [9]), id: 7), tick: 1000)
+        guard case .response(let r) = other.first?.message else { Issue.record("no response"); return }
+        #expect(r.body == .pong([9]))
+        // A fresh HELLO (a reopened link) voids the cache: a GET_STATUS with an old id is fresh.
+        let s1 = fw.handle(frame(.getStatus, id: 30), tick: 1100)
+        _ = fw.handle(frame(.hello(HelloRequest()), id: 1), tick: 1200)
+        let s2 = fw.handle(frame(.getStatus, id: 30), tick: 1300)
+        #expect(s1 != s2)
+    }
+
+    /// Collects the events fired through `tick`.
+    func run(_ fw: inout PodFirmware, through tick: UInt64) -> [PodEvent] {
+        var events: [PodEvent] = []
+        fw.fireTimers(through: tick) { events.append($0) }
+        return events
+    }
+
+    @Test func alarmAndScheduleFireOnTheLocalClockAcrossMidnight() throws {
+        var fw = PodFirmware(identity: PodIdentity())
+        // Sunday 23:58:30 local at tick 1000.
+        ready(&fw, clockAt: Self.sundayLate, tick: 1000)
+        let anchor = try #require(fw.clock)
+        let power = PowerSchedule(side: .left, days: .sunday, on: ClockTime("23:59")!, off: ClockTime("00:01")!, level: 40)
+        let alarm = AlarmSetting(side: .right, days: .monday, time: ClockTime("00:00")!, intensity: 55,
+                                 pattern: .constant, durationSeconds: 30)
+        #expect(status(fw.handle(frame(.setPowerSchedule(power), id: 3), tick: 1000)) == .ok)
+        #expect(status(fw.handle(frame(.setAlarm(alarm), id: 4), tick: 1000)) == .ok)
+        let events = run(&fw, through: 1000 + 500 * 240)
+        func unix(_ e: PodEvent) -> Int64 { anchor.unixMillis(atTick: e.tick) }
+        let kinds = events.map(\.kind)
+        #expect(kinds == [.powerOn, .alarmStarted, .alarmStopped, .powerOff])
+        #expect(events.count == 4)
+        guard events.count == 4 else { return }
+        #expect(unix(events[0]) == Self.sundayLate + 30_000)            // 23:59:00 Sunday
+        #expect(events[0].argument == 40 && events[0].side == .left)
+        #expect(unix(events[1]) == Self.sundayLate + 90_000)            // 00:00:00 Monday
+        #expect(events[1].argument == 55 && events[1].side == .right)
+        #expect(unix(events[2]) == Self.sundayLate + 120_000)           // 30 s later
+        #expect(events[2].argument == 0)
+        #expect(unix(events[3]) == Self.sundayLate + 150_000)           // 00:01:00 Monday
+        #expect(fw.fired.map(\.outcome) == [.started])
+        #expect(fw.fired.first?.localTime == ClockTime("00:00"))
+    }
+
+    @Test func snoozeRestartsAndClearStops() throws {
+        var fw = PodFirmware(identity: PodIdentity())
+        ready(&fw, clockAt: Self.sundayLate, tick: 0)
+        let alarm = AlarmSetting(side: .left, days: .monday, time: ClockTime("00:00")!, intensity: 80,
+                                 pattern: .double, durationSeconds: 600)
+        #expect(status(fw.handle(frame(.snooze(side: .left, seconds: 60), id: 3), tick: 0)) == .notReady)
+        _ = fw.handle(frame(.setAlarm(alarm), id: 4), tick: 0)
+        let started = run(&fw, through: 500 * 100)
+        #expect(started.map(\.kind) == [.alarmStarted])
+        let snooze = fw.handle(frame(.snooze(side: .left, seconds: 60), id: 5), tick: 500 * 100)
+        #expect(status(snooze) == .ok)
+        #expect(snooze.dropFirst().first?.message == .event(PodEvent(tick: 500 * 100, kind: .alarmSnoozed, side: .left, argument: 60)))
+        let again = run(&fw, through: 500 * 161)
+        #expect(again.map(\.kind) == [.alarmStarted])
+        #expect(again.first?.tick == 500 * 160)
+        let clear = fw.handle(frame(.clearAlarm(side: .left), id: 6), tick: 500 * 170)
+        #expect(clear.dropFirst().first?.message == .event(PodEvent(tick: 500 * 170, kind: .alarmStopped, side: .left, argument: 2)))
+        #expect(fw.report(side: .left).alarm == nil)
+        #expect(run(&fw, through: 500 * 2000).isEmpty)
+        #expect(fw.fired.map(\.outcome) == [.started, .restartedAfterSnooze])
+    }
+
+    @Test func anAlarmDueWithoutAValidClockFailsLoudly() {
+        var fw = PodFirmware(identity: PodIdentity())
+        ready(&fw, clockAt: Self.sundayLate, tick: 0)
+        let alarm = AlarmSetting(side: .right, days: .everyDay, time: ClockTime("00:00")!, intensity: 80,
+                                 pattern: .double, durationSeconds: 60)
+        _ = fw.handle(frame(.setAlarm(alarm), id: 3), tick: 0)
+        fw.invalidateClock()
+        let events = run(&fw, through: 500 * 120)
+        #expect(events == [PodEvent(tick: 500 * 90, kind: .alarmFailed, side: .right, argument: 2)])
+        #expect(fw.fired.map(\.outcome) == [.failedClockInvalid])
+        #expect(fw.status(tick: 500 * 120).clockValid == false)
+    }
+
+    @Test func rebootForgetsEverythingButCountsTheBoot() {
+        var fw = PodFirmware(identity: PodIdentity(initialBootCount: 7))
+        ready(&fw, clockAt: Self.sundayLate, tick: 0)
+        _ = fw.handle(frame(.startStream(.all), id: 3), tick: 0)
+        _ = fw.handle(frame(.setAlarm(AlarmSetting(side: .left, days: .everyDay, time: ClockTime("07:00")!,
+                                                   intensity: 50, pattern: .rise, durationSeconds: 60)), id: 4), tick: 0)
+        let boot = fw.reboot(reason: .brownOut)
+        #expect(boot == PodEvent(tick: 0, kind: .boot, side: nil, argument: ResetReason.brownOut.rawValue))
+        #expect(fw.bootCount == 8)
+        #expect(fw.clock == nil && fw.streaming.isEmpty && !fw.linkReady)
+        #expect(fw.report(side: .left).alarm == nil)
+        #expect(status(fw.handle(frame(.getStatus, id: 5), tick: 10)) == .notReady)
+        #expect(fw.nextTimer == nil)
+    }
+}
