@@ -1,0 +1,65 @@
+import ArgumentParser
+import PodDevice
+import PodProtocol
+
+/// `podbridge devices`: the pods present, by serial, with their node, link and firmware.
+struct DevicesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "devices",
+        abstract: "List the pods present: serial, device node, link (serial/usb) and firmware.",
+        discussion: "Pods are found with libudev by USB id (default 1209:5050). Firmware comes from a quick HELLO; a pod another process holds shows as busy.")
+
+    @Option(name: .customLong("usb-id"), help: "The pod's USB vendor:product id, in hex.")
+    var usbID: String = PodMatch.default.description
+
+    @Option(name: .customLong("path"), help: "Also probe this tty (e.g. a virtual pod's pty); repeatable.")
+    var paths: [String] = []
+
+    @Flag(name: .customLong("no-hello"), help: "Do not open the pods to ask their firmware version.")
+    var noHello = false
+
+    func run() async throws {
+        guard let match = PodMatch(parsing: usbID) else { throw ValidationError("--usb-id must look like 1209:5050") }
+        var rows: [(serial: String, node: String, link: String, firmware: String)] = []
+        let found = try PodDiscovery.enumerate(configuration: DiscoveryConfiguration(match: match))
+        for pod in found {
+            let firmware = noHello ? "-" : await Self.firmware(PodProbe.opener(for: pod))
+            rows.append((pod.serial ?? "(no serial) \(pod.key)", pod.devnode, "\(pod.link)", firmware))
+        }
+        for path in paths {
+            var serial = "?"
+            var firmware = "-"
+            do {
+                let info = try await PodProbe.hello(PathOpener(path: path))
+                serial = info.serial
+                firmware = "\(info.firmware) (protocol v\(info.protocolVersion))"
+            } catch {
+                firmware = "error: \(error)"
+            }
+            rows.append((serial, path, "serial", firmware))
+        }
+        if rows.isEmpty {
+            print("no pods found (USB id \(match); try --path for a virtual pod)")
+            return
+        }
+        let header = ("SERIAL", "NODE", "LINK", "FIRMWARE")
+        let w0 = max(header.0.count, rows.map(\.serial.count).max() ?? 0)
+        let w1 = max(header.1.count, rows.map(\.node.count).max() ?? 0)
+        let w2 = max(header.2.count, rows.map(\.link.count).max() ?? 0)
+        func pad(_ s: String, _ w: Int) -> String { s + String(repeating: " ", count: max(0, w - s.count)) }
+        print("\(pad(header.0, w0))  \(pad(header.1, w1))  \(pad(header.2, w2))  \(header.3)")
+        for r in rows { print("\(pad(r.serial, w0))  \(pad(r.node, w1))  \(pad(r.link, w2))  \(r.firmware)") }
+    }
+
+    static func firmware(_ opener: any PodOpener) async -> String {
+        do {
+            let info = try await PodProbe.hello(opener)
+            return "\(info.firmware) (protocol v\(info.protocolVersion))"
+        } catch let error as TransportError {
+            if case .failed(let why) = error, why.contains("in use") { return "busy (in use by another process)" }
+            return "error: \(error)"
+        } catch {
+            return "error: \(error)"
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import ArgumentParser
+import Foundation
+import PodDevice
+import PodProtocol
+
+/// `podbridge stream`: connect to one pod and print its live readings per side until
+/// Ctrl-C, riding through unplug/replug of the same serial.
+struct StreamCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stream",
+        abstract: "Connect to a pod and print live readings per side (Ctrl-C to stop).",
+        discussion: "Without --path the pod is found with libudev (and re-found by its serial after an unplug). --record writes a capture (firmware-protocol.md §9).")
+
+    @Option(help: "The pod's tty (e.g. /dev/ttyACM0 or a virtual pod's pty) instead of discovery.")
+    var path: String?
+
+    @Option(help: "Only this pod (USB serial); default: the first one found, then only that one.")
+    var serial: String?
+
+    @Option(help: "Write every frame, both directions, with receive times to this capture file.")
+    var record: String?
+
+    @Option(name: .customLong("usb-id"), help: "The pod's USB vendor:product id, in hex.")
+    var usbID: String = PodMatch.default.description
+
+    @Flag(name: .customLong("prefer-usb"), help: "Use the vendor bulk interface (libusb) when a pod offers both links.")
+    var preferUSB = false
+
+    @Option(help: "Seconds between printed readings.")
+    var interval: Double = 1
+
+    func run() async throws {
+        guard let match = PodMatch(parsing: usbID) else { throw ValidationError("--usb-id must look like 1209:5050") }
+        guard interval > 0 else { throw ValidationError("--interval must be positive") }
+        var discovery: PodDiscovery?
+        let opener: any PodOpener
+        if let path {
+            opener = PathOpener(path: path)
+        } else {
+            let d = try PodDiscovery(configuration: DiscoveryConfiguration(match: match))
+            discovery = d
+            opener = DiscoveredPodOpener(directory: PodDirectory(following: d), key: serial, preferUSB: preferUSB)
+        }
+        let recorder = try record.map { try CaptureRecorder(path: $0) }
+        let connection = PodConnection(opener: opener, expectedSerial: serial, recorder: recorder)
+        print("waiting for \(opener.description)…")
+
+        let runner = Task { try await connection.run() }
+        let interrupts = Task {
+            for await _ in InterruptSignals.stream() {
+                runner.cancel()
+                return
+            }
+        }
+        // Live analysis (heart rate, breathing, movement, presence) plugs in here through
+        // `LiveAnalyzer`; without one the view shows the raw per-side signals.
+        let view = StreamView(readings: LiveReadings(), interval: .milliseconds(Int(interval * 1000)))
+        for await event in connection.events {
+            await view.handle(event, connection: connection)
+        }
+        interrupts.cancel()
+        discovery?.stop()
+        let counters = await connection.counters()
+        print(StreamView.countersLine(counters))
+        if let recorder {
+            if let error = recorder.error { print("capture \(recorder.path) stopped early: \(error)") } else { print("capture written to \(recorder.path)") }
+        }
+        do {
+            try await runner.value
+        } catch let error as PodLinkError {
+            throw ValidationError(error.description)
+        }
+    }
+}
+
+/// Turns link events into terminal lines.
+final class StreamView {
+    let readings: LiveReadings
+    let interval: Duration
+    private var lastPrint = ContinuousClock.now
+    private var streaming = false
+
+    init(readings: LiveReadings, interval: Duration) {
+        self.readings = readings
+        self.interval = interval
+    }
+
+    func handle(_ event: LinkEvent, connection: PodConnection) async {
+        switch event {
+        case .connecting(let endpoint):
+            print("connecting to \(endpoint)")
+        case .connected(let info, let endpoint):
+            print("connected: pod \(info.serial), firmware \(info.firmware), protocol v\(info.protocolVersion), \(info.sides) side(s), \(info.sampleRate) Hz, boot #\(info.bootCount) on \(endpoint)")
+        case .clockSet(let anchor):
+            print("clock set (tick \(anchor.tick) = \(anchor.unixMillis) ms, UTC\(anchor.utcOffsetMinutes >= 0 ? "+" : "")\(anchor.utcOffsetMinutes) min)")
+        case .streaming:
+            streaming = true
+        case .frame(let frame, _):
+            readings.apply(frame.message)
+            if case .event(let e) = frame.message { print("event: \(e.kind)\(e.side.map { " \($0)" } ?? "") arg \(e.argument) at tick \(e.tick)") }
+            if streaming, ContinuousClock.now - lastPrint >= interval {
+                lastPrint = .now
+                print(Self.readingsLines(readings))
+                print(Self.countersLine(await connection.counters()))
+            }
+        case .podRebooted:
+            streaming = false
+            print("pod rebooted: handshake, clock and schedules again")
+        case .disconnected(let reason):
+            streaming = false
+            print("disconnected: \(reason)")
+        case .retrying(let attempt, let delay, let reason):
+            let ms = delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
+            print("retry #\(attempt) in \(ms) ms (\(reason))")
+        case .stopped(let error):
+            if let error { print("stopped: \(error)") }
+        }
+    }
+
+    static func readingsLines(_ r: LiveReadings) -> String {
+        Side.allCases.map { side in
+            let s = r.side(side)
+            var parts = ["\(side == .left ? "left " : "right"):"]
+            if let present = s.vitals.present { parts.append("present \(present ? "yes" : "no ")") }
+            parts.append("piezo p-p \(s.piezoPeakToPeak.map(String.init) ?? "-")")
+            parts.append("cap \(s.capacitance.isEmpty ? "-" : s.capacitance.map(String.init).joined(separator: "/"))")
+            parts.append("bed \(s.bedTemperature.map { format($0, 1) + " °C" } ?? "-")")
+            if let hr = s.vitals.heartRate { parts.append("HR \(format(hr, 0)) bpm") }
+            if let br = s.vitals.breathingRate { parts.append("BR \(format(br, 1)) /min") }
+            if let mv = s.vitals.movement { parts.append("move \(format(mv, 2))") }
+            return parts.joined(separator: "  ")
+        }.joined(separator: "\n") + "\nroom: \(r.ambientTemperature.map { format($0, 1) + " °C" } ?? "-")  \(r.humidity.map { format($0, 0) + " %RH" } ?? "")"
+    }
+
+    static func countersLine(_ c: LinkCounters) -> String {
+        "frames \(c.frames)  dropped \(c.droppedFrames) (\(c.sequenceGaps) gaps)  crc errors \(c.crcErrors)  malformed \(c.malformed)  reconnects \(c.reconnects)  timeouts \(c.timeouts)"
+    }
+
+    static func format(_ v: Double, _ decimals: Int) -> String { String(format: "%.\(decimals)f", v) }
+}
