@@ -219,7 +219,12 @@ final class NightPlan: Sendable {
         }
 
         // Movement bursts.
-        for m in sp.movements where m.end > t0 && m.start < t1 {
+        // Bursts are sorted by start and last at most 15 s: start the scan just before t0.
+        var mi = lowerBound(sp.movementStarts, t0 - 15)
+        while mi < sp.movements.count && sp.movements[mi].start < t1 {
+            let m = sp.movements[mi]
+            mi += 1
+            guard m.end > t0 else { continue }
             let first = max(0, Int(((m.start - t0) * fs).rounded(.down)))
             let last = min(count, Int(((m.end - t0) * fs).rounded(.up)))
             let g = channel == 0 ? 1.0 : 0.8

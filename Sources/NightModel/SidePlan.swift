@@ -49,6 +49,8 @@ struct SidePlan: Sendable {
     /// BCG amplitude of each beat, counts on channel 0.
     let beatAmplitude: [Double]
     let movements: [MovementBurst]
+    /// Start times of `movements` (sorted), for binary search.
+    let movementStarts: [Double]
     /// Per second: 0…1 how far the bed has warmed up to body temperature.
     let warmth: [Double]
 
@@ -101,6 +103,7 @@ struct SidePlan: Sendable {
         }
         moves.sort { $0.start < $1.start }
         movements = moves
+        movementStarts = moves.map(\.start)
         var moving = [Bool](repeating: false, count: n)
         for m in moves {
             let a = max(0, Int(m.start.rounded(.down))), b = min(n, Int(m.end.rounded(.up)))

@@ -23,8 +23,10 @@ func runFrontEndBench(options: BenchOptions) throws {
         print("\(tag).hr_coverage: \(fmt(100 * s.hrCoverage)) % of in-bed minutes")
         print("\(tag).br_mae: \(fmt(s.brMAE)) /min")
         print("\(tag).br_coverage: \(fmt(100 * s.brCoverage)) % of in-bed minutes")
+        print("\(tag).beat_sensitivity: \(fmt(100 * s.beatSensitivity)) % of true beats found within 100 ms")
+        print("\(tag).beat_timing_sd: \(fmt(1000 * s.beatTimingSD, 1)) ms")
         print("\(tag).presence_agreement: \(fmt(100 * s.presenceAgreement)) % of seconds")
-        print("\(tag).seconds_per_night: \(fmt(seconds / Double(scores.count / 2) * 8 / hours, 3)) s (8-h two-sided night, front end only)")
+        print("\(tag).seconds_per_night: \(fmt(seconds / Double(scores.count / 2) * 8 / hours, 3)) s (8-h two-sided night, front end only, CPU time)")
     }
 
     // An empty side next to an occupied one: no phantom presence or vitals.
@@ -41,7 +43,15 @@ func runFrontEndBench(options: BenchOptions) throws {
     print("frontend.live_seconds_per_hour: \(fmt(live.frontEndSeconds, 3)) s")
 }
 
-/// Plays a NightModel night through one front end per side, timing only the front end.
+/// CPU time of the calling thread (not wall time, so other processes on a shared machine
+/// do not inflate the figure).
+private func threadCPUSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
+
+/// Plays a NightModel night through one front end per side, timing (thread CPU) only the front end.
 struct FrontEndNightRun {
     var outputs: [FrontEndOutput] = []
     var scores: [FrontEndNightScore] = []
@@ -60,24 +70,23 @@ struct FrontEndNightRun {
             var out = FrontEndOutput()
             var index = 0
             var nextCap = 0.0
-            var elapsed = Duration.zero
-            let clockTimer = ContinuousClock()
+            var elapsed = 0.0
             while index < total {
                 let n = min(chunkFrames, total - index)
                 let samples = sim.piezo(side: side, count: n)
                 let endT = Double(index + n) / config.sampleRate
                 var caps: [(Double, [Int32])] = []
                 while nextCap < endT { caps.append((nextCap, sim.capacitance(side: side, at: nextCap))); nextCap += capStep }
-                let start = clockTimer.now
+                let start = threadCPUSeconds()
                 for (t, v) in caps { fe.pushCapacitance(v, at: Self.epoch + t) }
                 out.append(fe.pushPiezo(samples, channels: ch, firstSampleIndex: Int64(index), clock: clock))
-                elapsed += clockTimer.now - start
+                elapsed += threadCPUSeconds() - start
                 index += n
             }
-            let start = clockTimer.now
+            let start = threadCPUSeconds()
             out.append(fe.finish())
-            elapsed += clockTimer.now - start
-            frontEndSeconds += Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+            elapsed += threadCPUSeconds() - start
+            frontEndSeconds += elapsed
             outputs.append(out)
             scores.append(FrontEndNightScore(output: out, truth: sim.truth.sides[side], epoch: Self.epoch))
         }
@@ -94,6 +103,16 @@ struct FrontEndNightScore {
     var inBedMinutes = 0
     var agreeSeconds = 0
     var totalSeconds = 0
+    /// Detected-minus-true J-peak offsets of matched beats, and the number of true beats.
+    var beatOffsets: [Double] = []
+    var trueBeats = 0
+
+    var beatSensitivity: Double { trueBeats == 0 ? .nan : Double(beatOffsets.count) / Double(trueBeats) }
+    var beatTimingSD: Double {
+        guard beatOffsets.count > 1 else { return .nan }
+        let m = mean(beatOffsets)
+        return (beatOffsets.map { ($0 - m) * ($0 - m) }.reduce(0, +) / Double(beatOffsets.count - 1)).squareRoot()
+    }
 
     var hrMAE: Double { hrErrors.isEmpty ? .nan : hrErrors.reduce(0, +) / Double(hrErrors.count) }
     var brMAE: Double { brErrors.isEmpty ? .nan : brErrors.reduce(0, +) / Double(brErrors.count) }
@@ -118,6 +137,17 @@ struct FrontEndNightScore {
             totalSeconds += 1
             if present[i] == truth.present[i] { agreeSeconds += 1 }
         }
+        // Each true J-peak matched to the nearest detected beat within 100 ms.
+        let detected = output.beats.map { $0 - epoch }
+        var j = 0
+        for b in truth.beatTimes {
+            let target = b + BCGTemplate.jDelay
+            while j + 1 < detected.count && detected[j + 1] <= target { j += 1 }
+            var best = Double.infinity
+            for k in [j, j + 1] where k < detected.count && abs(detected[k] - target) < abs(best) { best = detected[k] - target }
+            if abs(best) < 0.1 { beatOffsets.append(best) }
+        }
+        trueBeats = truth.beatTimes.count
         for m in 0..<(n / 60) {
             let r = (m * 60)..<(m * 60 + 60)
             guard r.allSatisfy({ truth.present[$0] }) else { continue }
@@ -133,6 +163,7 @@ struct FrontEndNightScore {
         var p = FrontEndNightScore()
         for s in all {
             p.hrErrors += s.hrErrors; p.brErrors += s.brErrors
+            p.beatOffsets += s.beatOffsets; p.trueBeats += s.trueBeats
             p.inBedMinutes += s.inBedMinutes; p.agreeSeconds += s.agreeSeconds; p.totalSeconds += s.totalSeconds
         }
         return p

@@ -3,8 +3,10 @@
 /// local maximum of that envelope that is the largest within a refractory span and at
 /// least a fraction of the recent beats' height. The span is 0.6 of the recent median RR
 /// interval, clamped to 0.27…0.75 s (so at most ~220 per minute; a lock at half the true
-/// rate cannot hold because the span never covers a whole true interval). Polarity-free,
-/// O(1) per sample.
+/// rate cannot hold because the span never covers a whole true interval). The beat time is
+/// then refined to the J-wave itself: the extreme of the cardiac band, of the polarity the
+/// recent beats showed, in the 200 ms before to 50 ms after the envelope peak, interpolated
+/// between samples. O(1) per sample.
 struct BeatDetector: Sendable {
     /// Shortest and longest refractory span, seconds.
     static let minSeparation = 0.27
@@ -23,6 +25,12 @@ struct BeatDetector: Sendable {
     private var intervals: [Double] = []
     private var separation = minSeparation
     private let dt: Double
+    /// The last 128 cardiac-band samples and their times (1.28 s at 100 Hz).
+    private var ring = [Double](repeating: 0, count: 128)
+    private var ringTime = [Double](repeating: -Double.infinity, count: 128)
+    private var ringPos = 0
+    /// Running sign of the J-wave (+ if beats peak upward).
+    private var polarity = 0.0
 
     init(sampleRate: Double) {
         dt = 1 / sampleRate
@@ -32,6 +40,7 @@ struct BeatDetector: Sendable {
     mutating func reset() {
         smoother.reset()
         e1 = 0; e2 = 0; samples = 0
+        for i in ringTime.indices { ringTime[i] = -Double.infinity }
         candidate = nil
         lastAccepted = -Double.infinity
         intervals.removeAll()
@@ -44,6 +53,9 @@ struct BeatDetector: Sendable {
     mutating func process(_ c: Double, at t: Double) -> (t: Double, v: Double)? {
         let e = smoother.process(c * c)
         samples += 1
+        ring[ringPos] = c
+        ringTime[ringPos] = t
+        ringPos = (ringPos + 1) & 127
         var found: (t: Double, v: Double)? = nil
         if samples >= 3 && e1 > e2 && e1 >= e {
             // Parabolic refinement of the peak time.
@@ -83,7 +95,7 @@ struct BeatDetector: Sendable {
                 }
             }
             lastAccepted = c.t
-            return c
+            return (refine(c.t), c.v)
         }
         // Nothing accepted for a while: the level is stale (posture change, quieter signal).
         if now - lastAccepted > 2.5 {
@@ -91,6 +103,24 @@ struct BeatDetector: Sendable {
             separation = Self.minSeparation
         }
         return nil
+    }
+
+    /// The J-wave time near an envelope peak at `t` (falls back to `t`).
+    private mutating func refine(_ t: Double) -> Double {
+        var hi = -Double.infinity, hiK = -1, lo = Double.infinity, loK = -1
+        for k in 0..<128 where ringTime[k] >= t - 0.2 && ringTime[k] <= t + 0.05 {
+            if ring[k] > hi { hi = ring[k]; hiK = k }
+            if ring[k] < lo { lo = ring[k]; loK = k }
+        }
+        guard hiK >= 0, loK >= 0 else { return t }
+        polarity += ((hi >= -lo ? 1.0 : -1.0) - polarity) * 0.05
+        let k = polarity >= 0 ? hiK : loK
+        let km = (k + 127) & 127, kp = (k + 1) & 127
+        guard ringTime[km] < ringTime[k], ringTime[kp] > ringTime[k] else { return ringTime[k] }
+        let y0 = ring[km], y1 = ring[k], y2 = ring[kp]
+        let denom = y0 - 2 * y1 + y2
+        let offset = denom != 0 ? min(max(0.5 * (y0 - y2) / denom, -0.5), 0.5) : 0
+        return ringTime[k] + offset * dt
     }
 
     private func median(_ a: [Double]) -> Double {

@@ -30,7 +30,7 @@ public struct SignalFrontEnd: Sendable {
 
     /// Delay of a detected beat after the BCG J-peak (filters and envelope), removed from
     /// the reported beat times.
-    static let beatDelay = 0.167
+    static let beatDelay = 0.092
 
     private struct Slot: Sendable {
         var key = Int.min
@@ -397,8 +397,11 @@ public struct SignalFrontEnd: Sendable {
             cardiacHistory.append(c)
             bodyHistory.append(b)
             if cardiacHistory.count > 60 { cardiacHistory.removeFirst(); bodyHistory.removeFirst() }
-            cardiacBase = Self.upperQuartile(cardiacHistory)
-            bodyBase = Self.upperQuartile(bodyHistory)
+            // Re-ranked every few seconds: a minute-long baseline moves slowly anyway.
+            if cardiacBase == nil || s % 4 == 0 {
+                cardiacBase = Self.upperQuartile(cardiacHistory)
+                bodyBase = Self.upperQuartile(bodyHistory)
+            }
         }
         var movement = sl.thump ? 0 : movementIndex(sl)
         movement = (movement * 100).rounded() / 100

@@ -22,11 +22,11 @@ import NightModel
             #expect(v.movement < 2.5)
         }
         #expect(withHR >= 95)
-        // Every true beat in the middle is found once, close to its J-peak.
+        // Every true beat in the middle is found once, within 20 ms of its J-peak.
         let found = out.beats.map { $0 - SyntheticBed.epoch }.filter { $0 >= 30 && $0 < 130 }
         let truth = bed.beats.filter { $0 >= 30 && $0 < 130 }
         #expect(abs(found.count - truth.count) <= 2)
-        let close = found.filter { f in truth.contains { abs($0 - f) < 0.06 } }
+        let close = found.filter { f in truth.contains { abs($0 - f) < 0.02 } }
         #expect(close.count >= found.count - 2)
     }
 
