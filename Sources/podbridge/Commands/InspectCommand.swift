@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import PodProtocol
+
+/// `podbridge inspect`: what is in a capture file, or in raw bytes from the link.
+struct InspectCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inspect",
+        abstract: "List the frames of a capture file (or a raw byte dump with --raw) and the decoder's counters.")
+
+    @Argument(help: "A capture written by `podbridge stream --record` or the virtual pod.")
+    var file: String
+
+    @Flag(help: "The file holds raw link bytes (COBS frames and 0x00 delimiters), not a capture.")
+    var raw = false
+
+    @Option(help: "Print at most this many frames (0: only the summary).")
+    var limit = 40
+
+    func run() throws {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw ValidationError("cannot read \(file)")
+        }
+        var printed = 0
+        var perType: [String: Int] = [:]
+        func show(_ frame: DecodedFrame, time: UInt64?) {
+            perType[Self.name(of: frame.message), default: 0] += 1
+            guard printed < limit else { return }
+            printed += 1
+            let stamp = time.map { String(format: "%.3f ", Double($0) / 1e6) } ?? ""
+            print("\(stamp)seq \(frame.header.sequence) id \(frame.header.requestID) \(Self.summary(of: frame.message))")
+        }
+        if raw {
+            let decoder = FrameDecoder()
+            for frame in decoder.decode(Array(data)) { show(frame, time: nil) }
+            print(Self.describe(decoder.counters))
+        } else {
+            let capture: (records: [Capture.Record], truncatedTail: Bool)
+            do { capture = try Capture.read(Array(data)) } catch { throw ValidationError("\(file): \(error)") }
+            var bad = 0
+            for record in capture.records {
+                switch FrameDecoder.parse(frame: record.frame) {
+                case .success(let frame): show(frame, time: record.receivedMicros)
+                case .failure: bad += 1
+                }
+            }
+            print("\(capture.records.count) records, \(bad) failed their CRC\(capture.truncatedTail ? ", last record cut short" : "")")
+        }
+        for (name, count) in perType.sorted(by: { $0.key < $1.key }) { print("  \(name): \(count)") }
+    }
+
+    static func name(of message: Message) -> String {
+        switch message {
+        case .response(let r): "response(\(r.request))"
+        case .unknown(let t, _): "unknown(0x\(String(t, radix: 16)))"
+        default: String(describing: message).prefix { $0 != "(" }.description
+        }
+    }
+
+    static func summary(of message: Message) -> String {
+        switch message {
+        case .piezo(let p): "piezo \(p.side) tick \(p.firstTick) \(p.count)×\(p.channels) gain \(p.gain)"
+        case .capacitance(let c): "capacitance \(c.side) tick \(c.tick) \(c.values)"
+        default: String(describing: message)
+        }
+    }
+
+    static func describe(_ c: DecoderCounters) -> String {
+        "bytes \(c.bytes) frames \(c.frames) crc_errors \(c.crcErrors) malformed \(c.malformed) oversize \(c.oversize) "
+            + "dropped \(c.droppedFrames) (gaps \(c.sequenceGaps)) unknown \(c.unknownTypes) restarts \(c.senderRestarts)"
+    }
+}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Writes each test vector of firmware-protocol.md §10 as a fuzzer seed file in $1.
+set -euo pipefail
+out=${1:?corpus directory}
+mkdir -p "$out"
+awk '/^```vectors/{on=1; next} /^```/{on=0} on' firmware-protocol.md | while IFS=: read -r name hex; do
+  printf '%s' "$hex" | xxd -r -p > "$out/vector-$name" 2>/dev/null || \
+    python3 -c "import sys; sys.stdout.buffer.write(bytes.fromhex(sys.argv[1]))" "$hex" > "$out/vector-$name"
+done
