@@ -40,25 +40,31 @@ public struct NightSimulator: Sendable {
         cursors[side] += count
         let ch = config.channelsPerSide
         var out = [Int32](repeating: 0, count: count * ch)
+        // Body components once per side (each channel mixes them with its own gains).
+        var own = BodyComponents(count: count)
+        plan.renderBody(side: side, start: start, into: &own)
+        var partners: [BodyComponents] = []
+        if config.partnerCoupling != 0 {
+            for p in plan.sides.indices where p != side && plan.sides[p].occupied {
+                var b = BodyComponents(count: count)
+                plan.renderBody(side: p, start: start, into: &b)
+                partners.append(b)
+            }
+        }
         var buf = [Double](repeating: 0, count: count)
-        var partner = [Double](repeating: 0, count: count)
         for c in 0..<ch {
-            for i in 0..<count { buf[i] = 0 }
-            plan.renderBody(side: side, channel: c, start: start, into: &buf)
-            let coupling = config.partnerCoupling
-            if coupling != 0 {
-                for p in plan.sides.indices where p != side && plan.sides[p].occupied {
-                    for i in 0..<count { partner[i] = 0 }
-                    plan.renderBody(side: p, channel: c, start: start, into: &partner)
-                    for i in 0..<count { buf[i] += coupling * partner[i] }
-                }
+            let rg = plan.respGain[c], bg = plan.bcgGain[c], mg = plan.moveGain[c]
+            for i in 0..<count { buf[i] = rg * own.respiration[i] + bg * own.bcg[i] + mg * own.movement[i] }
+            let k = config.partnerCoupling
+            for b in partners {
+                for i in 0..<count { buf[i] += k * (rg * b.respiration[i] + bg * b.bcg[i] + mg * b.movement[i]) }
             }
             plan.renderPump(side: side, channel: c, start: start, into: &buf)
             plan.renderDriftAndNoise(side: side, channel: c, start: start, state: &noiseState[side][c], into: &buf)
             let offset = plan.dcOffset[side][c]
             for i in 0..<count {
-                let v = (buf[i] + offset).rounded()
-                out[i * ch + c] = Int32(min(max(v, -2_147_483_648), 2_147_483_647))
+                let v = min(max(buf[i] + offset, -2_147_483_648), 2_147_483_647)
+                out[i * ch + c] = Int32(v < 0 ? v - 0.5 : v + 0.5)
             }
         }
         return out
@@ -133,6 +139,7 @@ final class NightPlan: Sendable {
     /// Channel gains for the BCG and the respiration (a second channel sits elsewhere under the body).
     let bcgGain: [Double] = [1.0, 0.75]
     let respGain: [Double] = [1.0, 1.25]
+    let moveGain: [Double] = [1.0, 0.8]
     let pumpGain: [[Double]] = [[1.0, 0.8], [0.9, 0.7]]
 
     init(config: NightConfig) {
@@ -171,20 +178,18 @@ final class NightPlan: Sendable {
             pumpBursts: pump)
     }
 
-    /// Respiration, BCG and movement of `side` as channel `channel` sees them, added into `buf`.
-    func renderBody(side: Int, channel: Int, start: Int, into buf: inout [Double]) {
+    /// Respiration, BCG and movement of `side` (channel-0 scale) for samples from `start`.
+    func renderBody(side: Int, start: Int, into body: inout BodyComponents) {
         let sp = sides[side]
         guard sp.occupied, sp.duration > 0 else { return }
-        let count = buf.count
+        let count = body.respiration.count
         let fs = sampleRate
         let t0 = Double(start) / fs, t1 = Double(start + count) / fs
         guard t1 > 0, t0 < Double(sp.duration) + 1 else { return }
-        let rg = respGain[channel], bg = bcgGain[channel]
-
         // Respiration: shaped waveform of the breath phase, per-second amplitude.
         let table = RespirationShape.table
         let tableMask = Double(table.count)
-        buf.withUnsafeMutableBufferPointer { b in
+        body.respiration.withUnsafeMutableBufferPointer { b in
             for i in 0..<count {
                 let t = Double(start + i) / fs
                 let s = Int(t)
@@ -193,7 +198,7 @@ final class NightPlan: Sendable {
                 if amp == 0 { continue }
                 let ph = sp.breathPhase[s] + (t - Double(s)) * (sp.breathPhase[s + 1] - sp.breathPhase[s])
                 let frac = ph - ph.rounded(.down)
-                b[i] += rg * amp * table[Int(frac * tableMask)]
+                b[i] = amp * table[Int(frac * tableMask)]
             }
         }
 
@@ -202,9 +207,9 @@ final class NightPlan: Sendable {
         var k = lowerBound(beats, t0 - BCGTemplate.length)
         let tpl = BCGTemplate.table
         let rate = BCGTemplate.tableRate
-        buf.withUnsafeMutableBufferPointer { b in
+        body.bcg.withUnsafeMutableBufferPointer { b in
             while k < beats.count && beats[k] < t1 {
-                let tb = beats[k], a = bg * sp.beatAmplitude[k]
+                let tb = beats[k], a = sp.beatAmplitude[k]
                 let first = max(0, Int(((tb - t0) * fs).rounded(.up)))
                 let last = min(count, Int(((tb + BCGTemplate.length - t0) * fs).rounded(.up)))
                 if first < last {
@@ -227,8 +232,7 @@ final class NightPlan: Sendable {
             guard m.end > t0 else { continue }
             let first = max(0, Int(((m.start - t0) * fs).rounded(.down)))
             let last = min(count, Int(((m.end - t0) * fs).rounded(.up)))
-            let g = channel == 0 ? 1.0 : 0.8
-            if first < last { for i in first..<last { buf[i] += g * m.value(at: Double(start + i) / fs) } }
+            if first < last { for i in first..<last { body.movement[i] += m.value(at: Double(start + i) / fs) } }
         }
     }
 
@@ -277,6 +281,19 @@ final class NightPlan: Sendable {
         var lo = 0, hi = a.count
         while lo < hi { let m = (lo + hi) / 2; if a[m] < x { lo = m + 1 } else { hi = m } }
         return lo
+    }
+}
+
+/// One side's body signal for a run of samples, split so each channel can mix it.
+struct BodyComponents {
+    var respiration: [Double]
+    var bcg: [Double]
+    var movement: [Double]
+
+    init(count: Int) {
+        respiration = [Double](repeating: 0, count: count)
+        bcg = [Double](repeating: 0, count: count)
+        movement = [Double](repeating: 0, count: count)
     }
 }
 

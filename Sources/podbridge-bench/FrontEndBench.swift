@@ -29,6 +29,19 @@ func runFrontEndBench(options: BenchOptions) throws {
         print("\(tag).seconds_per_night: \(fmt(seconds / Double(scores.count / 2) * 8 / hours, 3)) s (8-h two-sided night, front end only, CPU time)")
     }
 
+    // The model itself: rendering a night's piezo for both sides (what the virtual pod does).
+    let renderStart = threadCPUSeconds()
+    var sim = NightSimulator(config: NightConfig(seed: 15, duration: hours * 3600))
+    let planSeconds = threadCPUSeconds() - renderStart
+    var checksum = 0
+    for side in 0..<2 {
+        var left = Int(hours * 3600 * 500)
+        while left > 0 { let n = min(left, 25_000); checksum &+= Int(sim.piezo(side: side, count: n)[0]); left -= n }
+    }
+    let renderSeconds = threadCPUSeconds() - renderStart
+    print("nightmodel.plan_seconds: \(fmt(planSeconds, 3)) s (stages, rates, beats for two sides)")
+    print("nightmodel.render_seconds_per_night: \(fmt(renderSeconds * 8 / hours, 3)) s (8-h two-sided 2-channel piezo, CPU time; checksum \(checksum & 0xFF))")
+
     // An empty side next to an occupied one: no phantom presence or vitals.
     let emptyConfig = NightConfig(seed: 13, duration: hours * 3600,
                                   sides: [SideConfig(), .empty], noise: .high)
