@@ -30,7 +30,8 @@ struct CaptureReplay: Sendable {
         var lastSeq: UInt16?
         var firstTime: UInt64?
         var base: UInt64?
-        for record in records where record.direction == .podToHub {
+        for record in records {
+            guard record.direction == .podToHub else { skipped += 1; continue }
             guard case .success(let frame) = FrameDecoder.parse(frame: record.frame) else { skipped += 1; continue }
             let t0 = firstTime ?? record.receivedMicros
             firstTime = t0

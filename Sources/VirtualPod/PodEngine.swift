@@ -155,7 +155,10 @@ final class PodEngine: @unchecked Sendable {
             if config.stopsAtEnd, isAtEnd { finished = true }
             publish()
             flush()
-            if finished { break }
+            if finished {
+                drain(until: Self.monotonicNanos() + 2_000_000_000)
+                break
+            }
             sleep(now: now)
         }
         pty?.close()
@@ -322,6 +325,22 @@ final class PodEngine: @unchecked Sendable {
         } else if pendingStart > 1 << 16 {
             pending.removeFirst(pendingStart)
             pendingStart = 0
+        }
+    }
+
+    /// At the natural end: give a listening hub the last frames before the tty closes.
+    private func drain(until deadline: UInt64) {
+        var quietRounds = 0
+        while let pty, stallUntil == nil, quietRounds < 3 {
+            let now = Self.monotonicNanos()
+            guard now < deadline, !shared.withLock({ $0.stopRequested }) else { return }
+            flush()
+            // The kernel moves written bytes to the hub's queue asynchronously: see it empty
+            // a few times in a row before closing.
+            quietRounds = pendingCount == 0 && pty.unreadByHub == 0 ? quietRounds + 1 : 0
+            var fds = [pollfd(fd: pty.master, events: Int16(POLLOUT), revents: 0)]
+            _ = poll(&fds, 1, 10)
+            if pendingCount == 0 { usleep(10_000) }
         }
     }
 

@@ -72,6 +72,14 @@ final class PseudoTerminal {
         }
     }
 
+    /// Bytes written but not yet read by the hub (waiting in the slave's input queue);
+    /// closing the master now would discard them.
+    var unreadByHub: Int {
+        var n: Int32 = 0
+        guard slave >= 0, ioctl(slave, UInt(FIONREAD), &n) == 0 else { return 0 }
+        return Int(n)
+    }
+
     /// Writes what the tty accepts now; returns the count (0 when full).
     func write(_ bytes: UnsafeRawBufferPointer) -> Int {
         guard bytes.count > 0 else { return 0 }
