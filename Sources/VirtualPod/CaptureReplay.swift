@@ -10,7 +10,7 @@ import PodProtocol
 /// the recording continues from the pod's tick at the start of the replay: the spacing of
 /// every sample is exact and the hub's clock anchor places the data in its own time.
 /// Recorded responses are not replayed: the virtual pod answers the hub that listens now.
-struct CaptureReplay: Sendable {
+public struct CaptureReplay: Sendable {
     struct Item: Sendable {
         /// Model ticks after the replay start (receive-time offset × 500).
         var due: UInt64
@@ -25,8 +25,10 @@ struct CaptureReplay: Sendable {
     private(set) var tickBase: UInt64 = 0
     /// Records that were hub → pod, responses, or did not pass their CRC: not replayed.
     private(set) var skipped = 0
+    /// What the recorded pod said it was in its HELLO reply, if the capture holds one.
+    public private(set) var recordedInfo: PodInfo?
 
-    init(records: [Capture.Record]) {
+    public init(records: [Capture.Record]) {
         var lastSeq: UInt16?
         var firstTime: UInt64?
         var base: UInt64?
@@ -45,6 +47,9 @@ struct CaptureReplay: Sendable {
                 if gap < 0x8000 { lost = gap }
             }
             lastSeq = seq
+            if recordedInfo == nil, case .response(let r) = frame.message, case .hello(let info) = r.body {
+                recordedInfo = info
+            }
             switch frame.message {
             case .piezo, .capacitance, .environment, .event, .log:
                 items.append(Item(due: due, message: frame.message, lostBefore: lost))

@@ -144,7 +144,9 @@ final class PodEngine: @unchecked Sendable {
                 do { try attach() } catch { detachedUntil = now + 1_000_000_000 }  // try again in a second
             }
             if let until = stallUntil, now >= until { stallUntil = nil }
-            let target = modelTick(at: now)
+            var target = modelTick(at: now)
+            // A night that ends stops at its end, not a round later.
+            if config.stopsAtEnd, player != nil { target = min(target, max(endModelTick, modelTick)) }
             advance(to: target)
             for f in faults { apply(f, now: now) }
             if pty != nil, stallUntil == nil { readRequests(&input) }

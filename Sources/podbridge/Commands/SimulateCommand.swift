@@ -39,8 +39,8 @@ struct SimulateCommand: AsyncParsableCommand {
     @Flag(help: "The water pump runs in bursts and shakes the bed.")
     var pump = false
 
-    @Option(help: "USB serial number the pod reports (1-32 ASCII characters).")
-    var serial: String = "VPOD0001"
+    @Option(help: "USB serial number the pod reports (1-32 ASCII characters; default VPOD0001, or the recorded pod's with --replay).")
+    var serial: String?
 
     @Option(help: "Night start (model time 0): ISO 8601 date-time or local HH:mm today (default 22:30).")
     var start: String?
@@ -64,7 +64,7 @@ struct SimulateCommand: AsyncParsableCommand {
         guard NoiseLevel(rawValue: noise) != nil else { throw ValidationError("--noise must be low, normal or high") }
         guard speed.isFinite, speed > 0, speed <= 10_000 else { throw ValidationError("--speed must be in (0, 10000]") }
         guard duration.isFinite, duration > 0, duration <= 48 else { throw ValidationError("--duration must be in (0, 48] hours") }
-        guard PodIdentity.isValidSerial(serial) else { throw ValidationError("--serial must be 1-32 printable ASCII characters") }
+        if let serial, !PodIdentity.isValidSerial(serial) { throw ValidationError("--serial must be 1-32 printable ASCII characters") }
         if let start, Self.parseStart(start) == nil {
             throw ValidationError("--start must be ISO 8601 (2026-01-04T22:30:00+01:00) or HH:mm")
         }
@@ -106,16 +106,23 @@ struct SimulateCommand: AsyncParsableCommand {
         }
         var scheduled: [ScheduledFault] = []
         for f in faults { scheduled.append(try ScheduledFault(spec: f)) }
+        var identity = PodIdentity(serial: serial ?? "VPOD0001")
+        if let records, let info = CaptureReplay(records: records).recordedInfo {
+            // A replay looks like the pod that was recorded, unless told otherwise.
+            identity = PodIdentity(serial: serial ?? info.serial, firmware: info.firmware,
+                                   sides: Int(min(max(info.sides, 1), 2)),
+                                   channelsPerSide: Int(min(max(info.piezoChannelsPerSide, 1), 2)))
+        }
         let attaches = AttachCounter()
         let config = VirtualPodConfiguration(
-            identity: PodIdentity(serial: serial), night: night, speed: speed,
+            identity: identity, night: night, speed: speed,
             nightStartUnix: startDate.timeIntervalSince1970, replay: records, faults: scheduled, linkPath: link,
             onAttach: { path in
                 if attaches.next() > 1 { say("replugged: \(path)") }
             })
         let pod = try VirtualPod(configuration: config)
         let path = try pod.start()
-        say("virtual pod \(serial) on \(path)" + (link.map { " (link \($0))" } ?? ""))
+        say("virtual pod \(identity.serial) on \(path)" + (link.map { " (link \($0))" } ?? ""))
         say(records == nil
               ? "playing \(duration) h from \(ISO8601DateFormatter().string(from: startDate)) at \(speed)x, seed \(seed); Ctrl-C to stop"
               : "replaying \(records!.count) recorded frames at \(speed)x; Ctrl-C to stop")
