@@ -98,8 +98,10 @@ public actor PodConnection {
     /// Start-up, then follow the session until it ends; re-run start-up after a pod reboot.
     /// Returns the reason the link ended. Throws start-up failures.
     private func drive(_ session: PodSession, onConnected: () -> Void) async throws(PodLinkError) -> String {
-        var bootsHandled = await session.boots
-        try await startUp(session)
+        // BOOTs that arrived before HELLO was answered are covered by that HELLO; a reset
+        // after it makes the remaining start-up requests fail (the pod answers NOT_READY
+        // until HELLO), which ends this link and reconnects.
+        var bootsHandled = try await startUp(session)
         onConnected()
         for await signal in session.signals {
             switch signal {
@@ -107,8 +109,7 @@ public actor PodConnection {
                 guard boots > bootsHandled else { continue }  // a BOOT seen during start-up
                 bootsHandled = boots
                 continuation.yield(.podRebooted)
-                try await startUp(session)
-                bootsHandled = max(bootsHandled, await session.boots)
+                bootsHandled = max(bootsHandled, try await startUp(session))
             case .ended(let reason):
                 continuation.yield(.disconnected(reason: reason))
                 return reason
@@ -117,7 +118,9 @@ public actor PodConnection {
         return "link ended"
     }
 
-    private func startUp(_ session: PodSession) async throws(PodLinkError) {
+    /// Runs the start-up of spec §7.1; returns how many BOOTs the session had seen when
+    /// HELLO was answered.
+    private func startUp(_ session: PodSession) async throws(PodLinkError) -> Int {
         try await session.sendDelimiter()
         let hub = Wire.version...Wire.version
         let hello: Response
@@ -132,6 +135,7 @@ public actor PodConnection {
         guard hub.contains(podInfo.protocolVersion) else {
             throw .protocolVersionMismatch(hub: hub, pod: "chose v\(podInfo.protocolVersion)")
         }
+        let bootsAtHello = await session.boots
         if let serial, serial != podInfo.serial { throw .wrongPod(expected: serial, found: podInfo.serial) }
         serial = podInfo.serial
         info = podInfo
@@ -148,6 +152,7 @@ public actor PodConnection {
         }
         _ = try await session.request(.startStream(streams))
         continuation.yield(.streaming(streams))
+        return bootsAtHello
     }
 
     private func closeSession() async {

@@ -197,6 +197,22 @@ struct PodConnectionTests {
         #expect(counters.reconnects == 0)
     }
 
+    @Test("a BOOT that arrives before HELLO is answered does not run the start-up twice")
+    func bootDuringHandshake() async throws {
+        let pod = try ScriptedPod()
+        await pod.setBootBeforeHello()
+        await pod.start()
+        let connection = PodConnection(opener: PathOpener(path: pod.path), timing: quickTiming)
+        let runner = Task { try await connection.run() }
+        defer { runner.cancel(); Task { await pod.unplug() } }
+        var events = connection.events.makeAsyncIterator()
+        _ = await next(&events, where: isStreaming)
+        _ = try await connection.send(.getStatus)
+        #expect(await pod.count(of: .hello) == 1)
+        #expect(await pod.count(of: .setClock) == 1)
+        #expect(await connection.counters().podReboots == 1)
+    }
+
     @Test("garbage, a bad CRC and lost frames are counted while valid frames keep flowing")
     func faultsCounted() async throws {
         let pod = try ScriptedPod()
@@ -229,5 +245,6 @@ struct PodConnectionTests {
 
 extension ScriptedPod {
     func setIgnore(_ type: MessageType, _ count: Int) { ignore[type] = count }
+    func setBootBeforeHello() { bootBeforeHello = true }
     func setRefuse(_ type: MessageType, _ status: Status) { refuse[type] = status }
 }

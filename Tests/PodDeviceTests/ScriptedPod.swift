@@ -18,6 +18,8 @@ actor ScriptedPod {
     var ignore: [MessageType: Int] = [:]
     /// Requests of a type to refuse with a status.
     var refuse: [MessageType: Status] = [:]
+    /// Send a BOOT event just before answering HELLO (a pod that reset as the hub connected).
+    var bootBeforeHello = false
     /// Remembered answers by request id (spec §7.2: retransmits get the same answer).
     private var answered: [UInt16: Response] = [:]
     private var reader: Task<Void, Never>?
@@ -62,6 +64,10 @@ actor ScriptedPod {
         } else {
             switch frame.message {
             case .hello(let h):
+                if bootBeforeHello {
+                    bootBeforeHello = false
+                    await reboot()
+                }
                 response = (h.minVersion...h.maxVersion).contains(protocolVersion)
                     ? Response(request: .hello, status: .ok, body: .hello(info))
                     : Response(request: .hello, status: .unsupportedVersion)
