@@ -7,9 +7,12 @@ import GRDB
 /// - `v2`: schedule in force + history; the backend's session id and the failure reason on
 ///   sessions; outbox leases (claim token and expiry) so no two workers post the same
 ///   session at once; Apple Health values stored on stage blocks (backfilled).
+/// - `v3` (additive): the schedule service's state: the full pod schedule in force per side
+///   with its origin, the user's manual schedule per side, every command pushed to a pod with
+///   the pod's answer, and the alarm events pods report.
 public enum StoreMigrations {
     /// Identifiers of all migrations, oldest first.
-    public static let versions = ["v1", "v2"]
+    public static let versions = ["v1", "v2", "v3"]
 
     public static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -128,6 +131,54 @@ public enum StoreMigrations {
                     set_at          INTEGER NOT NULL
                 );
                 CREATE INDEX schedule_history_pod_side ON schedule_history(pod_serial, side, set_at);
+                """)
+        }
+        migrator.registerMigration("v3") { db in
+            try db.execute(sql: """
+                CREATE TABLE pod_schedule (
+                    pod_serial      TEXT NOT NULL REFERENCES pods(serial) ON DELETE CASCADE,
+                    side            TEXT NOT NULL CHECK (side IN ('left', 'right')),
+                    origin          TEXT NOT NULL CHECK (origin IN ('manual', 'inferred', 'default')),
+                    schedule_json   TEXT NOT NULL,
+                    summary         TEXT NOT NULL,
+                    reason          TEXT NOT NULL,
+                    time_zone       TEXT NOT NULL,
+                    set_at          INTEGER NOT NULL,
+                    acknowledged_at INTEGER,
+                    PRIMARY KEY (pod_serial, side)
+                );
+                CREATE TABLE manual_schedule (
+                    pod_serial       TEXT NOT NULL REFERENCES pods(serial) ON DELETE CASCADE,
+                    side             TEXT NOT NULL CHECK (side IN ('left', 'right')),
+                    weekday_bedtime  TEXT NOT NULL,
+                    weekday_wake     TEXT NOT NULL,
+                    weekend_bedtime  TEXT NOT NULL,
+                    weekend_wake     TEXT NOT NULL,
+                    set_at           INTEGER NOT NULL,
+                    PRIMARY KEY (pod_serial, side)
+                );
+                CREATE TABLE schedule_pushes (
+                    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+                    pod_serial  TEXT NOT NULL REFERENCES pods(serial) ON DELETE CASCADE,
+                    sent_at     INTEGER NOT NULL,
+                    command     TEXT NOT NULL,
+                    description TEXT NOT NULL,
+                    attempt     INTEGER NOT NULL CHECK (attempt >= 1),
+                    outcome     TEXT NOT NULL CHECK (outcome IN ('ack', 'nack', 'timeout', 'link_lost')),
+                    status      TEXT,
+                    detail      TEXT
+                );
+                CREATE INDEX schedule_pushes_pod ON schedule_pushes(pod_serial, id);
+                CREATE TABLE pod_events (
+                    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+                    pod_serial  TEXT NOT NULL REFERENCES pods(serial) ON DELETE CASCADE,
+                    at          INTEGER NOT NULL,
+                    kind        TEXT NOT NULL,
+                    side        TEXT CHECK (side IS NULL OR side IN ('left', 'right')),
+                    argument    INTEGER NOT NULL,
+                    description TEXT NOT NULL
+                );
+                CREATE INDEX pod_events_pod ON pod_events(pod_serial, at);
                 """)
         }
         return migrator

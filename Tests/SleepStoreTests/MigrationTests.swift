@@ -53,7 +53,7 @@ import Testing
             try queue.close()
         }
         let store = try SleepStore(path: path, timeZone: TimeZone(identifier: "UTC")!, clock: ManualClock(1_000_000))
-        #expect(try store.appliedMigrations() == ["v1", "v2"])
+        #expect(try store.appliedMigrations() == ["v1", "v2", "v3"])
         #expect(try store.sessionCount() == 2)
         let first = try #require(try store.session(sourceID: "podbridge:PB-OLD:left:10000"))
         #expect(first.syncStatus == .failed)

@@ -1,0 +1,195 @@
+import Foundation
+import SleepSchedule
+import SleepStore
+
+/// What `podbridge schedule show|infer|set|clear` does, as library code returning the lines
+/// to print; the command only parses arguments. Reads and writes the same store the daemon
+/// uses. A manual schedule set here reaches the pod when the daemon next works the schedule
+/// out: on the pod's next connect or reboot, or when the next session is stored.
+public struct ScheduleConsole: Sendable {
+    public let store: SleepStore
+    public let settings: HubConfiguration.ScheduleSettings
+    /// The pod's zone given on the command line, if any.
+    public let zoneOverride: TimeZone?
+    public let now: Date
+
+    public init(store: SleepStore, settings: HubConfiguration.ScheduleSettings = .init(), zone: TimeZone? = nil,
+                now: Date = Date()) {
+        self.store = store
+        self.settings = settings
+        self.zoneOverride = zone
+        self.now = now
+    }
+
+    /// The pod to talk about: the one given, else the only one the store knows.
+    public func resolvePod(_ serial: String?) throws(ScheduleServiceError) -> String {
+        if let serial, !serial.isEmpty { return serial }
+        let pods: [PodRecord]
+        do { pods = try store.pods() } catch { throw .store("\(error)") }
+        switch pods.count {
+        case 0: throw .noPod("no pod is known in this database yet; pass --pod SERIAL")
+        case 1: return pods[0].serial
+        default: throw .noPod("several pods are known (\(pods.map(\.serial).joined(separator: ", "))); pass --pod SERIAL")
+        }
+    }
+
+    /// The zone `HH:mm` values are in: the command line's, else the one the schedule in
+    /// force was made for, else the configuration's.
+    public func zone(podSerial: String, side: PodSide) -> TimeZone {
+        if let zoneOverride { return zoneOverride }
+        if let stored = try? store.podSchedule(podSerial: podSerial, side: side.bed),
+           let tz = TimeZone(identifier: stored.timeZoneID) { return tz }
+        return settings.podTimeZone.flatMap(TimeZone.init(identifier:)) ?? .current
+    }
+
+    private func resolver(podSerial: String, side: PodSide) -> ScheduleResolver {
+        ScheduleResolver(store: store, settings: settings, podZone: zone(podSerial: podSerial, side: side))
+    }
+
+    // MARK: show
+
+    /// What is in force per side, whether the pod acknowledged it, the last push of each
+    /// command and the last alarm events.
+    public func show(podSerial: String, sides: [PodSide]) throws(ScheduleServiceError) -> [String] {
+        var lines = ["pod \(podSerial)"]
+        do {
+            for side in sides {
+                lines.append("")
+                if let state = try store.podSchedule(podSerial: podSerial, side: side.bed) {
+                    lines.append("\(side): \(state.origin) schedule in force since \(Self.timestamp(state.setAt, state.timeZoneID))"
+                        + (state.acknowledgedAt.map { ", acknowledged by the pod \(Self.timestamp($0, state.timeZoneID))" }
+                            ?? ", not yet acknowledged by the pod"))
+                    if let schedule = try? PodSchedule.fromStoredJSON(state.scheduleJSON) {
+                        lines += schedule.lines.dropFirst().map { "  " + $0.trimmingCharacters(in: .whitespaces) }
+                    } else {
+                        lines.append("  \(state.summary)")
+                    }
+                    lines.append("  why: \(state.reason)")
+                } else {
+                    lines.append("\(side): no schedule worked out yet (the daemon does it when the pod connects)")
+                }
+                if let manual = try store.manualSchedule(podSerial: podSerial, side: side.bed) {
+                    lines.append("  manual schedule set \(Self.timestamp(manual.setAt, nil)): weekday \(manual.weekdayBedtime)–\(manual.weekdayWake), "
+                        + "weekend \(manual.weekendBedtime)–\(manual.weekendWake) (wins until cleared)")
+                }
+            }
+            let pushes = try store.schedulePushes(podSerial: podSerial, limit: 200)
+            var lastPerCommand: [String: SchedulePushRecord] = [:]
+            for p in pushes { lastPerCommand[p.command] = p }
+            let wanted = ["set-clock"] + sides.flatMap { ["set-power-schedule(\($0))", "set-alarm(\($0))"] }
+            lines.append("")
+            lines.append("last push per command:")
+            var any = false
+            for key in wanted {
+                guard let p = lastPerCommand[key] else { continue }
+                any = true
+                lines.append("  \(Self.timestamp(p.sentAt, nil)) \(key) attempt \(p.attempt): \(Self.answer(p)) — \(p.description)")
+            }
+            if !any { lines.append("  none yet") }
+            let events = try store.podEvents(podSerial: podSerial, limit: 50)
+                .filter { $0.kind.hasPrefix("alarm_") && ($0.side.map { sides.contains(PodSide($0)) } ?? true) }
+                .suffix(5)
+            if !events.isEmpty {
+                lines.append("last alarm events:")
+                for e in events { lines.append("  \(Self.timestamp(e.at, nil)) \(e.description)") }
+            }
+        } catch {
+            throw .store("\(error)")
+        }
+        return lines
+    }
+
+    static func answer(_ p: SchedulePushRecord) -> String {
+        switch p.outcome {
+        case .ack: return "acknowledged"
+        case .nack: return "refused (\(p.status ?? "nack"))"
+        case .timeout: return "no answer"
+        case .linkLost: return "link lost"
+        }
+    }
+
+    /// `yyyy-MM-dd HH:mm` in `zoneID` (or the system zone).
+    static func timestamp(_ unix: Int64, _ zoneID: String?) -> String {
+        let zone = zoneID.flatMap(TimeZone.init(identifier:)) ?? .current
+        let local = LocalDateTime(Date(timeIntervalSince1970: Double(unix)), in: zone)
+        return "\(local.date) \(local.timeOfDay)"
+    }
+
+    // MARK: infer
+
+    /// What the inference gives and why, without changing anything: sessions offered and
+    /// skipped, per group the nights used and dropped, circular mean, R and spread, the
+    /// source, and the pod schedule it converts to.
+    public func infer(podSerial: String, sides: [PodSide]) throws(ScheduleServiceError) -> [String] {
+        var lines = ["pod \(podSerial) — inference at \(Self.timestamp(Int64(now.timeIntervalSince1970), nil)) (nothing is changed)"]
+        for side in sides {
+            let r = resolver(podSerial: podSerial, side: side)
+            let decision = try r.decide(podSerial: podSerial, side: side, now: now)
+            let inferredOnly = try r.decide(podSerial: podSerial, side: side, now: now, ignoreManual: true)
+            lines.append("")
+            lines.append("\(side): \(decision.sessionsOffered) stored sessions in the last \(settings.inference.lookbackDays) days "
+                + "(\(decision.napsSkipped) naps or short sessions not counted as nights)")
+            lines += decision.inference.explanation.map { "  " + $0 }
+            lines.append("  the inference gives (\(inferredOnly.origin)): \(inferredOnly.schedule.summary)")
+            if decision.origin == .manual {
+                lines.append("  in force instead: the manual schedule (\(decision.schedule.summary)) until cleared")
+            }
+        }
+        return lines
+    }
+
+    // MARK: set / clear
+
+    /// Stores a manual schedule for each side (weekend times default to the weekday ones).
+    public func setManual(podSerial: String, sides: [PodSide], bedtime: String, wake: String,
+                          weekendBedtime: String?, weekendWake: String?) throws(ScheduleServiceError) -> [String] {
+        func parse(_ text: String, _ name: String) throws(ScheduleServiceError) -> TimeOfDay {
+            guard let t = TimeOfDay(text) else { throw .badManualSchedule("\(name) must be HH:mm, got '\(text)'") }
+            return t
+        }
+        let weekday = SleepTimes(bedtime: try parse(bedtime, "bedtime"), wake: try parse(wake, "wake"))
+        let weekend = SleepTimes(bedtime: try parse(weekendBedtime ?? bedtime, "weekend bedtime"),
+                                 wake: try parse(weekendWake ?? wake, "weekend wake"))
+        // Refuse what the pod could not hold before storing it.
+        for side in sides {
+            do {
+                _ = try PodScheduleConverter.convert(
+                    ManualSchedule(weekday: weekday, weekend: weekend), weekendWakeDays: settings.inference.weekendWakeDays,
+                    side: side, timeZoneIdentifier: zone(podSerial: podSerial, side: side).identifier,
+                    configuration: settings.conversion)
+            } catch {
+                throw .schedule(error)
+            }
+        }
+        var lines: [String] = []
+        for side in sides {
+            do {
+                try store.setManualSchedule(ManualScheduleRecord(
+                    podSerial: podSerial, side: side.bed, weekdayBedtime: weekday.bedtime.description,
+                    weekdayWake: weekday.wake.description, weekendBedtime: weekend.bedtime.description,
+                    weekendWake: weekend.wake.description, setAt: Int64(now.timeIntervalSince1970)))
+            } catch {
+                throw .store("\(error)")
+            }
+            let decision = try resolver(podSerial: podSerial, side: side).decide(podSerial: podSerial, side: side, now: now)
+            lines.append("\(side): manual schedule set — weekday \(weekday), weekend \(weekend)")
+            lines.append("  the pod will hold: \(decision.schedule.summary)")
+        }
+        lines.append("The running hub sends it on the pod's next connect or when the next session is stored.")
+        return lines
+    }
+
+    /// Removes the manual schedule of each side: back to the inferred (or default) one.
+    public func clearManual(podSerial: String, sides: [PodSide]) throws(ScheduleServiceError) -> [String] {
+        var lines: [String] = []
+        for side in sides {
+            let removed: Bool
+            do { removed = try store.clearManualSchedule(podSerial: podSerial, side: side.bed) } catch { throw .store("\(error)") }
+            let decision = try resolver(podSerial: podSerial, side: side).decide(podSerial: podSerial, side: side, now: now)
+            lines.append(removed ? "\(side): manual schedule cleared; back to \(decision.origin): \(decision.schedule.summary)"
+                                 : "\(side): no manual schedule was set; \(decision.origin) schedule: \(decision.schedule.summary)")
+        }
+        lines.append("The running hub sends it on the pod's next connect or when the next session is stored.")
+        return lines
+    }
+}

@@ -1,0 +1,401 @@
+import Foundation
+import Logging
+import PodDevice
+import PodProtocol
+import SleepSchedule
+import SleepStore
+
+/// The schedule service of the running hub: works out what each side of the connected pod
+/// should hold (manual schedule, else inference over the side's main nights, else the
+/// default), and carries out `SchedulePushPolicy`'s decisions by sending real PodProtocol
+/// requests through the `PodConnection`, feeding the pod's answers back, recording every
+/// push and every alarm event in the store and telling people through the `HubReporter`.
+///
+/// The daemon calls, in its own words (docs/schedule.md §4):
+/// - `podConnected(_:)` from inside the connection's `AfterConnectHook` (every connect and
+///   every pod reboot: the pushes land between SET_CLOCK and START_STREAM);
+/// - `podDisconnected()` on `LinkEvent.disconnected`;
+/// - `podEvent(_:podSerial:at:)` for each EVENT frame (time from the clock anchor);
+/// - `sessionsChanged()` after a session was stored;
+/// - `run()` in a task of its own for the timed work (retries, DST pre-push, clock re-sync,
+///   weekday/weekend alarm switch); it ends when that task is cancelled.
+///
+/// One operation at a time: the actor holds a lock across each exchange with the pod, so a
+/// timer tick never sends while an answer is awaited (actors are re-entrant at `await`).
+public actor ScheduleDriver {
+    public let store: SleepStore
+    public let configuration: HubConfiguration
+    public let clock: HubClock
+    public let reporter: HubReporter
+    public let podZone: TimeZone
+    let resolver: ScheduleResolver
+
+    private var policy: SchedulePushPolicy
+    private var connection: PodConnection?
+    /// The pod being served (the last one that connected).
+    public private(set) var podSerial: String?
+    private var podSides: [PodSide] = PodSide.allCases
+    private var bootCounts: [String: UInt32] = [:]
+    private var decisions: [PodSide: SideScheduleDecision] = [:]
+
+    private var wakeAt: Date?
+    private var wakeSignal: AsyncStream<Void>.Continuation?
+
+    private var busy = false
+    private var lockWaiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Sides whose power or alarm was acknowledged since they were last reported.
+    private var touched: Set<PodSide> = []
+    private var reportedClockOffset: Int?
+    /// Pushes sent to the pod, and acknowledged, since this driver started (for status lines).
+    public private(set) var pushesSent = 0
+    public private(set) var pushesAcknowledged = 0
+
+    public init(store: SleepStore, configuration: HubConfiguration, clock: HubClock, reporter: HubReporter) {
+        self.store = store
+        self.configuration = configuration
+        self.clock = clock
+        self.reporter = reporter
+        self.podZone = configuration.podTimeZone
+        self.resolver = ScheduleResolver(store: store, settings: configuration.schedule, podZone: configuration.podTimeZone)
+        self.policy = SchedulePushPolicy(configuration: configuration.schedule.push)
+    }
+
+    // MARK: What the daemon calls
+
+    /// The pod finished HELLO and SET_CLOCK (first connect, reconnect, or after a reboot).
+    /// Returns when everything due now was sent and answered (or failed).
+    public func podConnected(_ connection: PodConnection) async {
+        guard let info = await connection.info else {
+            reporter.warning("schedule: connected pod has no identity yet; nothing pushed")
+            return
+        }
+        await lock()
+        defer { unlock() }
+        let serial = info.serial
+        if podSerial != serial {
+            // Another pod: nothing it acknowledged is known.
+            policy = SchedulePushPolicy(configuration: configuration.schedule.push)
+            decisions = [:]
+            reportedClockOffset = nil
+        }
+        self.connection = connection
+        podSerial = serial
+        podSides = info.sides >= 2 ? [.left, .right] : [.left]
+        let previousBoot = bootCounts[serial]
+        bootCounts[serial] = info.bootCount
+        let rebooted = previousBoot.map { $0 != info.bootCount } ?? false
+        guard configuration.schedule.enabled else { return }
+
+        touched = Set(podSides)
+        reportedClockOffset = nil
+        if let desired = computeDesired(serial: serial, now: clock.now()) {
+            await process(.desiredChanged(desired))
+        }
+        if rebooted {
+            reporter.event("pod \(serial) restarted (boot \(info.bootCount)): its clock, schedules and alarms were reset; sending them again")
+            await process(.podRebooted)
+        }
+        await process(.connected)
+        reportAcknowledgedSides()
+    }
+
+    /// The link to the pod went away; nothing is sent until it connects again.
+    public func podDisconnected() async {
+        await lock()
+        defer { unlock() }
+        connection = nil
+        await process(.disconnected)
+    }
+
+    /// An EVENT from the pod. Alarm and power events are recorded; a failed alarm is
+    /// reported, and one that failed for an invalid clock makes the clock be sent again.
+    public func podEvent(_ event: PodEvent, podSerial serial: String, at time: Date) async {
+        let side = event.side.map(PodSide.init)
+        let sideText = side.map { " (\($0))" } ?? ""
+        let local = LocalDateTime(time, in: podZone).timeOfDay
+        let kind: String
+        var text: String
+        var problem = false
+        switch event.kind {
+        case .alarmStarted:
+            kind = "alarm_started"
+            text = "alarm fired on the pod\(sideText) at \(local), intensity \(event.argument)%"
+        case .alarmStopped:
+            kind = "alarm_stopped"
+            let why = ["after its duration", "by the button", "cleared by the hub"]
+            text = "alarm on the pod\(sideText) stopped at \(local) "
+                + (Int(event.argument) < why.count ? why[Int(event.argument)] : "(reason \(event.argument))")
+        case .alarmSnoozed:
+            kind = "alarm_snoozed"
+            text = "alarm on the pod\(sideText) snoozed at \(local) for \(event.argument) s"
+        case .alarmFailed:
+            kind = "alarm_failed"
+            problem = true
+            let why = event.argument == 1 ? "motor fault"
+                : event.argument == 2 ? "the pod's clock was not valid; sending the clock again" : "reason \(event.argument)"
+            text = "alarm on the pod\(sideText) FAILED at \(local): \(why)"
+        case .powerOn:
+            kind = "power_on"
+            text = "power on\(sideText) at \(local), level \(event.argument)%"
+        case .powerOff:
+            kind = "power_off"
+            text = "power off\(sideText) at \(local)"
+        case .boot, .button, .other:
+            return
+        }
+        do {
+            try store.recordPodEvent(PodEventRecord(
+                podSerial: serial, at: Int64(time.timeIntervalSince1970.rounded(.down)), kind: kind,
+                side: side?.bed, argument: Int(event.argument), description: text))
+        } catch {
+            reporter.warning("could not record pod event '\(text)': \(error)")
+        }
+        switch event.kind {
+        case .powerOn, .powerOff: reporter.logger.info("\(text)")
+        default: if problem { reporter.warning(text) } else { reporter.event(text) }
+        }
+        if event.kind == .alarmFailed, event.argument == 2, serial == podSerial {
+            await lock()
+            defer { unlock() }
+            await process(.podClockInvalid)
+        }
+    }
+
+    /// A session was stored (or re-analysed): infer again, push only what changed.
+    public func sessionsChanged() async {
+        guard configuration.schedule.enabled else { return }
+        await lock()
+        defer { unlock() }
+        guard let serial = podSerial, let desired = computeDesired(serial: serial, now: clock.now()) else { return }
+        await process(.desiredChanged(desired))
+        reportAcknowledgedSides()
+    }
+
+    /// Timed work: delivers the policy's ticks at the instants it asked for, on the hub's
+    /// clock (which may run faster than real time). Returns when the task is cancelled.
+    public func run() async {
+        while !Task.isCancelled {
+            let (signal, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            wakeSignal = continuation
+            if let at = wakeAt {
+                let remaining = at.timeIntervalSince(clock.now())
+                if remaining <= 0 {
+                    wakeAt = nil
+                    continuation.finish()
+                    await lock()
+                    await process(.tick)
+                    reportAcknowledgedSides()
+                    unlock()
+                    continue
+                }
+                let real = max(clock.realDuration(of: remaining), .milliseconds(1))
+                await Self.firstOf(sleeping: real, orSignal: signal)
+            } else {
+                await Self.firstOf(sleeping: nil, orSignal: signal)
+            }
+            continuation.finish()
+        }
+        wakeSignal = nil
+    }
+
+    /// Whether every desired command is acknowledged by the connected pod.
+    public var isInSync: Bool {
+        guard policy.isConnected, let desired = policy.desired, policy.inFlight == nil else { return false }
+        return desired.commands(at: clock.now(), alarmHoldover: configuration.schedule.push.alarmHoldoverSeconds)
+            .allSatisfy { policy.acknowledged[$0.key] == $0 }
+    }
+
+    // MARK: Desired state
+
+    private func computeDesired(serial: String, now: Date) -> DesiredPodState? {
+        let nowUnix = Int64(now.timeIntervalSince1970.rounded(.down))
+        for side in podSides {
+            do {
+                let decision = try resolver.decide(podSerial: serial, side: side, now: now)
+                let changed = try store.setPodSchedule(decision.state(at: nowUnix))
+                if changed || decisions[side]?.schedule != decision.schedule {
+                    reporter.event("schedule \(side) (\(decision.origin)): \(decision.schedule.summary) — \(decision.reason)")
+                }
+                decisions[side] = decision
+            } catch {
+                reporter.warning("schedule \(side): could not be worked out (\(error)); keeping the previous one")
+            }
+        }
+        let schedules = podSides.compactMap { decisions[$0]?.schedule }
+        return schedules.isEmpty ? nil : DesiredPodState(timeZone: podZone, schedules: schedules)
+    }
+
+    // MARK: Carrying out the policy
+
+    /// Feeds one event and every answer it leads to, sending as the policy says.
+    private func process(_ first: PushEvent) async {
+        var queue = [first]
+        while !queue.isEmpty {
+            let event = queue.removeFirst()
+            let actions = policy.handle(event, now: clock.now())
+            var wake: Date?
+            for action in actions {
+                switch action {
+                case .send(let command, let attempt):
+                    queue.append(await send(command, attempt: attempt))
+                case .wakeUp(let at):
+                    wake = at
+                case .failed(let command, let reason, let attempts):
+                    reporter.warning("pod \(podSerial ?? "?") did not take \(command.key) [\(command.humanDescription)]: "
+                        + "\(reason) after \(attempts) attempt\(attempts == 1 ? "" : "s"); "
+                        + "tried again on the next reconnect, schedule change or DST change")
+                case .inSync:
+                    break
+                }
+            }
+            setWake(wake)
+        }
+    }
+
+    /// Sends one command (one or more requests) and returns the pod's answer as a policy
+    /// event; records the push.
+    private func send(_ command: ScheduleCommand, attempt: Int) async -> PushEvent {
+        guard let connection, let serial = podSerial else { return .disconnected }
+        let sentAt = clock.now()
+        var answer: PushEvent = .acknowledged(command.key)
+        var outcome = PushOutcome.ack
+        var status: String?
+        var detail: String?
+        pushesSent += 1
+        for message in wireMessages(command) {
+            do {
+                let response = try await connection.send(message)
+                if response.status != .ok {
+                    answer = .rejected(command.key, status: Int(response.status.rawValue))
+                    outcome = .nack
+                    status = response.status.description
+                    break
+                }
+            } catch {
+                switch error {
+                case .nack(_, let s):
+                    answer = .rejected(command.key, status: Int(s.rawValue))
+                    outcome = .nack
+                    status = s.description
+                case .timeout:
+                    answer = .timedOut(command.key)
+                    outcome = .timeout
+                case .disconnected, .notConnected:
+                    answer = .disconnected
+                    outcome = .linkLost
+                    self.connection = nil
+                case .unexpectedResponse, .wrongPod, .protocolVersionMismatch:
+                    // Not an answer to this request: count it as none and let the policy retry.
+                    answer = .timedOut(command.key)
+                    outcome = .timeout
+                }
+                detail = error.description
+                break
+            }
+        }
+        do {
+            try store.recordSchedulePush(SchedulePushRecord(
+                podSerial: serial, sentAt: Int64(sentAt.timeIntervalSince1970.rounded(.down)),
+                command: command.key.description, description: command.humanDescription, attempt: attempt,
+                outcome: outcome, status: status, detail: detail))
+        } catch {
+            reporter.warning("could not record push of \(command.key): \(error)")
+        }
+        switch outcome {
+        case .ack:
+            pushesAcknowledged += 1
+            switch command {
+            case .setClock(let sync):
+                if reportedClockOffset != sync.utcOffsetMinutes {
+                    if reportedClockOffset != nil {
+                        reporter.event("pod clock: \(command.humanDescription) — pod acknowledged")
+                    }
+                    reportedClockOffset = sync.utcOffsetMinutes
+                }
+            case .setPowerSchedule(let side, _), .setAlarm(let side, _):
+                touched.insert(side)
+            }
+        case .nack:
+            reporter.warning("pod refused \(command.key) [\(command.humanDescription)], attempt \(attempt): \(status ?? "nack")")
+        case .timeout:
+            reporter.warning("no answer from the pod to \(command.key), attempt \(attempt): \(detail ?? "timeout")")
+        case .linkLost:
+            reporter.logger.info("link lost while sending \(command.key)")
+        }
+        return answer
+    }
+
+    /// The PodProtocol requests that carry `command`.
+    private func wireMessages(_ command: ScheduleCommand) -> [Message] {
+        switch command {
+        case .setClock(let sync):
+            let now = clock.now()
+            return [.setClock(ClockSetting(unixMillis: Int64((now.timeIntervalSince1970 * 1000).rounded(.down)),
+                                           utcOffsetMinutes: Int16(clamping: sync.utcOffsetMinutes)))]
+        case .setPowerSchedule(let side, let windows):
+            let clear = Message.setPowerSchedule(PowerSchedule(
+                side: side.wire, days: [], on: ClockTime(minutesOfDay: 0), off: ClockTime(minutesOfDay: 0), level: 0))
+            // The pod keeps one entry per weekday: windows covering the week replace all of
+            // them; otherwise the days left out are cleared first.
+            let covered = windows.reduce(DaysOfWeek()) { $0.union($1.days) }
+            let sets = windows.map { Message.setPowerSchedule($0.wire(side: side)) }
+            return covered == .everyDay ? sets : [clear] + sets
+        case .setAlarm(let side, let entry):
+            guard let entry else { return [.clearAlarm(side: side.wire)] }
+            return [.setAlarm(entry.wire(side: side))]
+        }
+    }
+
+    /// One line per side whose power and alarm in force are both acknowledged now.
+    private func reportAcknowledgedSides() {
+        guard let serial = podSerial else { return }
+        for side in touched.sorted() {
+            guard case .setPowerSchedule(_, let windows)? = policy.acknowledged[.powerSchedule(side)],
+                  case .setAlarm(_, let alarm)? = policy.acknowledged[.alarm(side)] else { continue }
+            touched.remove(side)
+            let origin = decisions[side].map { " (\($0.origin))" } ?? ""
+            let power = windows.isEmpty ? "power off" : "power " + windows.map(\.shortDescription).joined(separator: ", ")
+            let alarmText = alarm.map { "alarm \($0.shortDescription)" } ?? "no alarm"
+            reporter.event("schedule \(side)\(origin): \(power), \(alarmText) — pod acknowledged")
+            do {
+                try store.markPodScheduleAcknowledged(podSerial: serial, side: side.bed,
+                                                      at: Int64(clock.now().timeIntervalSince1970.rounded(.down)))
+            } catch {
+                reporter.warning("could not record the acknowledgement of schedule \(side): \(error)")
+            }
+        }
+    }
+
+    // MARK: Timer and lock
+
+    private func setWake(_ at: Date?) {
+        wakeAt = at
+        wakeSignal?.yield(())
+    }
+
+    private static func firstOf(sleeping duration: Duration?, orSignal signal: AsyncStream<Void>) async {
+        await withTaskGroup(of: Void.self) { group in
+            if let duration {
+                group.addTask { try? await Task.sleep(for: duration) }
+            }
+            group.addTask {
+                for await _ in signal { return }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func lock() async {
+        if busy {
+            await withCheckedContinuation { lockWaiters.append($0) }
+        } else {
+            busy = true
+        }
+    }
+
+    private func unlock() {
+        if lockWaiters.isEmpty { busy = false } else { lockWaiters.removeFirst().resume() }
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import SleepSchedule
+import SleepStore
+
+/// What a side's schedule is and why: the manual schedule if the user set one, else the
+/// inference over the side's stored main sleep sessions, else the configured default.
+public struct SideScheduleDecision: Sendable, Hashable {
+    public let podSerial: String
+    public let side: PodSide
+    /// The full "why" (nights used and dropped, circular means and spreads, sources).
+    public let inference: ScheduleInferenceResult
+    /// What the pod should hold, in the pod's zone.
+    public let schedule: PodSchedule
+    public let origin: PodScheduleOrigin
+    /// One line: the source of weekday and of weekend nights.
+    public let reason: String
+    /// Stored sessions of the side offered to the inference, and how many were naps.
+    public let sessionsOffered: Int
+    public let napsSkipped: Int
+
+    /// The store row for this decision.
+    public func state(at time: Int64) throws -> PodScheduleState {
+        PodScheduleState(podSerial: podSerial, side: side.bed, origin: origin, scheduleJSON: try schedule.storedJSON(),
+                         summary: schedule.summary, reason: reason, timeZoneID: schedule.timeZoneIdentifier, setAt: time)
+    }
+}
+
+/// Why a schedule could not be worked out.
+public enum ScheduleServiceError: Error, Sendable, CustomStringConvertible {
+    case schedule(ScheduleError)
+    case store(String)
+    case badManualSchedule(String)
+    case noPod(String)
+
+    public var description: String {
+        switch self {
+        case .schedule(let e): return "\(e)"
+        case .store(let m): return "store: \(m)"
+        case .badManualSchedule(let m): return "manual schedule: \(m)"
+        case .noPod(let m): return m
+        }
+    }
+}
+
+/// Reads a side's sessions and manual schedule from the store and runs the pure inference
+/// and conversion of SleepSchedule. Shared by the daemon's `ScheduleDriver` and the
+/// `podbridge schedule` command, so both say the same thing.
+public struct ScheduleResolver: Sendable {
+    public let store: SleepStore
+    public let settings: HubConfiguration.ScheduleSettings
+    public let podZone: TimeZone
+    /// A session is a main night only if it is the longest of its side and wake date and at
+    /// least this long in bed; every other session is a nap (naps say nothing about the
+    /// usual night).
+    public var minimumMainSleepMinutes: Double = 180
+
+    public init(store: SleepStore, settings: HubConfiguration.ScheduleSettings, podZone: TimeZone) {
+        self.store = store
+        self.settings = settings
+        self.podZone = podZone
+    }
+
+    /// The side's final stored sessions that ended within the lookback window before `now`,
+    /// as the inference's nights, naps flagged.
+    public func nights(podSerial: String, side: PodSide, now: Date) throws(ScheduleServiceError) -> [SleepNight] {
+        let end = Int64(now.timeIntervalSince1970.rounded(.down)) + 1
+        // A day more than the lookback so the inference itself counts what falls outside.
+        let start = end - Int64(settings.inference.lookbackDays + 1) * 86_400
+        let sessions: [StoredSession]
+        do {
+            sessions = try store.sessions(endingIn: start..<end, side: side.bed)
+                .filter { $0.podSerial == podSerial && $0.isFinal }
+        } catch {
+            throw .store("\(error)")
+        }
+        // The main night of a wake date is its longest session.
+        var longest: [String: Int64] = [:]
+        for s in sessions {
+            let key = s.wakeDate.description
+            if let id = longest[key], let other = sessions.first(where: { $0.id == id }),
+               other.metrics.timeInBedMinutes >= s.metrics.timeInBedMinutes { continue }
+            longest[key] = s.id
+        }
+        let mains = Set(longest.values)
+        return sessions.map { s in
+            let isMain = mains.contains(s.id) && s.metrics.timeInBedMinutes >= minimumMainSleepMinutes
+            let onset = s.metrics.onsetLatencyMinutes.isFinite && s.metrics.onsetLatencyMinutes >= 0
+                ? Double(s.start) + s.metrics.onsetLatencyMinutes * 60 : nil
+            return SleepNight(startUnix: Double(s.start), endUnix: Double(s.end), sleepOnsetUnix: onset, isNap: !isMain)
+        }
+    }
+
+    /// The user's manual schedule of a side, if set.
+    public func manual(podSerial: String, side: PodSide) throws(ScheduleServiceError) -> ManualSchedule? {
+        let record: ManualScheduleRecord?
+        do { record = try store.manualSchedule(podSerial: podSerial, side: side.bed) } catch { throw .store("\(error)") }
+        guard let record else { return nil }
+        guard let wb = TimeOfDay(record.weekdayBedtime), let ww = TimeOfDay(record.weekdayWake),
+              let eb = TimeOfDay(record.weekendBedtime), let ew = TimeOfDay(record.weekendWake) else {
+            throw .badManualSchedule("stored times are not HH:mm")
+        }
+        return ManualSchedule(weekday: SleepTimes(bedtime: wb, wake: ww), weekend: SleepTimes(bedtime: eb, wake: ew))
+    }
+
+    /// The schedule a side should hold at `now`, and why. `ignoreManual` shows what the
+    /// inference alone would give (the manual schedule is still reported beside it).
+    public func decide(podSerial: String, side: PodSide, now: Date,
+                       ignoreManual: Bool = false) throws(ScheduleServiceError) -> SideScheduleDecision {
+        let nights = try nights(podSerial: podSerial, side: side, now: now)
+        let manual = ignoreManual ? nil : try manual(podSerial: podSerial, side: side)
+        do {
+            let result = try ScheduleInference.infer(nights: nights, manual: manual, now: now, timeZone: podZone,
+                                                     configuration: settings.inference)
+            let schedule = try PodScheduleConverter.convert(
+                result.schedule, weekendWakeDays: settings.inference.weekendWakeDays, side: side,
+                timeZoneIdentifier: podZone.identifier, configuration: settings.conversion)
+            let sources = [result.weekday.source, result.weekend.source]
+            let origin: PodScheduleOrigin = sources.contains(.manual) ? .manual
+                : sources.allSatisfy { $0 == .fallbackDefault } ? .default : .inferred
+            let reason: String
+            if result.weekday.source == result.weekend.source, result.weekday.reason == result.weekend.reason {
+                reason = result.weekday.reason
+            } else {
+                reason = "weekday nights: \(result.weekday.source) (\(result.weekday.reason)); "
+                    + "weekend nights: \(result.weekend.source) (\(result.weekend.reason))"
+            }
+            return SideScheduleDecision(podSerial: podSerial, side: side, inference: result, schedule: schedule,
+                                        origin: origin, reason: reason, sessionsOffered: nights.count,
+                                        napsSkipped: result.skippedNaps)
+        } catch {
+            throw .schedule(error)
+        }
+    }
+}

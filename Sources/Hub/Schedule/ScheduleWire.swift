@@ -1,0 +1,132 @@
+import Foundation
+import PodProtocol
+import SleepSchedule
+import SleepStore
+
+// The schedule module speaks in its own pure types (TimeOfDay, DaysOfWeek, PodSide,
+// VibrationPattern); the pod speaks PodProtocol (ClockTime, WeekdayMask, Side,
+// AlarmPattern) and the store BedSide. These are the only places they are translated.
+
+extension PodSide {
+    /// The wire side (0 = left, 1 = right).
+    public var wire: Side { self == .left ? .left : .right }
+    /// The store's side.
+    public var bed: BedSide { self == .left ? .left : .right }
+
+    public init(_ side: Side) { self = side == .left ? .left : .right }
+    public init(_ side: BedSide) { self = side == .left ? .left : .right }
+}
+
+extension TimeOfDay {
+    /// The pod's `HH:mm` (both count minutes after local midnight).
+    public var wire: ClockTime { ClockTime(minutesOfDay: minuteOfDay) }
+}
+
+extension DaysOfWeek {
+    /// The pod's weekday mask: the same byte (bit 0 = Monday … bit 6 = Sunday).
+    public var wire: WeekdayMask { WeekdayMask(rawValue: rawValue & 0x7F) }
+
+    /// "Mon–Fri", "Sun–Thu", "Sat,Sun", "every day": runs of three or more days are ranges,
+    /// wrapping round the week.
+    public var compactDescription: String {
+        if self == .everyDay { return "every day" }
+        if isEmpty { return "no day" }
+        // Start at a day after a day that is not in the set, so a run never straddles the start.
+        let startIndex = (0..<7).first { !contains(Weekday(rawValue: ($0 + 6) % 7)!) && contains(Weekday(rawValue: $0)!) } ?? 0
+        var runs: [[Weekday]] = []
+        for offset in 0..<7 {
+            let day = Weekday(rawValue: (startIndex + offset) % 7)!
+            if contains(day) {
+                if let last = runs.last?.last, last.advanced(by: 1) == day { runs[runs.count - 1].append(day) } else { runs.append([day]) }
+            }
+        }
+        return runs.map { run in
+            run.count >= 3 ? "\(run.first!)–\(run.last!)" : run.map(\.description).joined(separator: ",")
+        }.joined(separator: ",")
+    }
+}
+
+extension VibrationPattern {
+    public var wire: AlarmPattern {
+        switch self {
+        case .double: .double
+        case .rise: .rise
+        case .constant: .constant
+        }
+    }
+}
+
+extension PowerWindow {
+    /// One SET_POWER_SCHEDULE for this window on `side`.
+    public func wire(side: PodSide) -> PowerSchedule {
+        PowerSchedule(side: side.wire, days: days.wire, on: on.wire, off: off.wire, level: UInt8(clamping: level))
+    }
+
+    /// "22:00→07:30 (Sun–Thu)", with the level when it is not 100 %.
+    public var shortDescription: String {
+        "\(on)→\(off) (\(days.compactDescription))" + (level == 100 ? "" : " at \(level)%")
+    }
+}
+
+extension AlarmEntry {
+    /// SET_ALARM for this entry on `side`.
+    public func wire(side: PodSide) -> PodProtocol.AlarmSetting {
+        PodProtocol.AlarmSetting(side: side.wire, days: days.wire, time: time.wire, intensity: UInt8(clamping: intensity),
+                                 pattern: pattern.wire, durationSeconds: UInt16(clamping: durationSeconds))
+    }
+
+    /// "07:00 rise 60% (Mon–Fri)".
+    public var shortDescription: String { "\(time) \(pattern) \(intensity)% (\(days.compactDescription))" }
+}
+
+extension PodSchedule {
+    /// "power 22:00→07:30 (Sun–Thu), 23:30→09:30 (Fri,Sat); alarm 07:00 rise 60% (Mon–Fri), …".
+    public var summary: String {
+        let power = powerWindows.isEmpty ? "power off" : "power " + powerWindows.map(\.shortDescription).joined(separator: ", ")
+        let alarm = alarms.isEmpty ? "no alarm" : "alarm " + alarms.map(\.shortDescription).joined(separator: ", ")
+        return power + "; " + alarm
+    }
+
+    /// Stable JSON (sorted keys) for the store; equal schedules give equal text.
+    public func storedJSON() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
+    }
+
+    public static func fromStoredJSON(_ text: String) throws -> PodSchedule {
+        try JSONDecoder().decode(PodSchedule.self, from: Data(text.utf8))
+    }
+}
+
+extension ScheduleCommand {
+    /// What this command carries, for the console and the push history.
+    public var humanDescription: String {
+        switch self {
+        case .setClock(let sync):
+            return "clock \(sync.timeZoneIdentifier) UTC\(Self.offsetText(sync.utcOffsetMinutes))"
+        case .setPowerSchedule(let side, let windows):
+            return "\(side) power " + (windows.isEmpty ? "cleared" : windows.map(\.shortDescription).joined(separator: ", "))
+        case .setAlarm(let side, let entry):
+            return "\(side) alarm " + (entry.map(\.shortDescription) ?? "cleared")
+        }
+    }
+
+    /// "+01:00", "−05:00".
+    static func offsetText(_ minutes: Int) -> String {
+        let sign = minutes < 0 ? "−" : "+"
+        let m = abs(minutes)
+        return sign + (m / 60 < 10 ? "0" : "") + String(m / 60) + ":" + (m % 60 < 10 ? "0" : "") + String(m % 60)
+    }
+}
+
+extension HubClock {
+    /// What SET_CLOCK carries: this clock's now and the pod zone's UTC offset now. Pass
+    /// `{ hubClock.clockSetting(podZone: zone) }` as the `PodConnection`'s clock, so the
+    /// start-up SET_CLOCK and the schedule service's agree (accelerated clocks included).
+    public func clockSetting(podZone: TimeZone) -> ClockSetting {
+        let now = now()
+        return ClockSetting(unixMillis: Int64((now.timeIntervalSince1970 * 1000).rounded(.down)),
+                            utcOffsetMinutes: Int16(clamping: podZone.secondsFromGMT(for: now) / 60))
+    }
+}
