@@ -1,18 +1,44 @@
 import ArgumentParser
 import Foundation
+import PodAnalysis
+import PodProtocol
 import SleepAnalysis
 
-/// `podbridge analyze`: offline staging of a beats or vitals file. Parsing and printing
-/// only; the analysis is `SleepAnalyzer` in SleepAnalysis.
+/// Which side(s) of a capture to stage.
+enum CaptureSide: String, ExpressibleByArgument, CaseIterable {
+    case left, right, both
+
+    var sides: [Side] {
+        switch self {
+        case .left: [.left]
+        case .right: [.right]
+        case .both: [.left, .right]
+        }
+    }
+}
+
+/// `podbridge analyze`: offline staging of a capture, a beats file or a vitals file.
+/// Parsing and printing only; the analysis is `CaptureAnalysis` (PodAnalysis) and
+/// `SleepAnalyzer` (SleepAnalysis).
 struct AnalyzeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "analyze",
-        abstract: "Stage a night from heartbeat times or per-second vitals.",
+        abstract: "Stage a night from a pod capture, heartbeat times or per-second vitals.",
         discussion: """
+        --capture FILE: a capture recorded by `podbridge stream --record` or the virtual pod; \
+        samples are placed by their ticks and the capture's clock anchors, each side through \
+        the same front end as live, sessions from presence. With --side both (the default) and \
+        --epochs-out/--json, one file per side: NAME.left.EXT and NAME.right.EXT. \
         --beats FILE: CSV with header beat_time (Unix seconds), optional signal_time, movement, \
         breathing_rate; the whole file is one stay in bed. --vitals FILE: CSV \
         time,heart_rate,hrv_rmssd,breathing_rate,movement,present; sessions come from presence.
         """)
+
+    @Option(name: .long, help: "Capture file (firmware-protocol.md §9).")
+    var capture: String?
+
+    @Option(name: .long, help: "With --capture: the side to stage (left, right, both; default both).")
+    var side: CaptureSide?
 
     @Option(name: .long, help: "Beats CSV (one heartbeat per line).")
     var beats: String?
@@ -20,7 +46,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Vitals CSV (one row per second).")
     var vitals: String?
 
-    @Option(name: .long, help: "Time zone of the sleeper's clock (default: the system's).")
+    @Option(name: .long, help: "Time zone of the sleeper's clock (default: the system's; for a capture, the UTC offset the hub set).")
     var tz: String?
 
     @Option(name: .customLong("epochs-out"), help: "Write epochs as CSV start,end,stage.")
@@ -36,47 +62,94 @@ struct AnalyzeCommand: AsyncParsableCommand {
     var minSession: Double = 15
 
     func validate() throws {
-        guard (beats == nil) != (vitals == nil) else {
-            throw ValidationError("give exactly one of --beats FILE or --vitals FILE")
+        guard [capture, beats, vitals].compactMap({ $0 }).count == 1 else {
+            throw ValidationError("give exactly one of --capture FILE, --beats FILE or --vitals FILE")
         }
+        if side != nil, capture == nil { throw ValidationError("--side goes with --capture") }
         if let tz, TimeZone(identifier: tz) == nil { throw ValidationError("unknown time zone '\(tz)'") }
     }
 
     func run() async throws {
-        let zone = tz.flatMap(TimeZone.init(identifier:)) ?? .current
-        let input: AnalysisInput
-        do {
-            if let beats {
-                let b = try InputFormats.parseBeats(try read(beats), file: beats)
-                input = AnalysisInput(beats: b.beats, breathing: b.breathing, movement: b.movement, inBed: .wholeSpan)
-            } else {
-                let path = vitals!
-                let v = try InputFormats.parseVitals(try read(path), file: path)
-                input = AnalysisInput(vitals: v.seconds, hrv: v.hrv, inBed: .presence)
+        var zone = tz.flatMap(TimeZone.init(identifier:)) ?? .current
+        let rules = SessionRules(maxGap: maxGap * 60, minDuration: minSession * 60)
+        // (label, sessions): one entry, or one per side of a capture.
+        var results: [(label: String?, sessions: [SleepSession])] = []
+        if let capture {
+            let analysis: CaptureAnalysis
+            do {
+                analysis = try CaptureAnalysis(capture: try readBytes(capture))
+            } catch let error as CaptureAnalysisError {
+                throw ValidationError(error.message(file: capture))
             }
-        } catch let error as InputError {
-            throw ValidationError(error.description)
+            for warning in analysis.warnings(file: capture) { printError("warning: \(warning)") }
+            if tz == nil, let offset = analysis.utcOffsetMinutes, let fixed = TimeZone(secondsFromGMT: Int(offset) * 60) {
+                zone = fixed
+            }
+            let analyzer = SleepAnalyzer(rules: rules, timeZone: zone)
+            let choice = side ?? .both
+            for s in choice.sides {
+                let r = analysis[s]
+                results.append((choice == .both ? s.description : nil, analyzer.analyze(beats: r.beats, vitals: r.vitals)))
+            }
+        } else {
+            let input: AnalysisInput
+            do {
+                if let beats {
+                    let b = try InputFormats.parseBeats(try read(beats), file: beats)
+                    input = AnalysisInput(beats: b.beats, breathing: b.breathing, movement: b.movement, inBed: .wholeSpan)
+                } else {
+                    let path = vitals!
+                    let v = try InputFormats.parseVitals(try read(path), file: path)
+                    input = AnalysisInput(vitals: v.seconds, hrv: v.hrv, inBed: .presence)
+                }
+            } catch let error as InputError {
+                throw ValidationError(error.description)
+            }
+            results.append((nil, SleepAnalyzer(rules: rules, timeZone: zone).analyze(input)))
         }
-        let analyzer = SleepAnalyzer(rules: SessionRules(maxGap: maxGap * 60, minDuration: minSession * 60),
-                                     timeZone: zone)
-        let sessions = analyzer.analyze(input)
-        if let epochsOut {
-            try Data(InputFormats.epochsCSV(sessions).utf8).write(to: URL(fileURLWithPath: epochsOut))
+        for (label, sessions) in results {
+            if let epochsOut {
+                let path = Self.path(epochsOut, label: label)
+                try Data(InputFormats.epochsCSV(sessions).utf8).write(to: URL(fileURLWithPath: path))
+            }
+            if let json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                try encoder.encode(sessions).write(to: URL(fileURLWithPath: Self.path(json, label: label)))
+            }
+            let prefix = label.map { "\($0): " } ?? ""
+            if sessions.isEmpty { print("\(prefix)no session: nobody in bed long enough") }
+            let fmt = DateFormatter()
+            fmt.dateFormat = "yyyy-MM-dd HH:mm"
+            fmt.timeZone = zone
+            for (i, s) in sessions.enumerated() {
+                print("\(prefix)session \(i + 1): \(fmt.string(from: Date(timeIntervalSince1970: s.start))) – "
+                      + "\(fmt.string(from: Date(timeIntervalSince1970: s.end))) \(zone.identifier), wake date \(s.wakeDate)")
+                print(HypnogramText.render(s))
+            }
         }
-        if let json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try encoder.encode(sessions).write(to: URL(fileURLWithPath: json))
+    }
+
+    /// `night.csv` with label `left` → `night.left.csv` (one file per side of a capture).
+    static func path(_ path: String, label: String?) -> String {
+        guard let label else { return path }
+        let url = URL(fileURLWithPath: path)
+        let ext = url.pathExtension
+        let base = url.deletingPathExtension().lastPathComponent
+        let name = ext.isEmpty ? "\(base).\(label)" : "\(base).\(label).\(ext)"
+        return url.deletingLastPathComponent().appendingPathComponent(name).path
+    }
+
+    private func readBytes(_ path: String) throws -> [UInt8] {
+        do {
+            return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw ValidationError("\(path): cannot read (\(error.localizedDescription))")
         }
-        if sessions.isEmpty { print("no session: nobody in bed long enough") }
-        let fmt = DateFormatter()
-        fmt.dateFormat = "yyyy-MM-dd HH:mm"
-        fmt.timeZone = zone
-        for (i, s) in sessions.enumerated() {
-            print("session \(i + 1): \(fmt.string(from: Date(timeIntervalSince1970: s.start))) – "
-                  + "\(fmt.string(from: Date(timeIntervalSince1970: s.end))) \(zone.identifier), wake date \(s.wakeDate)")
-            print(HypnogramText.render(s))
-        }
+    }
+
+    private func printError(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 
     private func read(_ path: String) throws -> String {
