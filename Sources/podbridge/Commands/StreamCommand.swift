@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
+import PodAnalysis
 import PodDevice
 import PodProtocol
+import SleepAnalysis
 
 /// `podbridge stream`: connect to one pod and print its live readings per side until
 /// Ctrl-C, riding through unplug/replug of the same serial.
@@ -52,9 +54,11 @@ struct StreamCommand: AsyncParsableCommand {
                 return
             }
         }
-        // Live analysis (heart rate, breathing, movement, presence) plugs in here through
-        // `LiveAnalyzer`; without one the view shows the raw per-side signals.
-        let view = StreamView(readings: LiveReadings(), interval: .milliseconds(Int(interval * 1000)))
+        // Live analysis (heart rate, breathing, movement, presence) through `LiveAnalyzer`:
+        // the same router and front ends as the daemon and `analyze --capture`.
+        let analyzer = FrontEndLiveAnalyzer()
+        let view = StreamView(readings: LiveReadings(analyzer: analyzer), analyzer: analyzer,
+                              interval: .milliseconds(Int(interval * 1000)))
         for await event in connection.events {
             await view.handle(event, connection: connection)
         }
@@ -73,15 +77,35 @@ struct StreamCommand: AsyncParsableCommand {
     }
 }
 
+/// `LiveAnalyzer` over PodAnalysis's `LivePodAnalysis`: piezo and capacitance from the
+/// readings, clock anchors and reboots from the link events.
+final class FrontEndLiveAnalyzer: LiveAnalyzer {
+    private var analysis = LivePodAnalysis()
+
+    func anchor(_ anchor: ClockAnchor) { analysis.anchor(anchor) }
+    func podRestarted() { analysis.podRestarted() }
+    func consume(_ block: PiezoBlock) { analysis.apply(.piezo(block)) }
+    func consume(_ reading: PodProtocol.CapacitanceReading) { analysis.apply(.capacitance(reading)) }
+
+    func vitals(for side: Side) -> SideVitals {
+        guard let v = analysis.vitals(for: side) else { return SideVitals() }
+        return SideVitals(present: v.latest.present, heartRate: v.latest.heartRate.value,
+                          breathingRate: v.latest.breathingRate.value,
+                          movement: v.latest.present ? v.movement : nil)
+    }
+}
+
 /// Turns link events into terminal lines.
 final class StreamView {
     let readings: LiveReadings
+    let analyzer: FrontEndLiveAnalyzer?
     let interval: Duration
     private var lastPrint = ContinuousClock.now
     private var streaming = false
 
-    init(readings: LiveReadings, interval: Duration) {
+    init(readings: LiveReadings, analyzer: FrontEndLiveAnalyzer? = nil, interval: Duration) {
         self.readings = readings
+        self.analyzer = analyzer
         self.interval = interval
     }
 
@@ -92,10 +116,12 @@ final class StreamView {
         case .connected(let info, let endpoint):
             print("connected: pod \(info.serial), firmware \(info.firmware), protocol v\(info.protocolVersion), \(info.sides) side(s), \(info.sampleRate) Hz, boot #\(info.bootCount) on \(endpoint)")
         case .clockSet(let anchor):
+            analyzer?.anchor(anchor)
             print("clock set (tick \(anchor.tick) = \(anchor.unixMillis) ms, UTC\(anchor.utcOffsetMinutes >= 0 ? "+" : "")\(anchor.utcOffsetMinutes) min)")
         case .streaming:
             streaming = true
         case .frame(let frame, _):
+            if case .event(let e) = frame.message, e.kind == .boot { analyzer?.podRestarted() }
             readings.apply(frame.message)
             if case .event(let e) = frame.message { print("event: \(e.kind)\(e.side.map { " \($0)" } ?? "") arg \(e.argument) at tick \(e.tick)") }
             if streaming, ContinuousClock.now - lastPrint >= interval {
