@@ -5,8 +5,9 @@ import PodProtocol
 @testable import PodDevice
 
 actor ScriptedPod {
-    let pty: PseudoTerminal
-    nonisolated var path: String { pty.path }
+    /// The pod's end of the link (a pty master) and the tty path the hub opens.
+    let pty: any Transport
+    nonisolated let path: String
     let serial: String
     var protocolVersion: UInt8
     var bootCount: UInt32
@@ -26,7 +27,14 @@ actor ScriptedPod {
     private var tick: UInt64 = 0
 
     init(serial: String = "PB0001", protocolVersion: UInt8 = Wire.version, bootCount: UInt32 = 1) throws {
-        pty = try PseudoTerminal()
+        let terminal = try PseudoTerminal()
+        self.init(link: terminal, path: terminal.path, serial: serial, protocolVersion: protocolVersion, bootCount: bootCount)
+    }
+
+    /// A pod behind an existing link end, e.g. the master side of umockdev's mocked tty.
+    init(link: any Transport, path: String, serial: String = "PB0001", protocolVersion: UInt8 = Wire.version, bootCount: UInt32 = 1) {
+        pty = link
+        self.path = path
         self.serial = serial
         self.protocolVersion = protocolVersion
         self.bootCount = bootCount
