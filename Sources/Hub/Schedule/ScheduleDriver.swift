@@ -110,7 +110,9 @@ public actor ScheduleDriver {
 
     /// An EVENT from the pod. Alarm and power events are recorded; a failed alarm is
     /// reported, and one that failed for an invalid clock makes the clock be sent again.
-    public func podEvent(_ event: PodEvent, podSerial serial: String, at time: Date) async {
+    public func podEvent(_ event: PodEvent, podSerial serial: String, at exactTime: Date) async {
+        // The pod fires on whole minutes; its tick maps to within milliseconds of them, either side.
+        let time = Date(timeIntervalSince1970: exactTime.timeIntervalSince1970.rounded())
         let side = event.side.map(PodSide.init)
         let sideText = side.map { " (\($0))" } ?? ""
         let local = LocalDateTime(time, in: podZone).timeOfDay

@@ -1,0 +1,197 @@
+import Foundation
+import Hub
+import PodDevice
+import PodProtocol
+import SleepSchedule
+import SleepStore
+import Testing
+import VirtualPod
+
+/// The schedule service against the virtual pod over a real pty, with a real PodConnection
+/// and a real SQLite store (see `ScheduleRig`).
+@Suite struct ScheduleDriverTests {
+    static let initialCommands = ["set-clock", "set-power-schedule(left)", "set-power-schedule(right)",
+                                  "set-alarm(left)", "set-alarm(right)"]
+
+    func holds(_ pod: VirtualPod, _ side: Side, on: String, off: String, alarm: String?, days: UInt8 = 0x7F) -> Bool {
+        guard let report = pod.currentSchedule(side: side), let power = report.power else { return false }
+        guard power.on.description == on, power.off.description == off, power.days.rawValue == days else { return false }
+        if let alarm { return report.alarm?.time.description == alarm }
+        return report.alarm == nil
+    }
+
+    @Test func pushesOnConnectThenOnlyWhatChangedAndManualWinsUntilCleared() async throws {
+        let rig = try await ScheduleRig(start: scheduleDate("Europe/Berlin", 2026, 6, 10, 12), speed: 1)
+        let serial = rig.serial
+        // No nights and no manual schedule: the default 22:30–07:00 → power 22:00→07:30, alarm 07:00.
+        #expect(await eventually {
+            await rig.driver.isInSync && holds(rig.pod, .left, on: "22:00", off: "07:30", alarm: "07:00")
+                && holds(rig.pod, .right, on: "22:00", off: "07:30", alarm: "07:00")
+        })
+        #expect(try rig.commands() == Self.initialCommands)
+        #expect(try rig.pushes().allSatisfy { $0.outcome == .ack && $0.attempt == 1 })
+        #expect(await eventually { rig.reported.contains(
+            "schedule left (default): power 22:00→07:30 (every day), alarm 07:00 rise 60% (every day) — pod acknowledged") })
+        let left = try #require(try rig.store.podSchedule(podSerial: serial, side: .left))
+        #expect(left.origin == .default)
+        #expect(left.acknowledgedAt != nil)
+
+        // Nothing changed: nothing is sent.
+        await rig.driver.sessionsChanged()
+        #expect(try rig.commands().count == 5)
+
+        // A manual schedule on the left wins: only the left side's power and alarm go out.
+        try rig.store.setManualSchedule(ManualScheduleRecord(
+            podSerial: serial, side: .left, weekdayBedtime: "23:00", weekdayWake: "06:30",
+            weekendBedtime: "23:00", weekendWake: "06:30", setAt: 0))
+        await rig.driver.sessionsChanged()
+        #expect(try Array(rig.commands().dropFirst(5)) == ["set-power-schedule(left)", "set-alarm(left)"])
+        #expect(holds(rig.pod, .left, on: "22:30", off: "07:00", alarm: "06:30"))
+        #expect(holds(rig.pod, .right, on: "22:00", off: "07:30", alarm: "07:00"))
+        #expect(try rig.store.podSchedule(podSerial: serial, side: .left)?.origin == .manual)
+        await rig.driver.sessionsChanged()
+        #expect(try rig.commands().count == 7)
+
+        // Five regular nights on the right (in bed 23:30, up 06:45): inferred, right side pushed.
+        for day in 5...9 {
+            try storedNight(rig.store, serial: serial, side: .right, zone: "Europe/Berlin", wakeDay: (2026, 6, day),
+                            bed: (23, 30), wake: (6, 45))
+        }
+        await rig.driver.sessionsChanged()
+        #expect(try Array(rig.commands().dropFirst(7)) == ["set-power-schedule(right)", "set-alarm(right)"])
+        #expect(holds(rig.pod, .right, on: "23:00", off: "07:15", alarm: "06:45"))
+        #expect(try rig.store.podSchedule(podSerial: serial, side: .right)?.origin == .inferred)
+        // The left keeps its manual schedule although nights exist only on the right.
+        #expect(holds(rig.pod, .left, on: "22:30", off: "07:00", alarm: "06:30"))
+
+        // Cleared: the left goes back to what inference gives (the default: it has no nights).
+        #expect(try rig.store.clearManualSchedule(podSerial: serial, side: .left))
+        await rig.driver.sessionsChanged()
+        #expect(try Array(rig.commands().dropFirst(9)) == ["set-power-schedule(left)", "set-alarm(left)"])
+        #expect(holds(rig.pod, .left, on: "22:00", off: "07:30", alarm: "07:00"))
+        #expect(try rig.store.podSchedule(podSerial: serial, side: .left)?.origin == .default)
+        await rig.shutdown()
+    }
+
+    @Test func pushesEverythingAgainAfterAReconnect() async throws {
+        let rig = try await ScheduleRig(serial: "VPOD-RECON", start: scheduleDate("Europe/Berlin", 2026, 6, 10, 12), speed: 1)
+        #expect(await eventually { await rig.driver.isInSync && holds(rig.pod, .left, on: "22:00", off: "07:30", alarm: "07:00") })
+        #expect(try rig.commands() == Self.initialCommands)
+        // Unplug: the pod goes away; a pod with the same serial comes back on the same link.
+        rig.stopPod()
+        #expect(await eventually { await !rig.driver.isInSync })
+        let second = try rig.startPod()
+        #expect(await eventually {
+            await rig.driver.isInSync && holds(second, .left, on: "22:00", off: "07:30", alarm: "07:00")
+                && holds(second, .right, on: "22:00", off: "07:30", alarm: "07:00")
+        })
+        #expect(try rig.commands() == Self.initialCommands + Self.initialCommands)
+        #expect(await eventually { await rig.connection.counters().reconnects >= 1 })
+        await rig.shutdown()
+    }
+
+    @Test func pushesClockAndScheduleAgainAfterThePodRebootsWithItsClockReset() async throws {
+        let rig = try await ScheduleRig(serial: "VPOD-BOOT", start: scheduleDate("Europe/Berlin", 2026, 6, 10, 12), speed: 1)
+        #expect(await eventually { await rig.driver.isInSync && holds(rig.pod, .right, on: "22:00", off: "07:30", alarm: "07:00") })
+        let firstBoot = rig.pod.snapshot.bootCount
+        rig.pod.inject(.reboot(.watchdog))
+        #expect(await eventually {
+            let s = rig.pod.snapshot
+            return s.bootCount == firstBoot + 1 && s.clock != nil && ((try? rig.commands().count) ?? 0) >= 10
+                && holds(rig.pod, .left, on: "22:00", off: "07:30", alarm: "07:00")
+                && holds(rig.pod, .right, on: "22:00", off: "07:30", alarm: "07:00")
+        })
+        #expect(await rig.driver.isInSync)
+        // Every start-up the connection runs after the reboot re-sends all of it, in order.
+        let commands = try rig.commands()
+        #expect(commands.count >= 10 && commands.count % 5 == 0)
+        for round in stride(from: 0, to: commands.count, by: 5) {
+            #expect(Array(commands[round..<min(round + 5, commands.count)]) == Self.initialCommands)
+        }
+        #expect(try rig.pushes().allSatisfy { $0.outcome == .ack })
+        #expect(await eventually { rig.reported.contains("restarted (boot \(firstBoot + 1))") })
+        // The pod's clock is the hub's again, in the pod zone's offset (CEST).
+        let anchor = try #require(rig.pod.clock)
+        #expect(anchor.utcOffsetMinutes == 120)
+        #expect(abs(Double(anchor.unixMillis) / 1000 - rig.clock.now().timeIntervalSince1970) < 3600)
+        await rig.shutdown()
+    }
+
+    @Test func prePushesBeforeADSTTransitionAndResyncsTheClockAtIt() async throws {
+        // New York springs forward on 2026-03-08 at 07:00 UTC (02:00 EST → 03:00 EDT).
+        let transition = Date(timeIntervalSince1970: 1_772_953_200)
+        #expect(TimeZone(identifier: "America/New_York")!.nextDaylightSavingTimeTransition(after: transition - 3600) == transition)
+        let lead = 300.0
+        let rig = try await ScheduleRig(serial: "VPOD-DST", zone: "America/New_York",
+                                        start: transition.addingTimeInterval(-600), speed: 120,
+                                        configure: { $0.schedule.push.preTransitionLeadSeconds = lead })
+        #expect(await eventually {
+            (try? rig.pushes().contains { $0.command == "set-clock" && $0.description.contains("UTC−04:00") && $0.outcome == .ack })
+                ?? false
+        })
+        #expect(await eventually { rig.pod.clock?.utcOffsetMinutes == -240 })
+        let pushes = try rig.pushes()
+        let t = Int64(transition.timeIntervalSince1970)
+        let initial = pushes.filter { $0.sentAt < t - Int64(lead) }
+        let prePush = pushes.filter { $0.sentAt >= t - Int64(lead) && $0.sentAt < t }
+        let after = pushes.filter { $0.sentAt >= t }
+        #expect(initial.map(\.command) == Self.initialCommands, "the pod must connect before the pre-push window")
+        #expect(initial.first?.description.contains("UTC−05:00") == true)
+        #expect(prePush.map(\.command) == Array(Self.initialCommands.dropFirst()))
+        #expect(after.map(\.command).first == "set-clock")
+        #expect(pushes.allSatisfy { $0.outcome == .ack })
+        #expect(await eventually { rig.reported.contains("pod clock: clock America/New_York UTC−04:00 — pod acknowledged") })
+        await rig.shutdown()
+    }
+
+    @Test func theAlarmFiresOnThePodAtThePushedTimeAndTheHubRecordsIt() async throws {
+        let serial = "VPOD-ALARM"
+        let rig = try await ScheduleRig(
+            serial: serial, start: scheduleDate("Europe/Berlin", 2026, 6, 10, 6, 55), speed: 120,
+            beforeStart: { store in
+                for side in BedSide.allCases {
+                    try store.setManualSchedule(ManualScheduleRecord(
+                        podSerial: serial, side: side, weekdayBedtime: "23:00", weekdayWake: "07:00",
+                        weekendBedtime: "23:00", weekendWake: "07:00", setAt: 0))
+                }
+            })
+        #expect(await eventually {
+            let kinds = (try? rig.store.podEvents(podSerial: serial).map { "\($0.kind) \($0.side?.rawValue ?? "")" }) ?? []
+            return ["alarm_started left", "alarm_started right", "alarm_stopped left", "alarm_stopped right"]
+                .allSatisfy(kinds.contains)
+        })
+        let events = try rig.store.podEvents(podSerial: serial)
+        let started = try #require(events.first { $0.kind == "alarm_started" && $0.side == .left })
+        let seven = scheduleDate("Europe/Berlin", 2026, 6, 10, 7)
+        #expect(abs(Double(started.at) - seven.timeIntervalSince1970) <= 1)
+        #expect(started.argument == 60)
+        #expect(started.description == "alarm fired on the pod (left) at 07:00, intensity 60%")
+        #expect(events.contains { $0.kind == "alarm_stopped" && $0.description.contains("after its duration") })
+        #expect(await eventually { rig.reported.contains("alarm fired on the pod (right) at 07:00") })
+        let fired = rig.pod.alarmsFired.filter { $0.outcome == .started }
+        #expect(Set(fired.map(\.side)) == [.left, .right])
+        #expect(fired.allSatisfy { $0.localTime?.description == "07:00" })
+        await rig.shutdown()
+    }
+
+    @Test func anAlarmThatFailsForAnInvalidClockIsRecordedAndTheClockIsSentAgain() async throws {
+        let serial = "VPOD-CLOCK"
+        let rig = try await ScheduleRig(
+            serial: serial, start: scheduleDate("Europe/Berlin", 2026, 6, 10, 6, 50), speed: 200,
+            beforeStart: { store in
+                try store.setManualSchedule(ManualScheduleRecord(
+                    podSerial: serial, side: .left, weekdayBedtime: "23:00", weekdayWake: "07:00",
+                    weekendBedtime: "23:00", weekendWake: "07:00", setAt: 0))
+            })
+        #expect(await eventually { await rig.driver.isInSync })
+        let before = try rig.commands().count
+        rig.pod.inject(.clockLoss)
+        #expect(await eventually {
+            (try? rig.store.podEvents(podSerial: serial).contains { $0.kind == "alarm_failed" && $0.argument == 2 }) ?? false
+        })
+        #expect(await eventually { rig.pod.clock != nil && (try? rig.commands().count) ?? 0 > before })
+        #expect(try Array(rig.commands().dropFirst(before)).first == "set-clock")
+        #expect(await eventually { rig.reported.contains("alarm on the pod (left) FAILED at 07:00") }, "\(rig.reported.all)")
+        await rig.shutdown()
+    }
+}
