@@ -59,7 +59,8 @@ struct ScheduleCommand: AsyncParsableCommand {
             do {
                 store = creating ? try SleepStore(path: db) : try SleepStore.openExisting(path: db)
             } catch {
-                throw ValidationError("\(error)")
+                FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+                throw ExitCode.failure
             }
             return ScheduleConsole(store: store, settings: settings, zone: zone)
         }
