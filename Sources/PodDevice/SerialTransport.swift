@@ -53,6 +53,7 @@ public final class PseudoTerminal: Transport {
     public var endpoint: String { "pty master of \(path)" }
     private let stream: DescriptorStream
     private let slave: Int32
+    private let closed = Atomic<Bool>(false)
 
     public init() throws {
         let pair: (master: Int32, slave: Int32, path: String)
@@ -74,7 +75,10 @@ public final class PseudoTerminal: Transport {
     public func write(_ bytes: [UInt8]) async throws { try await stream.write(bytes) }
 
     /// Closes both sides: a hub holding `path` open sees end of file / EIO, like an unplug.
+    /// Idempotent: close() and deinit both call it, and closing the slave descriptor twice
+    /// would close whatever file reused that number in the meantime.
     public func close() {
+        if closed.exchange(true, ordering: .acquiringAndReleasing) { return }
         stream.close()
         stream.afterClose { [slave] in SystemCalls.close(slave) }
     }

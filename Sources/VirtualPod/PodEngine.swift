@@ -97,13 +97,9 @@ final class PodEngine: @unchecked Sendable {
         }
         shared = Mutex(Shared())
         startNanos = Self.monotonicNanos()
-        do {
-            try attach()
-        } catch {
-            _ = close(wakeRead)
-            _ = close(wakeWrite)
-            throw error
-        }
+        // Every stored property is set: if attach() throws, deinit runs and closes the pipe
+        // (closing it here as well would close descriptors another thread reused).
+        try attach()
         // Power-up: BOOT is the first frame, sequence 0, whether or not a hub listens (§7.1).
         send(.event(PodEvent(tick: 0, kind: .boot, side: nil, argument: config.startReason.rawValue)))
         publish()
