@@ -19,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // MARK: C shims (Debian's libraries through pkg-config)
@@ -55,19 +56,29 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
 
+        /// Pod messages to per-side front ends; captures to nights (pure glue of the two).
+        .target(name: "PodAnalysis", dependencies: ["PodProtocol", "SleepAnalysis"], swiftSettings: strict),
+        /// The daemon: per-pod pipeline, session tracking, schedule driver, service lifecycle.
+        .target(name: "Hub", dependencies: [
+            "PodProtocol", "PodDevice", "PodAnalysis", "SleepAnalysis", "SleepSchedule", "SleepStore", "BackendUpload",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], swiftSettings: strict),
+
         // MARK: The executables
         .executableTarget(
             name: "podbridge",
             dependencies: [
                 "PodProtocol", "PodDevice", "VirtualPod", "NightModel", "SleepAnalysis", "SleepSchedule",
-                "SleepStore", "BackendUpload",
+                "SleepStore", "BackendUpload", "PodAnalysis", "Hub",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
         .executableTarget(name: "podbridge-bench", dependencies: [
-            "PodProtocol", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore",
+            "PodProtocol", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore", "PodAnalysis",
         ], swiftSettings: strict),
         /// A child process for the store's crash test: writes sessions until it is killed.
         .executableTarget(name: "sleepstore-crash-writer", dependencies: ["SleepStore"], swiftSettings: strict),
@@ -77,6 +88,11 @@ let package = Package(
         .testTarget(name: "NightModelTests", dependencies: ["NightModel"], swiftSettings: strict),
         .testTarget(name: "SleepAnalysisTests", dependencies: ["SleepAnalysis", "NightModel"], swiftSettings: strict),
         .testTarget(name: "VirtualPodTests", dependencies: ["VirtualPod", "PodProtocol", "NightModel"], swiftSettings: strict),
+        .testTarget(name: "PodAnalysisTests", dependencies: ["PodAnalysis", "PodProtocol", "SleepAnalysis", "NightModel"],
+                    swiftSettings: strict),
+        .testTarget(name: "HubTests", dependencies: [
+            "Hub", "PodProtocol", "PodDevice", "VirtualPod", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore",
+        ], swiftSettings: strict),
         .testTarget(name: "SleepScheduleTests", dependencies: ["SleepSchedule"], swiftSettings: strict),
         .testTarget(name: "PodDeviceTests", dependencies: ["PodDevice", "PodProtocol", "CUmockdev"],
                     exclude: ["Fixtures"], swiftSettings: strict),

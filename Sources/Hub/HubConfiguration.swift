@@ -1,0 +1,205 @@
+import Foundation
+import SleepSchedule
+
+/// Everything `podbridge run` can be told, with defaults that work.
+///
+/// Read from a JSON file (`--config PATH`, else `/etc/podbridge/config.json` if present),
+/// where any key may be left out, then overridden by `PODBRIDGE_*` environment variables
+/// (see `applyEnvironment`). docs/configuration.md lists every key.
+public struct HubConfiguration: Codable, Sendable, Equatable {
+    /// Where the database and exports live (systemd's StateDirectory).
+    public var stateDirectory: String = "state"
+    /// SQLite file; default `<stateDirectory>/podbridge.sqlite`.
+    public var database: String?
+    /// The hub's time zone: wake dates and exports. Default: the system's.
+    public var timeZone: String?
+    public var pod = PodSettings()
+    public var sessions = SessionSettings()
+    public var schedule = ScheduleSettings()
+    public var export = ExportSettings()
+    public var upload = UploadSettings()
+    public var retention = RetentionSettings()
+    /// Seconds between live-reading lines on the console.
+    public var progressSeconds: Double = 2
+
+    public init() {}
+
+    public struct PodSettings: Codable, Sendable, Equatable {
+        /// A tty to use instead of udev discovery (e.g. the virtual pod's link path).
+        public var path: String?
+        /// Only this pod (USB serial); default the first pod found.
+        public var serial: String?
+        /// USB ids to match, hex (firmware-protocol.md §1).
+        public var usbVendorID = "1209"
+        public var usbProductID = "5050"
+        /// Use the vendor bulk interface (libusb) rather than the tty when both exist.
+        public var preferUSB = false
+        /// Re-enumerate this often when no udev daemon sends hot-plug events.
+        public var rescanSeconds: Double = 5
+        /// Longest wait between reconnect attempts (the backoff doubles up to it).
+        public var reconnectMaxSeconds: Double = 30
+        public init() {}
+    }
+
+    public struct SessionSettings: Codable, Sendable, Equatable {
+        /// An absence longer than this ends a session (shorter ones are bathroom trips).
+        public var maxGapMinutes: Double = 20
+        /// Sessions shorter than this are dropped.
+        public var minSessionMinutes: Double = 15
+        /// While someone is in bed, preliminary stages are stored this often (data time).
+        public var preliminaryEveryMinutes: Double = 30
+        public init() {}
+    }
+
+    public struct ScheduleSettings: Codable, Sendable, Equatable {
+        /// Push power schedules and alarms to the pod.
+        public var enabled = true
+        /// The pod's time zone when it differs from the hub's.
+        public var podTimeZone: String?
+        public var inference = ScheduleInferenceConfiguration()
+        public var conversion = PodScheduleConfiguration()
+        public var push = PushPolicyConfiguration()
+        public init() {}
+    }
+
+    public struct ExportSettings: Codable, Sendable, Equatable {
+        /// Each finished night is written here; default `<stateDirectory>/exports`.
+        public var directory: String?
+        /// json, csv or blocks.
+        public var format = "json"
+        public init() {}
+    }
+
+    public struct UploadSettings: Codable, Sendable, Equatable {
+        /// Sleep backend base URL; upload is off while this is unset.
+        public var baseURL: String?
+        public var token: String?
+        public var pollSeconds: Double = 60
+        public init() {}
+    }
+
+    public struct RetentionSettings: Codable, Sendable, Equatable {
+        /// Per-epoch detail older than this is pruned; sessions and blocks are kept.
+        public var epochDays = 90
+        public init() {}
+    }
+
+    // MARK: Derived values
+
+    public var databasePath: String { database ?? (stateDirectory as NSString).appendingPathComponent("podbridge.sqlite") }
+    public var exportDirectory: String { export.directory ?? (stateDirectory as NSString).appendingPathComponent("exports") }
+    public var hubTimeZone: TimeZone { timeZone.flatMap(TimeZone.init(identifier:)) ?? .current }
+    public var podTimeZone: TimeZone { schedule.podTimeZone.flatMap(TimeZone.init(identifier:)) ?? hubTimeZone }
+}
+
+// MARK: Loading
+
+public enum ConfigurationError: Error, CustomStringConvertible, Equatable {
+    case unreadable(path: String, reason: String)
+    case invalid(path: String, reason: String)
+    case unknownKey(path: String, key: String)
+    case badValue(key: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let p, let r): "cannot read configuration \(p): \(r)"
+        case .invalid(let p, let r): "configuration \(p) is not valid JSON for podbridge: \(r)"
+        case .unknownKey(let p, let k): "configuration \(p): unknown key '\(k)' (see docs/configuration.md)"
+        case .badValue(let k, let r): "configuration: \(k): \(r)"
+        }
+    }
+}
+
+extension HubConfiguration {
+    /// Keys whose default is absent (nil), so they do not appear in the encoded defaults.
+    static let optionalKeys: Set<String> = [
+        "database", "timeZone", "pod.path", "pod.serial", "schedule.podTimeZone", "export.directory",
+        "upload.baseURL", "upload.token",
+    ]
+
+    /// Reads `path` over the defaults: a key left out keeps its default; an unknown key is an
+    /// error (a typo must not silently do nothing).
+    public static func load(path: String) throws(ConfigurationError) -> HubConfiguration {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw .unreadable(path: path, reason: error.localizedDescription)
+        }
+        return try decode(data, path: path)
+    }
+
+    static func decode(_ data: Data, path: String) throws(ConfigurationError) -> HubConfiguration {
+        do {
+            let defaults = try JSONSerialization.jsonObject(with: JSONEncoder().encode(HubConfiguration())) as! [String: Any]
+            guard let user = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw ConfigurationError.invalid(path: path, reason: "the top level must be an object")
+            }
+            let merged = try merge(defaults, user, prefix: "", path: path)
+            var config = try JSONDecoder().decode(HubConfiguration.self, from: JSONSerialization.data(withJSONObject: merged))
+            try config.validate()
+            return config
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            throw .invalid(path: path, reason: "\(error)")
+        }
+    }
+
+    private static func merge(_ base: [String: Any], _ over: [String: Any], prefix: String,
+                              path: String) throws -> [String: Any] {
+        var result = base
+        for (key, value) in over {
+            let full = prefix.isEmpty ? key : prefix + "." + key
+            guard let existing = base[key] else {
+                guard optionalKeys.contains(full) else { throw ConfigurationError.unknownKey(path: path, key: full) }
+                result[key] = value
+                continue
+            }
+            if let b = existing as? [String: Any], let o = value as? [String: Any] {
+                result[key] = try merge(b, o, prefix: full, path: path)
+            } else {
+                result[key] = value
+            }
+        }
+        return result
+    }
+
+    /// `PODBRIDGE_STATE_DIRECTORY`, `PODBRIDGE_DATABASE`, `PODBRIDGE_TIME_ZONE`,
+    /// `PODBRIDGE_POD_PATH`, `PODBRIDGE_POD_SERIAL`, `PODBRIDGE_UPLOAD_URL`,
+    /// `PODBRIDGE_UPLOAD_TOKEN` override the file.
+    public mutating func applyEnvironment(_ env: [String: String]) throws(ConfigurationError) {
+        if let v = env["PODBRIDGE_STATE_DIRECTORY"], !v.isEmpty { stateDirectory = v }
+        if let v = env["PODBRIDGE_DATABASE"], !v.isEmpty { database = v }
+        if let v = env["PODBRIDGE_TIME_ZONE"], !v.isEmpty { timeZone = v }
+        if let v = env["PODBRIDGE_POD_PATH"], !v.isEmpty { pod.path = v }
+        if let v = env["PODBRIDGE_POD_SERIAL"], !v.isEmpty { pod.serial = v }
+        if let v = env["PODBRIDGE_UPLOAD_URL"], !v.isEmpty { upload.baseURL = v }
+        if let v = env["PODBRIDGE_UPLOAD_TOKEN"], !v.isEmpty { upload.token = v }
+        try validate()
+    }
+
+    public func validate() throws(ConfigurationError) {
+        if let tz = timeZone, TimeZone(identifier: tz) == nil { throw .badValue(key: "timeZone", reason: "unknown zone '\(tz)'") }
+        if let tz = schedule.podTimeZone, TimeZone(identifier: tz) == nil {
+            throw .badValue(key: "schedule.podTimeZone", reason: "unknown zone '\(tz)'")
+        }
+        for (key, hex) in [("pod.usbVendorID", pod.usbVendorID), ("pod.usbProductID", pod.usbProductID)] {
+            guard hex.count == 4, UInt16(hex, radix: 16) != nil else {
+                throw .badValue(key: key, reason: "expected 4 hex digits, got '\(hex)'")
+            }
+        }
+        guard sessions.maxGapMinutes > 0, sessions.minSessionMinutes >= 0, sessions.preliminaryEveryMinutes > 0 else {
+            throw .badValue(key: "sessions", reason: "durations must be positive")
+        }
+        guard ["json", "csv", "blocks"].contains(export.format) else {
+            throw .badValue(key: "export.format", reason: "expected json, csv or blocks, got '\(export.format)'")
+        }
+        guard pod.rescanSeconds > 0, pod.reconnectMaxSeconds > 0 else {
+            throw .badValue(key: "pod", reason: "rescanSeconds and reconnectMaxSeconds must be > 0")
+        }
+        guard retention.epochDays >= 1 else { throw .badValue(key: "retention.epochDays", reason: "must be ≥ 1") }
+        guard progressSeconds > 0 else { throw .badValue(key: "progressSeconds", reason: "must be > 0") }
+        do { try schedule.inference.validate() } catch {
+            throw .badValue(key: "schedule.inference", reason: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import Logging
+
+/// Where the hub tells people what happens: the console (the demo, `podbridge run` in a
+/// terminal) and the log (journald under systemd). One line per event, plain text.
+public struct HubReporter: Sendable {
+    public let logger: Logger
+    /// Also print human-readable lines on standard output.
+    public let console: Bool
+
+    public init(logger: Logger, console: Bool) {
+        self.logger = logger
+        self.console = console
+    }
+
+    /// Something a person watching wants to see (pod found, night summary, schedule pushed).
+    public func event(_ text: String, metadata: Logger.Metadata = [:]) {
+        logger.info("\(text)", metadata: metadata)
+        if console { Self.write(text + "\n") }
+    }
+
+    /// A problem that did not stop the hub (nack, timeout, bad frame burst).
+    public func warning(_ text: String, metadata: Logger.Metadata = [:]) {
+        logger.warning("\(text)", metadata: metadata)
+        if console { Self.write("warning: " + text + "\n") }
+    }
+
+    /// A status line that replaces itself on a terminal (live readings).
+    public func progress(_ text: String) {
+        logger.debug("\(text)")
+        guard console else { return }
+        Self.write(Self.isTerminal ? "\r\u{1B}[K" + text : text + "\n")
+    }
+
+    /// Ends a progress line before ordinary output.
+    public func endProgress() {
+        if console && Self.isTerminal { Self.write("\r\u{1B}[K") }
+    }
+
+    private static let isTerminal = isatty(STDOUT_FILENO) == 1
+
+    private static func write(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+}

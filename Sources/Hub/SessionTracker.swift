@@ -1,0 +1,102 @@
+import SleepAnalysis
+
+/// Cuts one side's stream of per-second vitals into in-bed sessions, live.
+///
+/// A session opens at the first present second and closes once the side has been empty
+/// for longer than `maxGap` (a bathroom trip does not split the night). While it is open a
+/// snapshot is offered every `preliminaryEvery` seconds of data time, so preliminary
+/// stages exist during the night. Time is the data's (from the pod's ticks), so a night
+/// played at 500× closes exactly as it would in real time. Pure: no I/O, no clock.
+public struct SessionTracker: Sendable {
+    public struct Rules: Sendable, Hashable {
+        public var maxGap: Double
+        public var preliminaryEvery: Double
+        public init(maxGap: Double = 20 * 60, preliminaryEvery: Double = 30 * 60) {
+            self.maxGap = maxGap
+            self.preliminaryEvery = preliminaryEvery
+        }
+    }
+
+    /// Everything the analyzer needs for one session.
+    public struct Night: Sendable, Hashable {
+        public var beats: [Double]
+        public var seconds: [SecondVitals]
+        public var start: Double { seconds.first?.time ?? 0 }
+        public var end: Double { (seconds.last?.time ?? 0) + 1 }
+    }
+
+    public enum Event: Sendable, Hashable {
+        case started(at: Double)
+        case preliminary(Night)
+        case ended(Night)
+    }
+
+    public let rules: Rules
+    private var seconds: [SecondVitals] = []
+    private var beats: [Double] = []
+    // Beats can arrive before the seconds they fall in (the front end emits seconds late).
+    private var pendingBeats: [Double] = []
+    private var lastPresent: Double?
+    private var lastSnapshot: Double = 0
+
+    public init(rules: Rules = Rules()) { self.rules = rules }
+
+    public var isInSession: Bool { lastPresent != nil }
+    public var sessionStart: Double? { isInSession ? seconds.first?.time : nil }
+
+    /// Adds the front end's output; returns what happened, in order.
+    public mutating func add(_ output: FrontEndOutput) -> [Event] {
+        var events: [Event] = []
+        pendingBeats.append(contentsOf: output.beats)
+        var consumed = 0
+        defer { pendingBeats.removeFirst(consumed) }
+        for second in output.seconds {
+            if let last = lastPresent, !second.present, second.time - last > rules.maxGap {
+                events.append(.ended(close()))
+            }
+            if second.present {
+                if lastPresent == nil {
+                    seconds.removeAll(keepingCapacity: true)
+                    beats.removeAll(keepingCapacity: true)
+                    lastSnapshot = second.time
+                    events.append(.started(at: second.time))
+                }
+                lastPresent = second.time
+            }
+            if lastPresent == nil {
+                // Nobody in bed: beats up to here belong to no session.
+                while consumed < pendingBeats.count, pendingBeats[consumed] < second.time + 1 { consumed += 1 }
+            } else {
+                seconds.append(second)
+                while consumed < pendingBeats.count, pendingBeats[consumed] < second.time + 1 {
+                    if pendingBeats[consumed] >= second.time { beats.append(pendingBeats[consumed]) }
+                    consumed += 1
+                }
+                if second.time - lastSnapshot >= rules.preliminaryEvery {
+                    lastSnapshot = second.time
+                    events.append(.preliminary(snapshot()))
+                }
+            }
+        }
+        return events
+    }
+
+    /// Closes the open session now (shutdown, a pod gone for good); nil if none is open.
+    public mutating func flush() -> Night? {
+        isInSession ? close() : nil
+    }
+
+    private func snapshot() -> Night {
+        let end = (lastPresent ?? 0) + 1
+        let s = seconds.prefix { $0.time < end }
+        return Night(beats: beats.filter { $0 < end }, seconds: Array(s))
+    }
+
+    private mutating func close() -> Night {
+        let night = snapshot()
+        seconds.removeAll(keepingCapacity: true)
+        beats.removeAll(keepingCapacity: true)
+        lastPresent = nil
+        return night
+    }
+}

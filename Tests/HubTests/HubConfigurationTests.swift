@@ -1,0 +1,53 @@
+import Foundation
+@testable import Hub
+import Testing
+
+@Suite struct HubConfigurationTests {
+    @Test func aPartialFileKeepsTheDefaultsOfEverythingLeftOut() throws {
+        let json = #"{"timeZone": "Europe/Berlin", "sessions": {"maxGapMinutes": 30}, "schedule": {"inference": {"minimumNights": 2}}}"#
+        let config = try HubConfiguration.decode(Data(json.utf8), path: "test.json")
+        #expect(config.timeZone == "Europe/Berlin")
+        #expect(config.sessions.maxGapMinutes == 30)
+        #expect(config.sessions.minSessionMinutes == HubConfiguration().sessions.minSessionMinutes)
+        #expect(config.schedule.inference.minimumNights == 2)
+        #expect(config.schedule.inference.lookbackDays == HubConfiguration().schedule.inference.lookbackDays)
+        #expect(config.databasePath == "state/podbridge.sqlite")
+    }
+
+    @Test func optionalKeysMayBeSet() throws {
+        let json = #"{"pod": {"path": "/dev/sleeppod"}, "upload": {"baseURL": "http://127.0.0.1:8080", "token": "t"}}"#
+        let config = try HubConfiguration.decode(Data(json.utf8), path: "test.json")
+        #expect(config.pod.path == "/dev/sleeppod")
+        #expect(config.upload.baseURL == "http://127.0.0.1:8080")
+    }
+
+    @Test func mistakesAreNamed() {
+        #expect(throws: ConfigurationError.unknownKey(path: "c.json", key: "sessions.maxGap")) {
+            try HubConfiguration.decode(Data(#"{"sessions": {"maxGap": 3}}"#.utf8), path: "c.json")
+        }
+        #expect(throws: ConfigurationError.badValue(key: "timeZone", reason: "unknown zone 'Mars/Olympus'")) {
+            try HubConfiguration.decode(Data(#"{"timeZone": "Mars/Olympus"}"#.utf8), path: "c.json")
+        }
+        #expect(throws: ConfigurationError.self) {
+            try HubConfiguration.decode(Data(#"{"export": {"format": "xml"}}"#.utf8), path: "c.json")
+        }
+        #expect(throws: ConfigurationError.self) {
+            try HubConfiguration.decode(Data("not json".utf8), path: "c.json")
+        }
+    }
+
+    @Test func environmentOverridesTheFile() throws {
+        var config = HubConfiguration()
+        try config.applyEnvironment(["PODBRIDGE_STATE_DIRECTORY": "/var/lib/podbridge", "PODBRIDGE_POD_PATH": "/dev/x"])
+        #expect(config.databasePath == "/var/lib/podbridge/podbridge.sqlite")
+        #expect(config.exportDirectory == "/var/lib/podbridge/exports")
+        #expect(config.pod.path == "/dev/x")
+    }
+
+    @Test func acceleratedClockRunsFromItsStart() {
+        let origin = Date(timeIntervalSince1970: 1_000)
+        let clock = HubClock(start: Date(timeIntervalSince1970: 5_000), speed: 100, origin: origin)
+        #expect(clock.isAccelerated)
+        #expect(clock.realDuration(of: 100) == .seconds(1))
+    }
+}

@@ -1,0 +1,62 @@
+import Hub
+import SleepAnalysis
+import Testing
+
+/// Session boundaries from per-second presence, in data time.
+@Suite struct SessionTrackerTests {
+    static func seconds(from start: Double, count: Int, present: Bool) -> [SecondVitals] {
+        (0..<count).map { i in
+            SecondVitals(time: start + Double(i), heartRate: present ? .value(60) : .none(.absent),
+                         breathingRate: present ? .value(14) : .none(.absent), movement: 0, present: present, quality: 1)
+        }
+    }
+
+    @Test func aShortAbsenceDoesNotSplitButALongOneEndsTheSession() {
+        var tracker = SessionTracker(rules: .init(maxGap: 600, preliminaryEvery: 1e9))
+        var events: [SessionTracker.Event] = []
+        events += tracker.add(FrontEndOutput(seconds: Self.seconds(from: 1000, count: 3600, present: true),
+                                             beats: stride(from: 1000.5, to: 4600, by: 1).map { $0 }))
+        events += tracker.add(FrontEndOutput(seconds: Self.seconds(from: 4600, count: 300, present: false)))  // bathroom
+        events += tracker.add(FrontEndOutput(seconds: Self.seconds(from: 4900, count: 3600, present: true)))
+        #expect(events == [.started(at: 1000)])
+        #expect(tracker.isInSession)
+        events = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 8500, count: 700, present: false)))
+        guard case .ended(let night)? = events.first else {
+            Issue.record("expected the session to end, got \(events)")
+            return
+        }
+        #expect(night.start == 1000)
+        #expect(night.end == 8500)  // up to the last present second, not into the absence
+        #expect(night.seconds.count == 7500)
+        #expect(night.beats.count == 3600)
+        #expect(!tracker.isInSession)
+    }
+
+    @Test func beatsArrivingBeforeTheirSecondsAreKeptAndBeatsOutOfBedAreNot() {
+        var tracker = SessionTracker(rules: .init(maxGap: 60, preliminaryEvery: 1e9))
+        // Beats first (the front end emits seconds late), then the seconds they fall in.
+        _ = tracker.add(FrontEndOutput(seconds: [], beats: [10.2, 11.2, 12.2, 20.5]))
+        _ = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 0, count: 12, present: false)))
+        _ = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 12, count: 20, present: true)))
+        let night = tracker.flush()
+        #expect(night?.beats == [12.2, 20.5])
+        #expect(night?.start == 12)
+    }
+
+    @Test func preliminarySnapshotsComeOnDataTime() {
+        var tracker = SessionTracker(rules: .init(maxGap: 600, preliminaryEvery: 1800))
+        let events = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 0, count: 3 * 3600, present: true)))
+        let snapshots = events.compactMap { e -> SessionTracker.Night? in
+            if case .preliminary(let n) = e { return n }
+            return nil
+        }
+        #expect(snapshots.count == 5)
+        #expect(snapshots.map(\.seconds.count) == [1801, 3601, 5401, 7201, 9001])
+    }
+
+    @Test func flushWithNobodyInBedGivesNothing() {
+        var tracker = SessionTracker()
+        _ = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 0, count: 100, present: false)))
+        #expect(tracker.flush() == nil)
+    }
+}
