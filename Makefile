@@ -4,6 +4,8 @@ SHELL := /bin/bash
 export PATH := /opt/swift/usr/bin:$(PATH)
 
 FUZZ_TIME ?= 300
+# The umockdev suite runs on its own, under the preload (scripts/test-device.sh).
+SWIFT_TEST_SKIP ?= --skip UmockdevTests
 FUZZ_DIR := .build-fuzz
 
 .PHONY: deps build demo test test-unit test-device bench fuzz clean

@@ -1,6 +1,8 @@
 /// The benchmark areas `make bench` runs, in order.
 let benchAreas: [(name: String, run: @Sendable (BenchOptions) async throws -> Void)] = [
     ("protocol", { try runProtocolBench(options: $0) }),
+    ("frontend", { try runFrontEndBench(options: $0) }),
+    ("podanalysis", { try runPodAnalysisBench(options: $0) }),
     ("staging", { try runStagingBench(options: $0) }),
     ("schedule", { try runScheduleBench(options: $0) }),
     ("store", { try runStoreBench(options: $0) }),

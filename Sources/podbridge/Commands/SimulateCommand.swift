@@ -48,6 +48,10 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: "Length of the night in hours.")
     var duration: Double = 8
 
+    @Option(name: .customLong("out-of-bed"),
+            help: "Minutes before the end of the night the sleepers get up (default 3-10, drawn from the seed; at most 10% of the night).")
+    var outOfBed: Double?
+
     @Option(help: "Write the ground truth played (truth.csv, beats-*.csv, clock.csv) to this directory at the end.")
     var truth: String?
 
@@ -64,6 +68,7 @@ struct SimulateCommand: AsyncParsableCommand {
         guard NoiseLevel(rawValue: noise) != nil else { throw ValidationError("--noise must be low, normal or high") }
         guard speed.isFinite, speed > 0, speed <= 10_000 else { throw ValidationError("--speed must be in (0, 10000]") }
         guard duration.isFinite, duration > 0, duration <= 48 else { throw ValidationError("--duration must be in (0, 48] hours") }
+        if let outOfBed, !(outOfBed.isFinite && outOfBed >= 0) { throw ValidationError("--out-of-bed must be ≥ 0 minutes") }
         if let serial, !PodIdentity.isValidSerial(serial) { throw ValidationError("--serial must be 1-32 printable ASCII characters") }
         if let start, Self.parseStart(start) == nil {
             throw ValidationError("--start must be ISO 8601 (2026-01-04T22:30:00+01:00) or HH:mm")
@@ -85,7 +90,8 @@ struct SimulateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let sleeper = SideConfig()
+        var sleeper = SideConfig()
+        if let outOfBed { sleeper.sleeper.getsOutBeforeEnd = outOfBed * 60 }
         let night = NightConfig(seed: seed, duration: duration * 3600,
                                 sides: [left == .occupied ? sleeper : .empty, right == .occupied ? sleeper : .empty],
                                 noise: NoiseLevel(rawValue: noise) ?? .normal, pumpVibration: pump)

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# `make demo`: the hub against the virtual pod, a few simulated nights in a few minutes.
+#
+# The hub's clock and the virtual pod both run DEMO_SPEED× faster than real time, the hub
+# from 21:00 the evening before the first night. Each evening at 22:00 (hub time) a
+# virtual pod with two sleepers is plugged in under the same serial; it plays a night of
+# DEMO_HOURS and is unplugged. The hub finds it, sets its clock, pushes the schedule,
+# streams live readings, stores and exports each night, infers the schedule from the
+# nights so far, and records the alarm firing on the pod. Everything lands in demo-state/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH=/opt/swift/usr/bin:$PATH
+
+SPEED=${DEMO_SPEED:-1800}
+NIGHTS=${DEMO_NIGHTS:-3}
+HOURS=${DEMO_HOURS:-9.5}
+STATE=${DEMO_STATE:-demo-state}
+TZNAME=${DEMO_TZ:-Europe/Berlin}
+FIRST=${DEMO_FIRST_NIGHT:-2026-11-16}
+
+echo "== building podbridge (release)"
+swift build -c release --product podbridge 2>&1 | grep -E "error|warning: unre|Compiling podbridge|Build complete" || true
+BIN=.build/release/podbridge
+[ -x "$BIN" ] || { echo "build failed" >&2; exit 1; }
+
+rm -rf "$STATE"
+mkdir -p "$STATE"
+LINK="$STATE/pod"
+cat > "$STATE/config.json" <<JSON
+{
+  "stateDirectory": "$STATE",
+  "timeZone": "$TZNAME",
+  "progressSeconds": 1,
+  "pod": { "path": "$LINK", "reconnectMaxSeconds": 1 },
+  "schedule": { "inference": { "minimumNights": 2, "minimumNightsPerGroup": 2 } }
+}
+JSON
+
+# Hub clock: 21:00 local on the evening of the first night.
+START=$(TZ=$TZNAME date -d "$FIRST 21:00" --iso-8601=seconds)
+evening() { # wall seconds after the hub's start at which the hub's clock reads 22:00 on night $1
+  python3 -c "print(((($1 - 1) * 24 * 3600) + 3600) / $SPEED)"
+}
+
+echo "== hub: simulated clock from $START at ${SPEED}x; virtual pod nights of ${HOURS} h"
+"$BIN" run --config "$STATE/config.json" --clock-speed "$SPEED" --clock-start "$START" &
+HUB=$!
+T0=$(date +%s.%N)
+trap 'kill $HUB 2>/dev/null || true; [ -n "${POD:-}" ] && kill $POD 2>/dev/null || true' EXIT
+
+for n in $(seq 1 "$NIGHTS"); do
+  target=$(python3 -c "print($T0 + $(evening "$n"))")
+  python3 -c "import time; time.sleep(max(0, $target - time.time()))"
+  echo "== night $n: plugging in the virtual pod (two sleepers)"
+  "$BIN" simulate --speed "$SPEED" --seed "$n" --serial DEMO0001 --link "$LINK" \
+    --duration "$HOURS" --out-of-bed 40 --left occupied --right occupied --noise normal --pump \
+    > "$STATE/pod-night-$n.log" 2>&1 &
+  POD=$!
+  wait $POD || { echo "virtual pod failed (see $STATE/pod-night-$n.log)" >&2; exit 1; }
+  POD=
+  echo "== night $n: the virtual pod was unplugged"
+  sleep 3
+done
+
+kill -TERM $HUB
+wait $HUB
+trap - EXIT
+echo
+echo "== stored nights"
+"$BIN" export --db "$STATE/podbridge.sqlite" --all --format csv --tz "$TZNAME" | head -20
+echo "== exported files"
+ls -1 "$STATE/exports"
+echo "== demo finished: database $STATE/podbridge.sqlite"
