@@ -42,6 +42,36 @@ struct Hypnogram: Sendable {
             segments.append((stage, seconds))
             elapsed += seconds
         }
+        // A stage period is not one block: brief awakenings interrupt light sleep and
+        // REM, deep sleep lightens to core for a minute or two, REM drops to core. Gaps
+        // between interruptions are exponential (means below), so stage runs last minutes
+        // rather than whole cycle segments (slpdb-dev: mean runs 3.5–4.5 min per stage).
+        func addFragmented(_ stage: ModelStage, _ seconds: Double) {
+            var left = seconds
+            let meanGap: Double
+            switch stage {
+            case .core: meanGap = 9 * 60
+            case .deep: meanGap = 7 * 60
+            case .rem: meanGap = 6 * 60
+            case .awake: meanGap = .infinity
+            }
+            while left > 0 {
+                let gap = meanGap.isFinite ? -meanGap * log(max(rng.uniform(), 1e-9)) : left
+                if gap >= left { add(stage, left); return }
+                add(stage, gap)
+                // The interruption takes its time out of the period, so cycles keep their length.
+                let (other, length): (ModelStage, Double)
+                switch stage {
+                case .core: (other, length) = (.awake, rng.uniform(30, 300))
+                case .deep: (other, length) = (.core, rng.uniform(60, 180))
+                case .rem: (other, length) = rng.chance(0.5) ? (.awake, rng.uniform(30, 180)) : (.core, rng.uniform(60, 150))
+                case .awake: (other, length) = (.awake, 0)
+                }
+                let taken = min(length, left - gap)
+                add(other, taken)
+                left -= gap + taken
+            }
+        }
         while elapsed < sleepEnd {
             let k = Double(cycle)
             let length = min(max(rng.uniform(80, 110) + 4 * rng.gaussian(), 75), 120) * 60
@@ -51,26 +81,11 @@ struct Hypnogram: Sendable {
             let coreB = rng.uniform(3, 8) * 60
             var coreA = length - deep - rem - coreB
             if coreA < 8 * 60 { deep = max(0, deep - (8 * 60 - coreA)); coreA = length - deep - rem - coreB }
-            // Light sleep first, sometimes broken by a brief arousal.
-            if rng.chance(0.3) {
-                let first = coreA * rng.uniform(0.3, 0.7)
-                add(.core, first)
-                add(.awake, rng.uniform(30, 120))
-                add(.core, coreA - first)
-            } else {
-                add(.core, coreA)
-            }
-            add(.deep, deep)
-            add(.core, coreB)
-            if cycle > 0 && rng.chance(0.25) {
-                // REM interrupted by a short awakening.
-                let first = rem * rng.uniform(0.3, 0.7)
-                add(.rem, first)
-                add(.awake, rng.uniform(30, 90))
-                add(.rem, rem - first)
-            } else {
-                add(.rem, rem)
-            }
+            // Light sleep, deep, light again, REM; each broken up as real nights are.
+            addFragmented(.core, coreA)
+            addFragmented(.deep, deep)
+            addFragmented(.core, coreB)
+            addFragmented(.rem, rem)
             // Brief awakening at the end of a cycle, or the bathroom trip.
             if !tripDone && elapsed >= tripAfter {
                 add(.awake, rng.uniform(40, 120))

@@ -91,13 +91,7 @@ struct SidePlan: Sendable {
                 s += 20
                 continue
             }
-            let perHour: Double
-            switch stage {
-            case .awake: perHour = 25
-            case .core: perHour = 3
-            case .deep: perHour = 0.8
-            case .rem: perHour = 4
-            }
+            let perHour = StagePhysiology.of(stage).movementsPerHour
             if rng.chance(perHour / 3600) { burst(at: Double(s), big: false); s += 10; continue }
             s += 1
         }
@@ -124,9 +118,10 @@ struct SidePlan: Sendable {
         }
         self.posture = posture
 
-        // Heart and breathing rates: stage targets plus a night-long drift, slow wander
-        // (faster and wider in REM), an arousal bump after each movement, and first-order
-        // lags so stage changes are gradual.
+        // Heart and breathing rates: stage targets (through first-order lags so stage
+        // changes are gradual) plus a night-long drift, a slow stage-dependent wander (the
+        // very-low-frequency swings real nights show, widest in REM, smallest in deep sleep)
+        // and an arousal bump after each movement. Constants: `StagePhysiology`.
         let prof = side.sleeper
         let rest = prof.restingHeartRate, br0 = prof.breathingRate
         var hr = [Double](repeating: rest, count: n)
@@ -135,28 +130,22 @@ struct SidePlan: Sendable {
         var hrWander = 0.0, brWander = 0.0, arousal = 0.0
         mi = 0
         for i in 0..<n {
-            let stage = stages[i] ?? .awake
-            let dHR: Double, dBR: Double, wanderSD: Double, wanderTau: Double, brSD: Double
-            switch stage {
-            case .awake: dHR = 9; dBR = 2; wanderSD = 2.5; wanderTau = 40; brSD = 1.2
-            case .core: dHR = 1; dBR = 0; wanderSD = 1.2; wanderTau = 120; brSD = 0.5
-            case .deep: dHR = -3.5; dBR = -1; wanderSD = 0.6; wanderTau = 180; brSD = 0.25
-            case .rem: dHR = 5; dBR = 1.5; wanderSD = 3; wanderTau = 20; brSD = 1.5
-            }
+            let p = StagePhysiology.of(stages[i] ?? .awake)
             let progress = Double(i) / Double(max(n, 1))
             while mi < moves.count && moves[mi].start <= Double(i) {
                 if present[i] { arousal = max(arousal, rng.uniform(4, 10)) }
                 mi += 1
             }
             arousal *= exp(-1.0 / 25)
-            let a = exp(-1.0 / wanderTau)
-            hrWander = a * hrWander + wanderSD * (1 - a * a).squareRoot() * rng.gaussian()
-            brWander = a * brWander + brSD * (1 - a * a).squareRoot() * rng.gaussian()
-            let hrTarget = rest + dHR + 3 - 4 * progress + hrWander + arousal
-            let brTarget = br0 + dBR + brWander
+            let a = exp(-1.0 / p.wanderTau)
+            hrWander = a * hrWander + p.wanderSD * (1 - a * a).squareRoot() * rng.gaussian()
+            let ab = exp(-1.0 / p.breathingWanderTau)
+            brWander = ab * brWander + p.breathingWanderSD * (1 - ab * ab).squareRoot() * rng.gaussian()
+            let hrTarget = rest + p.heartRateOffset + 3 - 4 * progress
+            let brTarget = br0 + p.breathingOffset + brWander
             hrLag += (hrTarget - hrLag) * (1 - exp(-1.0 / 30))
             brLag += (brTarget - brLag) * (1 - exp(-1.0 / 20))
-            hr[i] = min(max(hrLag, 38), 150)
+            hr[i] = min(max(hrLag + hrWander + arousal, 38), 150)
             brate[i] = min(max(brLag, 6), 30)
         }
 
@@ -166,13 +155,7 @@ struct SidePlan: Sendable {
         var ampWander = 0.0
         for i in 0..<n {
             phase[i + 1] = phase[i] + brate[i] / 60
-            let irregular: Double
-            switch stages[i] {
-            case .deep?: irregular = 0.04
-            case .core?: irregular = 0.08
-            case .rem?, .awake?: irregular = 0.2
-            case nil: irregular = 0
-            }
+            let irregular = stages[i].map { StagePhysiology.of($0).breathIrregularity } ?? 0
             let a = exp(-1.0 / 6)
             ampWander = a * ampWander + irregular * (1 - a * a).squareRoot() * rng.gaussian()
             respAmp[i] = present[i] ? prof.respirationAmplitude * posture[i] * max(0.3, 1 + ampWander) : 0
@@ -180,30 +163,31 @@ struct SidePlan: Sendable {
         breathPhase = phase
         respirationAmplitude = respAmp
 
-        // Beats: RR = 60/HR modulated by respiratory sinus arrhythmia, plus stage jitter.
+        // Beats: RR = 60/HR modulated by respiratory sinus arrhythmia (breath phase), a
+        // ~0.1 Hz baroreflex (LF) rhythm whose phase wanders, and beat-to-beat noise, each
+        // scaled per stage (`StagePhysiology`) and by the sleeper's `hrvScale`.
         var beats: [Double] = []
         var amps: [Double] = []
         beats.reserveCapacity(n * 3 / 2)
         amps.reserveCapacity(n * 3 / 2)
+        let lfFrequency = rng.uniform(0.08, 0.12)
+        var lfPhase = rng.uniform(0, 2 * .pi)
         for (a, b) in inBed {
             var t = Double(a) + rng.uniform(0, 0.8)
             while t < Double(b) {
                 let i = min(Int(t), n - 1)
                 let frac = t - Double(i)
                 let ph = phase[i] + frac * (phase[i + 1] - phase[i])
-                let rsa: Double, jitter: Double
-                switch stages[i] ?? .awake {
-                case .deep: rsa = 0.045; jitter = 0.008
-                case .core: rsa = 0.035; jitter = 0.015
-                case .rem: rsa = 0.02; jitter = 0.035
-                case .awake: rsa = 0.025; jitter = 0.03
-                }
+                let p = StagePhysiology.of(stages[i] ?? .awake)
                 let breathMod = 1 + 0.2 * sin(2 * Double.pi * ph)
                 beats.append(t)
                 amps.append(prof.bcgAmplitude * posture[i] * breathMod * (1 + 0.05 * rng.gaussian()))
-                let rr = 60 / hr[i] * (1 - prof.hrvScale * rsa * sin(2 * Double.pi * ph)
-                                       + prof.hrvScale * jitter * rng.gaussian())
-                t += min(max(rr, 0.3), 2.0)
+                let rr = 60 / hr[i] * (1 + prof.hrvScale * (-p.rsa * sin(2 * Double.pi * ph)
+                                                            - p.lowFrequency * sin(lfPhase)
+                                                            + p.jitter * rng.gaussian()))
+                let step = min(max(rr, 0.3), 2.0)
+                lfPhase += 2 * Double.pi * lfFrequency * step + 0.1 * rng.gaussian()
+                t += step
             }
         }
         self.beats = beats

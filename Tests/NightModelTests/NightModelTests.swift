@@ -71,13 +71,56 @@ import Testing
             }
         }
         func mean(_ a: [Double]?) -> Double { a!.reduce(0, +) / Double(a!.count) }
-        #expect(mean(hr[.deep]) < mean(hr[.core]))
+        // Calibrated on slpdb-dev (docs/front-end.md): awake clearly above light sleep, REM
+        // above it, deep sleep close to light sleep (not the textbook few bpm below it).
         #expect(mean(hr[.core]) < mean(hr[.rem]))
         #expect(mean(hr[.rem]) < mean(hr[.awake]))
+        #expect(mean(hr[.awake]) > mean(hr[.core]) + 3)
+        #expect(abs(mean(hr[.deep]) - mean(hr[.core])) < 3)
         #expect(mean(br[.deep]) < mean(br[.core]))
         #expect(mean(br[.core]) < mean(br[.rem]))
         #expect((45...80).contains(mean(hr[.core])))
         #expect((10...20).contains(mean(br[.core])))
+    }
+
+    /// The stage signatures the model was calibrated to (real PSG nights, slpdb-dev): light
+    /// sleep has the most beat-to-beat variability (RMSSD), awake the least; deep sleep has
+    /// the smallest slow heart-rate swings, REM the largest.
+    @Test func beatToBeatVariabilityHasTheCalibratedStageSignatures() {
+        var diffs: [ModelStage: [Double]] = [:]
+        var minuteSteps: [ModelStage: [Double]] = [:]
+        for side in Self.night.truth.sides {
+            let b = side.beatTimes
+            // Successive RR differences inside one stage (no stage change, no gap).
+            if b.count >= 3 {
+                for k in 2..<b.count {
+                    let r1 = b[k - 1] - b[k - 2], r2 = b[k] - b[k - 1]
+                    guard r1 < 2.5, r2 < 2.5,
+                          let s0 = side.stage[Int(b[k - 2])], let s1 = side.stage[Int(b[k])], s0 == s1 else { continue }
+                    diffs[s0, default: []].append(r2 - r1)
+                }
+            }
+            // Minute-to-minute change of the mean heart rate inside one stage.
+            var previous: (ModelStage, Double)? = nil
+            for m in 0..<(side.stage.count / 60) {
+                let secs = (m * 60)..<(m * 60 + 60)
+                guard let st = side.stage[secs.lowerBound], secs.allSatisfy({ side.stage[$0] == st }) else { previous = nil; continue }
+                let hr = secs.compactMap { side.heartRate[$0] }.reduce(0, +) / 60
+                if let (ps, ph) = previous, ps == st { minuteSteps[st, default: []].append(abs(hr - ph)) }
+                previous = (st, hr)
+            }
+        }
+        func rmssd(_ s: ModelStage) -> Double {
+            let d = diffs[s]!
+            return (d.map { $0 * $0 }.reduce(0, +) / Double(d.count)).squareRoot()
+        }
+        func step(_ s: ModelStage) -> Double { minuteSteps[s]!.reduce(0, +) / Double(minuteSteps[s]!.count) }
+        #expect(rmssd(.core) > 1.1 * rmssd(.deep))
+        #expect(rmssd(.core) > 1.05 * rmssd(.rem))
+        #expect(rmssd(.core) > 1.2 * rmssd(.awake))
+        #expect((0.015...0.08).contains(rmssd(.core)))   // 15–80 ms: adult sleep RMSSD
+        #expect(step(.deep) < 0.7 * step(.core))
+        #expect(step(.rem) > step(.core))
     }
 
     @Test func beatsAgreeWithTheHeartRate() {
