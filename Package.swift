@@ -92,6 +92,9 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "HubTests", dependencies: [
             "Hub", "PodProtocol", "PodDevice", "VirtualPod", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore",
+            .product(name: "Logging", package: "swift-log"),
+            // The SIGTERM test runs the real daemon binary.
+            "podbridge",
         ], swiftSettings: strict),
         .testTarget(name: "SleepScheduleTests", dependencies: ["SleepSchedule"], swiftSettings: strict),
         .testTarget(name: "PodDeviceTests", dependencies: ["PodDevice", "PodProtocol", "CUmockdev"],

@@ -66,8 +66,8 @@ kill -TERM $HUB
 wait $HUB
 trap - EXIT
 echo
-echo "== stored nights"
-"$BIN" export --db "$STATE/podbridge.sqlite" --all --format csv --tz "$TZNAME" | head -20
-echo "== exported files"
-ls -1 "$STATE/exports"
+echo "== the schedule in force"
+"$BIN" schedule show --db "$STATE/podbridge.sqlite" --tz "$TZNAME"
+echo "== exported nights"
+ls -1 "$STATE"/exports/*
 echo "== demo finished: database $STATE/podbridge.sqlite"

@@ -1,0 +1,130 @@
+import Foundation
+import Hub
+import Logging
+import NightModel
+import PodDevice
+import SleepStore
+import Testing
+import VirtualPod
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon end to end against the virtual pod on a real pty, on a simulated clock:
+/// a night goes in, sessions come out of the SQLite file.
+@Suite(.serialized) struct HubDaemonTests {
+    static let nightStart = Date(timeIntervalSince1970: 1_794_866_400)  // 2026-11-16T22:00:00Z
+
+    /// One sleeper on the left, nobody on the right, getting up 12 minutes before the pod stops.
+    static func pod(hours: Double, speed: Double, seed: UInt64) throws -> VirtualPod {
+        let sleeper = SideConfig(sleeper: SleeperProfile(getsIn: 120, getsOutBeforeEnd: 12 * 60, bathroomTrip: false))
+        let night = NightConfig(seed: seed, duration: hours * 3600, sides: [sleeper, .empty], noise: .normal,
+                                pumpVibration: true, channelsPerSide: 2)
+        return try VirtualPod(configuration: VirtualPodConfiguration(
+            identity: PodIdentity(serial: "HUBTEST1"), night: night, speed: speed))
+    }
+
+    static func configuration(state: String, podPath: String) -> HubConfiguration {
+        var c = HubConfiguration()
+        c.stateDirectory = state
+        c.timeZone = "UTC"
+        c.pod.path = podPath
+        c.sessions.maxGapMinutes = 5
+        return c
+    }
+
+    @Test func aNightInGivesOneSessionForTheOccupiedSideAndNoneForTheEmptyOne() async throws {
+        let dir = try ScheduleTempDir()
+        defer { dir.cleanup() }
+        let speed = 1_000.0
+        let pod = try Self.pod(hours: 1.5, speed: speed, seed: 21)
+        let tty = try pod.start()
+        defer { pod.stop() }
+        let config = Self.configuration(state: dir.path("state"), podPath: tty)
+        try FileManager.default.createDirectory(atPath: config.stateDirectory, withIntermediateDirectories: true)
+        let store = try SleepStore(path: config.databasePath, timeZone: config.hubTimeZone)
+        let lines = ReportedLines()
+        let reporter = HubReporter(logger: Logger(label: "hub-test") { _ in CapturingLogHandler(sink: lines) },
+                                   console: false)
+        let runner = PodRunner(configuration: config, store: store, clock: HubClock(start: Self.nightStart, speed: speed),
+                               reporter: reporter, opener: PathOpener(path: tty))
+        let running = Task { await runner.run() }
+        await pod.waitUntilFinished()
+        let stored = try await eventually(60) { try store.allSessions(side: .left).contains { $0.isFinal } }
+        running.cancel()
+        await running.value
+
+        #expect(stored, "no final session; the hub said: \(lines.all.suffix(20))")
+        let left = try store.allSessions(side: .left)
+        #expect(left.count == 1)
+        let session = try #require(left.first)
+        #expect(session.isFinal)
+        let m = session.metrics
+        // In bed from ~2 min to ~12 min before the end of a 90-min night.
+        #expect((60...80).contains(m.timeInBedMinutes), "time in bed \(m.timeInBedMinutes)")
+        #expect(m.totalSleepMinutes > 10 && m.totalSleepMinutes <= m.timeInBedMinutes)
+        #expect((0.2...1).contains(m.efficiency))
+        #expect((45...75).contains(m.meanHeartRate ?? 0), "mean HR \(String(describing: m.meanHeartRate))")
+        #expect((0...100).contains(m.score))
+        #expect(try store.blocks(sessionID: session.id).contains { $0.stage == .inBed })
+        #expect(try store.allSessions(side: .right).isEmpty, "the empty side got a session")
+        let export = URL(fileURLWithPath: config.exportDirectory).appendingPathComponent("\(session.wakeDate)-left.json")
+        #expect(FileManager.default.fileExists(atPath: export.path))
+    }
+
+    /// The `podbridge` executable built beside the test bundle.
+    static func podbridgeURL() -> URL? {
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = dir.appendingPathComponent("podbridge")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        return nil
+    }
+
+    @Test func sigtermKeepsTheOpenNightAsAPreliminarySession() async throws {
+        let binary = try #require(Self.podbridgeURL(), "podbridge must be built beside the tests")
+        let dir = try ScheduleTempDir()
+        defer { dir.cleanup() }
+        let speed = 300.0
+        let pod = try Self.pod(hours: 4, speed: speed, seed: 22)
+        let tty = try pod.start()
+        defer { pod.stop() }
+        let state = dir.path("state")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["run", "--path", tty, "--state-dir", state, "--tz", "UTC", "--no-console",
+                             "--clock-speed", "\(speed)", "--clock-start", "2026-11-16T22:00:00Z"]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        // The daemon stores a preliminary session every 30 minutes of data while someone is in bed.
+        let database = (state as NSString).appendingPathComponent("podbridge.sqlite")
+        var firstEnd: Int64 = 0
+        let started = await eventually(120) {
+            guard FileManager.default.fileExists(atPath: database),
+                  let store = try? SleepStore(path: database, timeZone: TimeZone(identifier: "UTC")!),
+                  let s = try? store.allSessions(side: .left).first else { return false }
+            firstEnd = s.end
+            return !s.isFinal
+        }
+        #expect(started, "no preliminary session appeared")
+        // Let more of the night pass after the last snapshot, then stop the daemon.
+        try await Task.sleep(for: .seconds(3))
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+
+        let store = try SleepStore(path: database, timeZone: TimeZone(identifier: "UTC")!)
+        #expect(try store.integrityCheck() == ["ok"])
+        let left = try store.allSessions(side: .left)
+        #expect(left.count == 1)
+        // Nothing lost: the session reaches past the last snapshot, up to the shutdown.
+        #expect((left.first?.end ?? 0) > firstEnd + 60)
+        #expect(left.first?.isFinal == false)
+        #expect(try store.allSessions(side: .right).isEmpty)
+    }
+}
