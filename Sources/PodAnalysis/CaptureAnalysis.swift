@@ -102,7 +102,7 @@ public struct CaptureAnalysis: Sendable {
         }
         let truncated: Bool
         do {
-            truncated = try CaptureRecords.forEach(in: bytes) { direction, frame in
+            truncated = try Capture.forEachRecord(in: bytes) { _, direction, frame in
                 records += 1
                 guard direction == .podToHub else { return }
                 switch FrameDecoder.parse(frame: frame) {
@@ -134,34 +134,5 @@ public struct CaptureAnalysis: Sendable {
         self.truncatedTail = truncated
         self.anchors = anchors
         self.serial = serial
-    }
-}
-
-/// Walks a capture's records in place (no copy of each frame), with the rules of
-/// `Capture.read`: magic first, a record cut short at the end is reported, not an error.
-enum CaptureRecords {
-    /// Calls `body` for each whole record; returns whether the last one was cut short.
-    static func forEach(in bytes: [UInt8],
-                        _ body: (Capture.Direction, UnsafeRawBufferPointer) -> Void) throws(Capture.ReadError) -> Bool {
-        let magic = Capture.magic
-        guard bytes.count >= magic.count, bytes[0..<magic.count].elementsEqual(magic) else { throw .notACapture }
-        let headerSize = 11
-        let result = bytes.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Result<Bool, Capture.ReadError> in
-            var offset = magic.count
-            while offset < raw.count {
-                guard raw.count - offset >= headerSize else { return .success(true) }
-                guard let direction = Capture.Direction(rawValue: raw[offset + 8]) else {
-                    return .failure(.badDirection(offset: offset))
-                }
-                let length = Int(raw[offset + 9]) | Int(raw[offset + 10]) << 8
-                guard length <= Wire.maxFrameSize else { return .failure(.badLength(offset: offset)) }
-                let start = offset + headerSize
-                guard raw.count - start >= length else { return .success(true) }
-                body(direction, UnsafeRawBufferPointer(rebasing: raw[start..<(start + length)]))
-                offset = start + length
-            }
-            return .success(false)
-        }
-        return try result.get()
     }
 }
