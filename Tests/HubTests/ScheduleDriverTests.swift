@@ -95,13 +95,15 @@ import VirtualPod
         #expect(await eventually { await rig.driver.isInSync && holds(rig.pod, .right, on: "22:00", off: "07:30", alarm: "07:00") })
         let firstBoot = rig.pod.snapshot.bootCount
         rig.pod.inject(.reboot(.watchdog))
+        // Settled: the pod rebooted, holds the schedule again, and no round of pushes is half done.
         #expect(await eventually {
             let s = rig.pod.snapshot
-            return s.bootCount == firstBoot + 1 && s.clock != nil && ((try? rig.commands().count) ?? 0) >= 10
-                && holds(rig.pod, .left, on: "22:00", off: "07:30", alarm: "07:00")
-                && holds(rig.pod, .right, on: "22:00", off: "07:30", alarm: "07:00")
+            let count = (try? rig.commands().count) ?? 0
+            guard s.bootCount == firstBoot + 1, s.clock != nil, count >= 10, count % 5 == 0,
+                  holds(rig.pod, .left, on: "22:00", off: "07:30", alarm: "07:00"),
+                  holds(rig.pod, .right, on: "22:00", off: "07:30", alarm: "07:00") else { return false }
+            return await rig.driver.isInSync
         })
-        #expect(await rig.driver.isInSync)
         // Every start-up the connection runs after the reboot re-sends all of it, in order.
         let commands = try rig.commands()
         #expect(commands.count >= 10 && commands.count % 5 == 0)
@@ -123,7 +125,9 @@ import VirtualPod
         #expect(TimeZone(identifier: "America/New_York")!.nextDaylightSavingTimeTransition(after: transition - 3600) == transition)
         let lead = 300.0
         let rig = try await ScheduleRig(serial: "VPOD-DST", zone: "America/New_York",
-                                        start: transition.addingTimeInterval(-600), speed: 120,
+                                        // 20 simulated minutes (8 s of real time) to connect before the
+                                        // pre-push window, even on a loaded machine.
+                                        start: transition.addingTimeInterval(-1500), speed: 150,
                                         configure: { $0.schedule.push.preTransitionLeadSeconds = lead })
         #expect(await eventually {
             (try? rig.pushes().contains { $0.command == "set-clock" && $0.description.contains("UTC−04:00") && $0.outcome == .ack })
@@ -147,7 +151,8 @@ import VirtualPod
     @Test func theAlarmFiresOnThePodAtThePushedTimeAndTheHubRecordsIt() async throws {
         let serial = "VPOD-ALARM"
         let rig = try await ScheduleRig(
-            serial: serial, start: scheduleDate("Europe/Berlin", 2026, 6, 10, 6, 55), speed: 120,
+            // 20 simulated minutes (10 s of real time) to push the alarm before it is due.
+            serial: serial, start: scheduleDate("Europe/Berlin", 2026, 6, 10, 6, 40), speed: 120,
             beforeStart: { store in
                 for side in BedSide.allCases {
                     try store.setManualSchedule(ManualScheduleRecord(
@@ -177,7 +182,7 @@ import VirtualPod
     @Test func anAlarmThatFailsForAnInvalidClockIsRecordedAndTheClockIsSentAgain() async throws {
         let serial = "VPOD-CLOCK"
         let rig = try await ScheduleRig(
-            serial: serial, start: scheduleDate("Europe/Berlin", 2026, 6, 10, 6, 50), speed: 200,
+            serial: serial, start: scheduleDate("Europe/Berlin", 2026, 6, 10, 6, 30), speed: 200,
             beforeStart: { store in
                 try store.setManualSchedule(ManualScheduleRecord(
                     podSerial: serial, side: .left, weekdayBedtime: "23:00", weekdayWake: "07:00",
