@@ -39,7 +39,7 @@ JSON
 # Hub clock: 21:00 local on the evening of the first night.
 START=$(TZ=$TZNAME date -d "$FIRST 21:00" --iso-8601=seconds)
 evening() { # wall seconds after the hub's start at which the hub's clock reads 22:00 on night $1
-  python3 -c "print(((($1 - 1) * 24 * 3600) + 3600) / $SPEED)"
+  awk -v n="$1" -v s="$SPEED" 'BEGIN { printf "%.3f", ((n - 1) * 24 * 3600 + 3600) / s }'
 }
 
 echo "== hub: simulated clock from $START at ${SPEED}x; virtual pod nights of ${HOURS} h"
@@ -49,8 +49,8 @@ T0=$(date +%s.%N)
 trap 'kill $HUB 2>/dev/null || true; [ -n "${POD:-}" ] && kill $POD 2>/dev/null || true' EXIT
 
 for n in $(seq 1 "$NIGHTS"); do
-  target=$(python3 -c "print($T0 + $(evening "$n"))")
-  python3 -c "import time; time.sleep(max(0, $target - time.time()))"
+  wait_s=$(awk -v t0="$T0" -v e="$(evening "$n")" -v now="$(date +%s.%N)" 'BEGIN { w = t0 + e - now; printf "%.3f", (w > 0 ? w : 0) }')
+  sleep "$wait_s"
   echo "== night $n: plugging in the virtual pod (two sleepers)"
   "$BIN" simulate --speed "$SPEED" --seed "$n" --serial DEMO0001 --link "$LINK" \
     --duration "$HOURS" --out-of-bed 40 --left occupied --right occupied --noise normal --pump \

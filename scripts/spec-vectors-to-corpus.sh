@@ -4,6 +4,7 @@ set -euo pipefail
 out=${1:?corpus directory}
 mkdir -p "$out"
 awk '/^```vectors/{on=1; next} /^```/{on=0} on' firmware-protocol.md | while IFS=: read -r name hex; do
-  printf '%s' "$hex" | xxd -r -p > "$out/vector-$name" 2>/dev/null || \
-    python3 -c "import sys; sys.stdout.buffer.write(bytes.fromhex(sys.argv[1]))" "$hex" > "$out/vector-$name"
+  escaped=""
+  for byte in $hex; do escaped+="\\x$byte"; done
+  printf '%b' "$escaped" > "$out/vector-$name"
 done

@@ -130,7 +130,7 @@ public struct PodSignalRouter: Sendable {
         lanes[i].route(block, anchor: anchor, era: bootEra, into: &out)
     }
 
-    private mutating func route(_ reading: PodProtocol.CapacitanceReading, into out: inout [SideOutput]) {
+    private mutating func route(_ reading: CapacitanceReading, into out: inout [SideOutput]) {
         let i = Int(reading.side.rawValue)
         guard reading.tick <= Self.maxTick else {
             lanes[i].counters.malformedFrames += 1

@@ -78,7 +78,7 @@ struct SideLane: Sendable {
         release(into: &out)
     }
 
-    mutating func route(_ reading: PodProtocol.CapacitanceReading, anchor: ClockAnchor, era: Int,
+    mutating func route(_ reading: CapacitanceReading, anchor: ClockAnchor, era: Int,
                         into out: inout [SideOutput]) {
         enter(era: era)
         let index = place(reading.tick, anchor: anchor, into: &out)

@@ -127,7 +127,7 @@ struct VirtualNightCapture {
             if tick % 250 == 0 {
                 for side in 0..<sides {
                     let values = sim.capacitance(side: side, at: Double(tick) / 500)
-                    try b.append(.capacitance(PodProtocol.CapacitanceReading(side: Side(rawValue: UInt8(side))!,
+                    try b.append(.capacitance(CapacitanceReading(side: Side(rawValue: UInt8(side))!,
                                                                              tick: Self.anchorTick + tick, values: values)),
                                  receivedMicros: received)
                 }
@@ -191,7 +191,7 @@ struct LiveStreamBench {
             tick += 50
             if tick % 250 == 0 {
                 for side in 0..<config.sides.count {
-                    try encoder.encode(.capacitance(PodProtocol.CapacitanceReading(
+                    try encoder.encode(.capacitance(CapacitanceReading(
                         side: Side(rawValue: UInt8(side))!, tick: tick, values: sim.capacitance(side: side, at: Double(tick) / 500))),
                                        appendingTo: &out)
                 }

@@ -253,7 +253,7 @@ let anchorMillis: Int64 = 1_750_000_000_000
         _ = router.apply(.piezo(PiezoBlock(side: .right, channels: 0, gain: 1, firstTick: 0, samples: [1, 2, 3])))
         _ = router.apply(.piezo(PiezoBlock(side: .right, channels: 2, gain: 1, firstTick: 0, samples: [1, 2, 3])))
         _ = router.apply(.piezo(PiezoBlock(side: .left, channels: 1, gain: 1, firstTick: UInt64.max, samples: [1])))
-        _ = router.apply(.capacitance(PodProtocol.CapacitanceReading(side: .left, tick: UInt64.max, values: [1, 2, 3])))
+        _ = router.apply(.capacitance(CapacitanceReading(side: .left, tick: UInt64.max, values: [1, 2, 3])))
         _ = router.apply(.environment(EnvironmentReading(tick: 0, bedLeft: 3000, bedRight: nil, ambient: nil, humidity: nil)))
         #expect(router.counters.right.malformedFrames == 2)
         #expect(router.counters.left.malformedFrames == 2)

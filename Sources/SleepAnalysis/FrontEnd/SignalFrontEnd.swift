@@ -1,7 +1,7 @@
 import Foundation
 
 /// One capacitance reading of one side: the channel values at a Unix time.
-public struct CapacitanceReading: Sendable, Hashable {
+public struct CapacitanceSample: Sendable, Hashable {
     public var time: Double
     public var values: [Int32]
 
@@ -192,7 +192,7 @@ public struct SignalFrontEnd: Sendable {
     /// Run a whole recording through a fresh front end (offline analysis): piezo frames
     /// from `firstSampleIndex`, with the capacitance readings interleaved by time.
     public static func analyze(piezo: [Int32], channels: Int, firstSampleIndex: Int64 = 0,
-                               clock: SampleClock, capacitance: [CapacitanceReading],
+                               clock: SampleClock, capacitance: [CapacitanceSample],
                                config: FrontEndConfig = FrontEndConfig()) -> FrontEndOutput {
         var fe = SignalFrontEnd(config: config)
         var out = FrontEndOutput()

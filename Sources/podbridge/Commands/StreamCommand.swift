@@ -85,7 +85,7 @@ final class FrontEndLiveAnalyzer: LiveAnalyzer {
     func anchor(_ anchor: ClockAnchor) { analysis.anchor(anchor) }
     func podRestarted() { analysis.podRestarted() }
     func consume(_ block: PiezoBlock) { analysis.apply(.piezo(block)) }
-    func consume(_ reading: PodProtocol.CapacitanceReading) { analysis.apply(.capacitance(reading)) }
+    func consume(_ reading: CapacitanceReading) { analysis.apply(.capacitance(reading)) }
 
     func vitals(for side: Side) -> SideVitals {
         guard let v = analysis.vitals(for: side) else { return SideVitals() }

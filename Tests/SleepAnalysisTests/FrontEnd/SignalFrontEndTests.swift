@@ -99,7 +99,7 @@ import NightModel
         for side in 0..<2 {
             let piezo = sim.piezo(side: side, count: 900 * 500)
             let caps = stride(from: 0.0, to: 900, by: 0.5).map {
-                CapacitanceReading(time: SyntheticBed.epoch + $0, values: sim.capacitance(side: side, at: $0))
+                CapacitanceSample(time: SyntheticBed.epoch + $0, values: sim.capacitance(side: side, at: $0))
             }
             outs.append(SignalFrontEnd.analyze(piezo: piezo, channels: 2, clock: clock, capacitance: caps))
         }
