@@ -50,8 +50,10 @@ actor ScriptedPod {
         }
     }
 
+    /// Requests of `type` the hub made, each once: a retry (RETRANSMIT, same id) of a request
+    /// the loaded test machine answered late is the same request, not another one.
     func count(of type: MessageType) -> Int {
-        requests.filter { $0.header.type == type.rawValue }.count
+        requests.filter { $0.header.type == type.rawValue && !$0.header.flags.contains(.retransmit) }.count
     }
 
     private func handle(_ frame: DecodedFrame) async {
