@@ -131,16 +131,16 @@ public actor PodRunner {
                 endProgress()
                 reporter.event("\(side): in bed at \(Self.format(Date(timeIntervalSince1970: at), zone: configuration.hubTimeZone))")
             case .preliminary(let night):
-                store(night, side: side, final: false)
+                keep(night, side: side, final: false)
             case .ended(let night):
-                store(night, side: side, final: true)
+                keep(night, side: side, final: true)
                 await schedule?.sessionsChanged()
             }
         }
     }
 
     /// Analyses a night and keeps it: final nights are also summarised and exported.
-    private func store(_ night: SessionTracker.Night, side: Side, final: Bool) {
+    private func keep(_ night: SessionTracker.Night, side: Side, final: Bool) {
         guard let serial else { return }
         let sessions = analyzer.analyze(beats: night.beats, vitals: night.seconds, final: final)
         if final && sessions.isEmpty {
@@ -184,7 +184,7 @@ public actor PodRunner {
             guard var tracker = trackers[side], let night = tracker.flush() else { continue }
             trackers[side] = tracker
             // The night is not over: keep what there is as preliminary, never lose it.
-            store(night, side: side, final: false)
+            keep(night, side: side, final: false)
             reporter.event("\(side): open session (\(Int((night.end - night.start) / 60)) min) kept as preliminary")
         }
     }
