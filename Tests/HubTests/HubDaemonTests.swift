@@ -37,7 +37,7 @@ import Glibc
     @Test func aNightInGivesOneSessionForTheOccupiedSideAndNoneForTheEmptyOne() async throws {
         let dir = try ScheduleTempDir()
         defer { dir.cleanup() }
-        let speed = 600.0
+        let speed = 300.0
         let pod = try Self.pod(hours: 1.5, speed: speed, seed: 21)
         let tty = try pod.start()
         defer { pod.stop() }
@@ -51,7 +51,7 @@ import Glibc
                                reporter: reporter, opener: PathOpener(path: tty))
         let running = Task { await runner.run() }
         await pod.waitUntilFinished()
-        let stored = try await eventually(60) { try store.allSessions(side: .left).contains { $0.isFinal } }
+        let stored = try await eventually(120) { try store.allSessions(side: .left).contains { $0.isFinal } }
         running.cancel()
         await running.value
 

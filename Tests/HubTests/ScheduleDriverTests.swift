@@ -125,9 +125,9 @@ import VirtualPod
         #expect(TimeZone(identifier: "America/New_York")!.nextDaylightSavingTimeTransition(after: transition - 3600) == transition)
         let lead = 300.0
         let rig = try await ScheduleRig(serial: "VPOD-DST", zone: "America/New_York",
-                                        // 20 simulated minutes (8 s of real time) to connect before the
-                                        // pre-push window, even on a loaded machine.
-                                        start: transition.addingTimeInterval(-1500), speed: 150,
+                                        // 35 simulated minutes (21 s of real time) to connect before the
+                                        // pre-push window, even on a heavily loaded machine.
+                                        start: transition.addingTimeInterval(-2400), speed: 100,
                                         configure: { $0.schedule.push.preTransitionLeadSeconds = lead })
         #expect(await eventually {
             (try? rig.pushes().contains { $0.command == "set-clock" && $0.description.contains("UTC−04:00") && $0.outcome == .ack })
@@ -151,8 +151,8 @@ import VirtualPod
     @Test func theAlarmFiresOnThePodAtThePushedTimeAndTheHubRecordsIt() async throws {
         let serial = "VPOD-ALARM"
         let rig = try await ScheduleRig(
-            // 20 simulated minutes (10 s of real time) to push the alarm before it is due.
-            serial: serial, start: scheduleDate("Europe/Berlin", 2026, 6, 10, 6, 40), speed: 120,
+            // 30 simulated minutes (15 s of real time) to push the alarm before it is due.
+            serial: serial, start: scheduleDate("Europe/Berlin", 2026, 6, 10, 6, 30), speed: 120,
             beforeStart: { store in
                 for side in BedSide.allCases {
                     try store.setManualSchedule(ManualScheduleRecord(
@@ -182,7 +182,8 @@ import VirtualPod
     @Test func anAlarmThatFailsForAnInvalidClockIsRecordedAndTheClockIsSentAgain() async throws {
         let serial = "VPOD-CLOCK"
         let rig = try await ScheduleRig(
-            serial: serial, start: scheduleDate("Europe/Berlin", 2026, 6, 10, 6, 30), speed: 200,
+            // An hour of simulated time (18 s of real time) to push and lose the clock before 07:00.
+            serial: serial, start: scheduleDate("Europe/Berlin", 2026, 6, 10, 6, 0), speed: 200,
             beforeStart: { store in
                 try store.setManualSchedule(ManualScheduleRecord(
                     podSerial: serial, side: .left, weekdayBedtime: "23:00", weekdayWake: "07:00",

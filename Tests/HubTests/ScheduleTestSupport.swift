@@ -47,7 +47,7 @@ func scheduleDate(_ zone: String, _ y: Int, _ mo: Int, _ d: Int, _ h: Int, _ mi:
 
 /// Waits (polling; the deadline only guards against hanging, it is not a timed assertion)
 /// until `condition` holds. Returns false if it never did.
-func eventually(_ deadline: Double = 30, _ condition: () async throws -> Bool) async rethrows -> Bool {
+func eventually(_ deadline: Double = 90, _ condition: () async throws -> Bool) async rethrows -> Bool {
     let end = Date().addingTimeInterval(deadline)
     while Date() < end {
         if try await condition() { return true }
