@@ -63,6 +63,7 @@ let package = Package(
             "PodProtocol", "PodDevice", "PodAnalysis", "SleepAnalysis", "SleepSchedule", "SleepStore", "BackendUpload",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: strict),
 
         // MARK: The executables

@@ -134,7 +134,7 @@ extension HubConfiguration {
                 throw ConfigurationError.invalid(path: path, reason: "the top level must be an object")
             }
             let merged = try merge(defaults, user, prefix: "", path: path)
-            var config = try JSONDecoder().decode(HubConfiguration.self, from: JSONSerialization.data(withJSONObject: merged))
+            let config = try JSONDecoder().decode(HubConfiguration.self, from: JSONSerialization.data(withJSONObject: merged))
             try config.validate()
             return config
         } catch let error as ConfigurationError {

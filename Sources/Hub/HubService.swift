@@ -1,4 +1,5 @@
 import BackendUpload
+import GRDB
 import Foundation
 import Logging
 import PodDevice
@@ -24,7 +25,7 @@ public struct HubService: Service {
 
     public func run() async throws {
         try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true)
-        let store = try SleepStore(path: configuration.databasePath, timeZone: configuration.hubTimeZone)
+        let store = try await openStore()
         reporter.event("database \(configuration.databasePath)")
         let opener = try makeOpener()
         let recorder = try recordPath.map { try CaptureRecorder(path: $0) }
@@ -34,7 +35,7 @@ public struct HubService: Service {
         let upload = try makeUploadWorker(store: store)
         let configuration = self.configuration
         let reporter = self.reporter
-        try await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await runner.run() }
                 if let upload {
@@ -52,6 +53,22 @@ public struct HubService: Service {
         }
         try? store.close()
         reporter.event("hub stopped")
+    }
+
+    /// Opens (creating and migrating) the database. Another process opening the same new
+    /// file at the same moment (a CLI command while the daemon starts) can make the first
+    /// migration fail with "database is locked": that is retried, anything else is not.
+    private func openStore() async throws -> SleepStore {
+        var attempt = 1
+        while true {
+            do {
+                return try SleepStore(path: configuration.databasePath, timeZone: configuration.hubTimeZone)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && attempt < 5 {
+                reporter.warning("database busy on open (attempt \(attempt)): \(error); retrying")
+                attempt += 1
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
     }
 
     private func makeOpener() throws -> any PodOpener {

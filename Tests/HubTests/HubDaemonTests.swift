@@ -101,12 +101,20 @@ import Glibc
         let state = dir.path("state")
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["run", "--path", tty, "--state-dir", state, "--tz", "UTC", "--no-console",
+        process.arguments = ["run", "--path", tty, "--state-dir", state, "--tz", "UTC", "--log-level", "info",
                              "--clock-speed", "\(speed)", "--clock-start", "2026-11-16T22:00:00Z"]
-        process.standardOutput = FileHandle.nullDevice
+        // What the daemon prints goes to a file: the test waits on it and shows it on failure.
+        let logPath = dir.path("daemon.log")
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try #require(FileHandle(forWritingAtPath: logPath))
+        process.standardOutput = log
+        process.standardError = log
         try process.run()
         defer { if process.isRunning { process.terminate() } }
+        func said() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
+        // Touch the database only once the daemon has created it and is streaming.
+        #expect(await eventually(120) { said().contains("streaming from pod") }, "the daemon said: \(said())")
         // The daemon stores a preliminary session every 30 minutes of data while someone is in bed.
         let database = (state as NSString).appendingPathComponent("podbridge.sqlite")
         var firstEnd: Int64 = 0
@@ -117,12 +125,12 @@ import Glibc
             firstEnd = s.end
             return !s.isFinal
         }
-        #expect(started, "no preliminary session appeared")
+        #expect(started, "no preliminary session appeared; the daemon said: \(said())")
         // Let more of the night pass after the last snapshot, then stop the daemon.
         try await Task.sleep(for: .seconds(3))
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
-        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "the daemon said: \(said())")
 
         let store = try SleepStore(path: database, timeZone: TimeZone(identifier: "UTC")!)
         #expect(try store.integrityCheck() == ["ok"])
