@@ -44,7 +44,7 @@ func runStagingBench(options: BenchOptions) throws {
 
 /// The nine slpdb-dev records, in name order.
 func loadSlpdbDev(repoRoot: URL) throws -> [StagingTraining.Record] {
-    let dir = repoRoot.deletingLastPathComponent().appendingPathComponent("shared/data/slpdb-dev")
+    let dir = repoRoot.appendingPathComponent("Data/slpdb-dev")
     let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
         .filter { $0.hasSuffix(".beats.csv") }.map { String($0.dropLast(".beats.csv".count)) }.sorted()
     return try names.map { name in

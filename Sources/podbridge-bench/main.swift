@@ -5,7 +5,7 @@ import Foundation
 
 struct BenchOptions: Sendable {
     var quick: Bool
-    /// The repository root; shared data lives beside it in ../shared.
+    /// The repository root; the labelled nights live in its Data/ folder.
     var repoRoot: URL
 }
 

@@ -5,7 +5,7 @@ import Testing
 /// The analyzer on real PSG-scored nights (regression figures, not timings).
 @Suite struct SlpdbTests {
     static let dir = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/data/slpdb-dev")
+        .deletingLastPathComponent().appendingPathComponent("Data/slpdb-dev")
 
     static func record(_ name: String) throws -> StagingTraining.Record {
         let b = dir.appendingPathComponent("\(name).beats.csv"), s = dir.appendingPathComponent("\(name).stages.csv")
