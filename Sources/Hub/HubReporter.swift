@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Where the hub tells people what happens: the console (the demo, `podbridge run` in a
 /// terminal) and the log (journald under systemd). One line per event, plain text.
@@ -7,6 +8,10 @@ public struct HubReporter: Sendable {
     public let logger: Logger
     /// Also print human-readable lines on standard output.
     public let console: Bool
+
+    /// Whether a progress line is on screen, shared by every copy of this reporter so any
+    /// event line (from whichever part of the hub) first ends it.
+    private let progressShown = ProgressFlag()
 
     public init(logger: Logger, console: Bool) {
         self.logger = logger
@@ -16,24 +21,26 @@ public struct HubReporter: Sendable {
     /// Something a person watching wants to see (pod found, night summary, schedule pushed).
     public func event(_ text: String, metadata: Logger.Metadata = [:]) {
         logger.info("\(text)", metadata: metadata)
-        if console { Self.write(text + "\n") }
+        if console { endProgress(); Self.write(text + "\n") }
     }
 
     /// A problem that did not stop the hub (nack, timeout, bad frame burst).
     public func warning(_ text: String, metadata: Logger.Metadata = [:]) {
         logger.warning("\(text)", metadata: metadata)
-        if console { Self.write("warning: " + text + "\n") }
+        if console { endProgress(); Self.write("warning: " + text + "\n") }
     }
 
     /// A status line that replaces itself on a terminal (live readings).
     public func progress(_ text: String) {
         logger.debug("\(text)")
         guard console else { return }
+        progressShown.set(true)
         Self.write(Self.isTerminal ? "\r\u{1B}[K" + text : text + "\n")
     }
 
-    /// Ends a progress line before ordinary output.
+    /// Ends a progress line before ordinary output (event and warning lines do it themselves).
     public func endProgress() {
+        guard progressShown.set(false) else { return }
         if console && Self.isTerminal { Self.write("\r\u{1B}[K") }
     }
 
@@ -42,4 +49,11 @@ public struct HubReporter: Sendable {
     private static func write(_ text: String) {
         FileHandle.standardOutput.write(Data(text.utf8))
     }
+}
+
+/// A flag shared by the copies of a `HubReporter`.
+private final class ProgressFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    /// Sets the flag; returns what it was.
+    @discardableResult func set(_ new: Bool) -> Bool { value.exchange(new, ordering: .relaxed) }
 }

@@ -1,0 +1,123 @@
+import Foundation
+import PodDevice
+import PodProtocol
+import SleepSchedule
+import Synchronization
+
+/// The control side of the running hub, for the API and MQTT: commands to a connected pod
+/// by serial (answered with the pod's ack or nack), and the manual schedule through the
+/// schedule service. Every argument is checked here, before anything reaches the pod.
+public final class HubControl: Sendable {
+    private let links = Mutex<[String: PodConnection]>([:])
+    private let schedule: ScheduleDriver?
+
+    public init(schedule: ScheduleDriver?) {
+        self.schedule = schedule
+    }
+
+    /// A command the pod carries out at once.
+    public enum PodCommand: Sendable, Hashable {
+        /// Snooze the ringing alarm of `side` for `seconds` (1…3600).
+        case snooze(side: Side, seconds: Int)
+        /// Stop the alarm of `side` (clears it on the pod until the next push).
+        case stopAlarm(side: Side)
+        /// Power stage of `side` on at `level` % (1…100), or off.
+        case power(side: Side, on: Bool, level: Int)
+    }
+
+    /// The pod's answer: accepted, or refused with its status.
+    public enum PodAnswer: Sendable, Hashable {
+        case ack
+        case nack(status: String, code: Int)
+    }
+
+    public enum ControlError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// No pod with this serial is connected now.
+        case unknownPod(String)
+        case invalidArgument(String)
+        /// The link failed (timeout, disconnect) before the pod answered.
+        case link(String)
+        /// The schedule service is off (`schedule.enabled` false) or refused the schedule.
+        case schedule(String)
+
+        public var description: String {
+            switch self {
+            case .unknownPod(let serial): "no pod \(serial) is connected"
+            case .invalidArgument(let why): why
+            case .link(let why): why
+            case .schedule(let why): why
+            }
+        }
+    }
+
+    /// Serials of the pods that can be sent commands now.
+    public var connectedSerials: [String] { links.withLock { $0.keys.sorted() } }
+
+    func register(_ connection: PodConnection, serial: String) { links.withLock { $0[serial] = connection } }
+    func unregister(serial: String) { links.withLock { _ = $0.removeValue(forKey: serial) } }
+
+    /// Sends `command` to the pod `serial` and returns its answer.
+    public func send(_ command: PodCommand, toPod serial: String) async throws(ControlError) -> PodAnswer {
+        let message = try Self.message(for: command)
+        guard let connection = links.withLock({ $0[serial] }) else { throw .unknownPod(serial) }
+        do {
+            let response = try await connection.send(message)
+            return response.status == .ok ? .ack : .nack(status: response.status.description, code: Int(response.status.rawValue))
+        } catch {
+            switch error {
+            case .nack(_, let status): return .nack(status: status.description, code: Int(status.rawValue))
+            case .notConnected: throw .unknownPod(serial)
+            default: throw .link(error.description)
+            }
+        }
+    }
+
+    /// The wire message for a command, or why the command is not valid. Pure.
+    static func message(for command: PodCommand) throws(ControlError) -> Message {
+        switch command {
+        case .snooze(let side, let seconds):
+            guard (1...3600).contains(seconds) else { throw .invalidArgument("snooze seconds must be 1…3600, got \(seconds)") }
+            return .snooze(side: side, seconds: UInt16(seconds))
+        case .stopAlarm(let side):
+            return .clearAlarm(side: side)
+        case .power(let side, let on, let level):
+            guard !on || (1...100).contains(level) else { throw .invalidArgument("power level must be 1…100 %, got \(level)") }
+            return .setPower(PowerCommand(side: side, on: on, level: on ? UInt8(level) : 0))
+        }
+    }
+
+    /// Sets the manual schedule of `sides` (validated like `podbridge schedule set`), then lets
+    /// the schedule service push it to the connected pod. Returns what the CLI would print.
+    public func setManualSchedule(podSerial: String, sides: [PodSide], bedtime: String, wake: String,
+                                  weekendBedtime: String? = nil, weekendWake: String? = nil) async throws(ControlError) -> [String] {
+        guard let schedule else { throw .schedule("the schedule service is off (schedule.enabled is false)") }
+        let console = await schedule.console()
+        let lines: [String]
+        do {
+            lines = try console.setManual(podSerial: podSerial, sides: sides, bedtime: bedtime, wake: wake,
+                                          weekendBedtime: weekendBedtime, weekendWake: weekendWake)
+        } catch {
+            throw Self.controlError(error)
+        }
+        await schedule.sessionsChanged()
+        return lines
+    }
+
+    private static func controlError(_ error: ScheduleServiceError) -> ControlError {
+        switch error {
+        case .badManualSchedule, .schedule: .invalidArgument(error.description)
+        case .noPod(let why): .unknownPod(why)
+        case .store: .schedule(error.description)
+        }
+    }
+
+    /// Clears the manual schedule of `sides`; inference (or the default) applies again and is pushed.
+    public func clearManualSchedule(podSerial: String, sides: [PodSide]) async throws(ControlError) -> [String] {
+        guard let schedule else { throw .schedule("the schedule service is off (schedule.enabled is false)") }
+        let console = await schedule.console()
+        let lines: [String]
+        do { lines = try console.clearManual(podSerial: podSerial, sides: sides) } catch { throw Self.controlError(error) }
+        await schedule.sessionsChanged()
+        return lines
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import PodDevice
+import PodProtocol
+import SleepAnalysis
+
+/// Everything the running hub tells its listeners (the console, the API's live streams,
+/// MQTT), published once on the `HubBus`. Values only: a listener can keep, encode or
+/// drop an event without reaching back into the part that published it.
+public enum HubEvent: Sendable, Hashable {
+    /// HELLO answered: the pod, where it was opened, and when (the hub's clock).
+    case podConnected(PodSummary, endpoint: String, at: Date)
+    /// The link to the pod ended; the connection keeps trying to come back.
+    case podDisconnected(serial: String, reason: String, at: Date)
+    /// SET_CLOCK acknowledged (start-up, reboot, DST or re-sync): ticks now map to this anchor.
+    case clockSet(serial: String, anchor: ClockAnchor)
+    /// The link's counters, cumulative over every session of the pod (published periodically).
+    case linkCounters(serial: String, LinkCounters)
+    /// One second of one side's live readings, timed by the data's own clock.
+    case live(serial: String, side: Side, LiveSecond)
+    /// Someone got into (`inBed: true`) or out of this side of the bed (data time).
+    case presence(serial: String, side: Side, inBed: Bool, at: Date)
+    /// The newest epoch's stage from the preliminary analysis of the night under way.
+    case preliminaryStage(serial: String, side: Side, stage: SleepStage, epochStart: Date)
+    /// The pod's alarm fired, was snoozed, stopped, or failed.
+    case alarm(AlarmNotice)
+    /// A schedule, alarm or clock command was sent to the pod, with its answer.
+    case schedulePushed(SchedulePushNotice)
+    /// A night ended and was stored as final.
+    case nightFinished(NightSummary)
+}
+
+/// Who the pod is, from its HELLO answer.
+public struct PodSummary: Sendable, Hashable, Codable {
+    public var serial: String
+    public var firmware: String
+    public var protocolVersion: Int
+    public var sides: Int
+    public var piezoChannelsPerSide: Int
+    public var sampleRate: Int
+    public var bootCount: Int
+
+    public init(serial: String, firmware: String, protocolVersion: Int, sides: Int, piezoChannelsPerSide: Int,
+                sampleRate: Int, bootCount: Int) {
+        self.serial = serial
+        self.firmware = firmware
+        self.protocolVersion = protocolVersion
+        self.sides = sides
+        self.piezoChannelsPerSide = piezoChannelsPerSide
+        self.sampleRate = sampleRate
+        self.bootCount = bootCount
+    }
+
+    public init(_ info: PodInfo) {
+        self.init(serial: info.serial, firmware: info.firmware.description, protocolVersion: Int(info.protocolVersion),
+                  sides: Int(info.sides), piezoChannelsPerSide: Int(info.piezoChannelsPerSide),
+                  sampleRate: Int(info.sampleRate), bootCount: Int(info.bootCount))
+    }
+}
+
+/// One second of one side: what the live tiles, gauges and topics show.
+public struct LiveSecond: Sendable, Hashable, Codable {
+    /// Unix seconds of the start of this second, from the pod's ticks and clock anchor.
+    public var time: Double
+    public var present: Bool
+    /// Beats per minute, nil when there is no reading (absent, moving, poor signal).
+    public var heartRate: Double?
+    /// Breaths per minute, nil when there is no reading.
+    public var breathingRate: Double?
+    /// Movement index: 0 still, larger is more movement.
+    public var movement: Double
+    /// Signal quality 0 (useless) … 1 (clean).
+    public var quality: Double
+
+    public init(time: Double, present: Bool, heartRate: Double?, breathingRate: Double?, movement: Double, quality: Double) {
+        self.time = time
+        self.present = present
+        self.heartRate = heartRate
+        self.breathingRate = breathingRate
+        self.movement = movement
+        self.quality = quality
+    }
+
+    public init(_ v: SecondVitals) {
+        self.init(time: v.time, present: v.present, heartRate: v.heartRate.value, breathingRate: v.breathingRate.value,
+                  movement: v.movement, quality: v.quality)
+    }
+}
+
+/// An alarm event from the pod, as recorded in the store.
+public struct AlarmNotice: Sendable, Hashable, Codable {
+    public enum Kind: String, Sendable, Hashable, Codable { case fired, snoozed, stopped, failed }
+    public var serial: String
+    public var side: Side?
+    public var kind: Kind
+    /// The pod's time of the event.
+    public var at: Date
+    /// The event's argument (intensity %, snooze seconds, stop reason, failure reason).
+    public var argument: Int
+    /// The sentence the console prints.
+    public var text: String
+
+    public init(serial: String, side: Side?, kind: Kind, at: Date, argument: Int, text: String) {
+        self.serial = serial
+        self.side = side
+        self.kind = kind
+        self.at = at
+        self.argument = argument
+        self.text = text
+    }
+}
+
+/// One command the schedule service sent to the pod, and what the pod said.
+public struct SchedulePushNotice: Sendable, Hashable, Codable {
+    public enum Outcome: String, Sendable, Hashable, Codable { case ack, nack, timeout, linkLost }
+    public var serial: String
+    /// The command's key ("power-schedule left", "alarm right", "clock").
+    public var command: String
+    /// What it asks for, in words.
+    public var detail: String
+    public var attempt: Int
+    public var outcome: Outcome
+    /// The pod's status on a nack.
+    public var status: String?
+    /// When it was sent (the hub's clock).
+    public var at: Date
+
+    public init(serial: String, command: String, detail: String, attempt: Int, outcome: Outcome, status: String?, at: Date) {
+        self.serial = serial
+        self.command = command
+        self.detail = detail
+        self.attempt = attempt
+        self.outcome = outcome
+        self.status = status
+        self.at = at
+    }
+}
+
+/// A finished night as stored: enough for a notification or a tile without a store read.
+public struct NightSummary: Sendable, Hashable, Codable {
+    public var serial: String
+    public var side: Side
+    /// yyyy-MM-dd, the local date the night ends on.
+    public var wakeDate: String
+    public var start: Date
+    public var end: Date
+    public var metrics: SessionMetrics
+
+    public init(serial: String, side: Side, wakeDate: String, start: Date, end: Date, metrics: SessionMetrics) {
+        self.serial = serial
+        self.side = side
+        self.wakeDate = wakeDate
+        self.start = start
+        self.end = end
+        self.metrics = metrics
+    }
+}

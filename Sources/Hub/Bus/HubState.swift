@@ -1,0 +1,69 @@
+import Foundation
+import PodDevice
+import PodProtocol
+import SleepAnalysis
+
+/// What the hub knows now, folded from its events: the read side for the API (`/pods`,
+/// `/live`, `/readyz`) and MQTT's retained states. Pure: `apply` is the only way it changes,
+/// and `HubBus` applies every event it publishes.
+public struct HubState: Sendable, Hashable {
+    /// Every pod seen since the hub started, by serial.
+    public var pods: [String: PodState] = [:]
+
+    public init() {}
+
+    public struct PodState: Sendable, Hashable {
+        public var pod: PodSummary
+        public var connected: Bool
+        /// When the link came up (if connected) or went down (if not), on the hub's clock.
+        public var since: Date
+        /// Where it was last opened (tty path or USB node).
+        public var endpoint: String
+        public var lastDisconnectReason: String?
+        public var counters = LinkCounters()
+        /// The clock anchor in force: nil until SET_CLOCK was acknowledged on this link.
+        public var clock: ClockAnchor?
+        /// The newest second per side (data time).
+        public var live: [Side: LiveSecond] = [:]
+        /// Whether someone is in bed, per side, as the session tracker decided.
+        public var inBed: [Side: Bool] = [:]
+        /// The newest preliminary stage per side while a night is under way.
+        public var stage: [Side: SleepStage] = [:]
+    }
+
+    /// The pods connected now, by serial.
+    public var connectedSerials: [String] { pods.values.filter(\.connected).map(\.pod.serial).sorted() }
+
+    public mutating func apply(_ event: HubEvent) {
+        switch event {
+        case .podConnected(let pod, let endpoint, let at):
+            var state = pods[pod.serial] ?? PodState(pod: pod, connected: true, since: at, endpoint: endpoint)
+            state.pod = pod
+            state.connected = true
+            state.since = at
+            state.endpoint = endpoint
+            state.lastDisconnectReason = nil
+            state.clock = nil
+            pods[pod.serial] = state
+        case .podDisconnected(let serial, let reason, let at):
+            guard pods[serial] != nil else { return }
+            pods[serial]?.connected = false
+            pods[serial]?.since = at
+            pods[serial]?.lastDisconnectReason = reason
+            pods[serial]?.clock = nil
+        case .clockSet(let serial, let anchor):
+            pods[serial]?.clock = anchor
+        case .linkCounters(let serial, let counters):
+            pods[serial]?.counters = counters
+        case .live(let serial, let side, let second):
+            pods[serial]?.live[side] = second
+        case .presence(let serial, let side, let inBed, _):
+            pods[serial]?.inBed[side] = inBed
+            if !inBed { pods[serial]?.stage[side] = nil }
+        case .preliminaryStage(let serial, let side, let stage, _):
+            pods[serial]?.stage[side] = stage
+        case .alarm, .schedulePushed, .nightFinished:
+            break
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+@testable import Hub
+import PodDevice
+import PodProtocol
+import Synchronization
+import Testing
+
+/// The event bus: one publish reaches every subscriber; a subscriber that does not read
+/// loses its oldest events (counted), and neither slows the publisher nor the others.
+@Suite struct HubBusTests {
+    static func live(_ t: Double, serial: String = "P1", side: Side = .left) -> HubEvent {
+        .live(serial: serial, side: side, LiveSecond(time: t, present: true, heartRate: 60, breathingRate: 14,
+                                                     movement: 0.1, quality: 0.9))
+    }
+
+    @Test func everySubscriberGetsEveryEventInOrder() async {
+        let bus = HubBus()
+        let a = BusRecorder(bus.subscribe(name: "a"))
+        let b = BusRecorder(bus.subscribe(name: "b"))
+        for t in 0..<100 { bus.publish(Self.live(Double(t))) }
+        let expected = (0..<100).map { Self.live(Double($0)) }
+        #expect(await a.events() == expected)
+        #expect(await b.events() == expected)
+        #expect(a.dropped == 0 && b.dropped == 0)
+    }
+
+    @Test func aSubscriberThatDoesNotReadLosesItsOldestEventsCountedWhileOthersGetAll() async {
+        let bus = HubBus()
+        let stuck = bus.subscribe(name: "stuck", bufferSize: 10)  // never read until the end
+        let reader = BusRecorder(bus.subscribe(name: "reader", bufferSize: 10_000))
+        for t in 0..<1000 { bus.publish(Self.live(Double(t))) }
+        #expect(stuck.dropped == 990)
+        #expect(bus.subscriberStats().first { $0.name == "stuck" }?.dropped == 990)
+        // What the stuck subscriber still has is the newest ten.
+        stuck.finish()
+        var kept: [HubEvent] = []
+        for await event in stuck { kept.append(event) }
+        #expect(kept == (990..<1000).map { Self.live(Double($0)) })
+        #expect(await reader.events().count == 1000)
+        #expect(reader.dropped == 0)
+    }
+
+    @Test func aFinishedSubscriptionIsForgottenByTheBus() async {
+        let bus = HubBus()
+        let s = bus.subscribe(name: "gone")
+        #expect(bus.subscriberStats().map(\.name) == ["gone"])
+        s.finish()
+        for await _ in s {}
+        bus.publish(Self.live(1))
+        #expect(bus.subscriberStats().isEmpty)
+    }
+
+    @Test func theStateFollowsConnectLiveCountersClockAndDisconnect() {
+        var state = HubState()
+        let pod = PodSummary(serial: "P1", firmware: "1.2.3", protocolVersion: 1, sides: 2, piezoChannelsPerSide: 2,
+                             sampleRate: 500, bootCount: 4)
+        let t0 = Date(timeIntervalSince1970: 1000)
+        state.apply(.live(serial: "P1", side: .left, LiveSecond(time: 1, present: true, heartRate: nil, breathingRate: nil,
+                                                                movement: 0, quality: 0)))
+        #expect(state.pods.isEmpty, "readings of a pod never connected are not a pod")
+        state.apply(.podConnected(pod, endpoint: "/dev/ttyACM0", at: t0))
+        let anchor = ClockAnchor(tick: 10, unixMillis: 5000, utcOffsetMinutes: 60)
+        state.apply(.clockSet(serial: "P1", anchor: anchor))
+        var counters = LinkCounters()
+        counters.frames = 42
+        state.apply(.linkCounters(serial: "P1", counters))
+        if case .live(_, _, let second) = Self.live(7) { state.apply(.live(serial: "P1", side: .right, second)) }
+        state.apply(.presence(serial: "P1", side: .right, inBed: true, at: t0))
+        state.apply(.preliminaryStage(serial: "P1", side: .right, stage: .deep, epochStart: t0))
+        var p = state.pods["P1"]
+        #expect(p?.connected == true && p?.since == t0 && p?.endpoint == "/dev/ttyACM0")
+        #expect(p?.clock == anchor && p?.counters.frames == 42)
+        #expect(p?.live[.right]?.time == 7 && p?.inBed[.right] == true && p?.stage[.right] == .deep)
+        #expect(state.connectedSerials == ["P1"])
+
+        let t1 = Date(timeIntervalSince1970: 2000)
+        state.apply(.podDisconnected(serial: "P1", reason: "unplugged", at: t1))
+        p = state.pods["P1"]
+        #expect(p?.connected == false && p?.since == t1 && p?.lastDisconnectReason == "unplugged")
+        #expect(p?.clock == nil, "a clock anchor belongs to a link")
+        #expect(p?.counters.frames == 42, "counters survive a disconnect")
+        #expect(state.connectedSerials.isEmpty)
+        state.apply(.presence(serial: "P1", side: .right, inBed: false, at: t1))
+        #expect(state.pods["P1"]?.stage[.right] == nil)
+    }
+
+    @Test func controlCommandsAreCheckedBeforeAnythingIsSent() throws {
+        #expect(try HubControl.message(for: .snooze(side: .left, seconds: 300)) == .snooze(side: .left, seconds: 300))
+        #expect(try HubControl.message(for: .stopAlarm(side: .right)) == .clearAlarm(side: .right))
+        #expect(try HubControl.message(for: .power(side: .left, on: true, level: 40))
+                == .setPower(PowerCommand(side: .left, on: true, level: 40)))
+        #expect(try HubControl.message(for: .power(side: .left, on: false, level: 0))
+                == .setPower(PowerCommand(side: .left, on: false, level: 0)))
+        #expect(throws: HubControl.ControlError.self) { try HubControl.message(for: .snooze(side: .left, seconds: 0)) }
+        #expect(throws: HubControl.ControlError.self) { try HubControl.message(for: .snooze(side: .left, seconds: 3601)) }
+        #expect(throws: HubControl.ControlError.self) { try HubControl.message(for: .power(side: .left, on: true, level: 101)) }
+        #expect(throws: HubControl.ControlError.self) { try HubControl.message(for: .power(side: .left, on: true, level: 0)) }
+    }
+
+    @Test func linkFailuresTellWhatToDo() {
+        let denied = LinkFailureAdvice.advice(for: "open: Permission denied (errno 13)")
+        #expect(denied?.contains("udev/70-podbridge.rules") == true && denied?.contains("dialout") == true)
+        let busy = LinkFailureAdvice.advice(for: "/dev/ttyACM0 is in use by another process (flock)")
+        #expect(busy?.contains("Another program holds it") == true)
+        let silent = LinkFailureAdvice.advice(for: "no response to hello after 4 attempts")
+        #expect(silent?.contains("did not answer HELLO") == true)
+        #expect(LinkFailureAdvice.advice(for: "device disconnected (read: Input/output error (errno 5))") == nil)
+    }
+}
