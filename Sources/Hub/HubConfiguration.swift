@@ -203,3 +203,28 @@ extension HubConfiguration {
         }
     }
 }
+
+// MARK: One resolution for every command
+
+extension HubConfiguration {
+    /// Where the configuration file is looked for when none is given.
+    public static let systemPath = "/etc/podbridge/config.json"
+
+    /// The configuration every command uses (`run`, `export`, `sync`, `schedule`,
+    /// `analyze`, and the API): the defaults, then the file (`file`, else `PODBRIDGE_CONFIG`,
+    /// else `systemPath` if it exists), then the `PODBRIDGE_*` environment. Command-line
+    /// options are applied by the caller afterwards, and it validates the result.
+    public static func resolve(file: String?, environment: [String: String],
+                               systemPath: String = HubConfiguration.systemPath) throws(ConfigurationError) -> HubConfiguration {
+        var settings: HubConfiguration
+        if let path = file ?? environment["PODBRIDGE_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            settings = try load(path: path)
+        } else if FileManager.default.fileExists(atPath: systemPath) {
+            settings = try load(path: systemPath)
+        } else {
+            settings = HubConfiguration()
+        }
+        try settings.applyEnvironment(environment)
+        return settings
+    }
+}

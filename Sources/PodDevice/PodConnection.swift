@@ -176,7 +176,14 @@ public actor PodConnection {
     /// throws `.nack` with the pod's status code; no link throws `.notConnected`.
     public func send(_ message: Message) async throws(PodLinkError) -> Response {
         guard let session else { throw .notConnected }
-        return try await session.request(message)
+        let response = try await session.request(message)
+        // Every acknowledged SET_CLOCK re-anchors the pod's ticks (DST, re-sync, a clock the
+        // pod lost), not only the start-up one: the event carries it to whoever times data.
+        if case .clock(let a) = response.body {
+            anchor = a
+            continuation.yield(.clockSet(a))
+        }
+        return response
     }
 
     /// Counters over every session so far, including the live one.

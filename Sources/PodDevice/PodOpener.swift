@@ -33,6 +33,7 @@ public struct DiscoveredPodOpener: PodOpener {
 
     public func open() async throws -> any Transport {
         let links = await directory.waitForPod(key: key)
+        if links.isEmpty { throw CancellationError() }
         let ordered = links.sorted { a, b in (a.link == .serial) != preferUSB && (b.link == .serial) == preferUSB }
         var lastError: any Error = TransportError.failed("no link")
         for pod in ordered {
@@ -51,9 +52,14 @@ public struct DiscoveredPodOpener: PodOpener {
 
 /// The pods present now, fed by a `PodDiscovery`; lets openers wait for a serial.
 public actor PodDirectory {
+    private struct Waiter {
+        let id: Int
+        let key: String?
+        let continuation: CheckedContinuation<[DiscoveredPod], Never>
+    }
     private var pods: [String: DiscoveredPod] = [:]  // syspath -> pod
-    private var waiters: [(key: String?, continuation: CheckedContinuation<[DiscoveredPod], Never>)] = []
-    private var feeder: Task<Void, Never>?
+    private var waiters: [Waiter] = []
+    private var nextWaiter = 0
 
     public init() {}
 
@@ -73,7 +79,7 @@ public actor PodDirectory {
         case .added(let pod): pods[pod.syspath] = pod
         case .removed(let pod): pods[pod.syspath] = nil
         }
-        var still: [(key: String?, continuation: CheckedContinuation<[DiscoveredPod], Never>)] = []
+        var still: [Waiter] = []
         for waiter in waiters {
             let links = present(key: waiter.key)
             if links.isEmpty { still.append(waiter) } else { waiter.continuation.resume(returning: links) }
@@ -90,10 +96,26 @@ public actor PodDirectory {
 
     public var all: [DiscoveredPod] { pods.values.sorted { ($0.key, $0.devnode) < ($1.key, $1.devnode) } }
 
-    /// Returns once the pod is present (immediately if it is).
+    /// Returns once the pod is present (immediately if it is); empty if the task is
+    /// cancelled first (a daemon stopping while no pod is plugged in).
     public func waitForPod(key: String?) async -> [DiscoveredPod] {
         let now = present(key: key)
-        if !now.isEmpty { return now }
-        return await withCheckedContinuation { waiters.append((key, $0)) }
+        if !now.isEmpty || Task.isCancelled { return now }
+        let id = nextWaiter
+        nextWaiter += 1
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if Task.isCancelled { continuation.resume(returning: []) } else {
+                    waiters.append(Waiter(id: id, key: key, continuation: continuation))
+                }
+            }
+        } onCancel: {
+            Task { await self.cancelWaiter(id) }
+        }
+    }
+
+    private func cancelWaiter(_ id: Int) {
+        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
+        waiters.remove(at: index).continuation.resume(returning: [])
     }
 }

@@ -4,6 +4,7 @@ import Logging
 import NightModel
 import PodDevice
 import SleepStore
+import Synchronization
 import Testing
 import VirtualPod
 
@@ -42,19 +43,19 @@ import Glibc
         let tty = try pod.start()
         defer { pod.stop() }
         let config = Self.configuration(state: dir.path("state"), podPath: tty)
-        try FileManager.default.createDirectory(atPath: config.stateDirectory, withIntermediateDirectories: true)
-        let store = try SleepStore(path: config.databasePath, timeZone: config.hubTimeZone)
         let lines = ReportedLines()
         let reporter = HubReporter(logger: Logger(label: "hub-test") { _ in CapturingLogHandler(sink: lines) },
                                    console: false)
-        let runner = PodRunner(configuration: config, store: store, clock: HubClock(start: Self.nightStart, speed: speed),
-                               reporter: reporter, opener: PathOpener(path: tty))
-        let running = Task { await runner.run() }
+        let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(start: Self.nightStart, speed: speed),
+                                                  reporter: reporter)
+        let store = daemon.store
+        // What an API or MQTT client would see: everything on the bus, from before the pod connects.
+        let heard = BusRecorder(daemon.bus.subscribe(name: "test", bufferSize: 1 << 20))
+        let running = Task { try await daemon.run(handleSignals: false) }
         await pod.waitUntilFinished()
         let stored = try await eventually(120) { try store.allSessions(side: .left).contains { $0.isFinal } }
         running.cancel()
-        await running.value
-
+        _ = await running.result
         #expect(stored, "no final session; the hub said: \(lines.all.suffix(20))")
         let left = try store.allSessions(side: .left)
         #expect(left.count == 1)
@@ -77,6 +78,29 @@ import Glibc
         #expect(try store.allSessions(side: .right).isEmpty, "the empty side got a session")
         let export = URL(fileURLWithPath: config.exportDirectory).appendingPathComponent("\(session.wakeDate)-left.json")
         #expect(FileManager.default.fileExists(atPath: export.path))
+
+        // The bus told the same story, once each, in order.
+        let events = await heard.events()
+        #expect(events.first { if case .podConnected(let p, _, _) = $0 { p.serial == "HUBTEST1" } else { false } } != nil)
+        let finished = events.compactMap { if case .nightFinished(let n) = $0 { n } else { nil } }
+        #expect(finished.count == 1)
+        #expect(finished.first?.side == .left && finished.first?.wakeDate == session.wakeDate.description)
+        #expect(finished.first?.metrics.score == m.score)
+        let inBed = events.compactMap { if case .presence(_, let side, let inBed, _) = $0 { "\(side) \(inBed)" } else { nil } }
+        #expect(inBed == ["left true", "left false"], "presence events \(inBed)")
+        let liveLeft = events.compactMap { if case .live(_, .left, let s) = $0 { s } else { nil } }
+        // One live second per second of data, in order, with readings while the sleeper lies still.
+        #expect(liveLeft.count > 600)
+        #expect(zip(liveLeft, liveLeft.dropFirst()).allSatisfy { abs($1.time - $0.time - 1) < 1e-6 })
+        #expect(liveLeft.contains { $0.present && $0.heartRate != nil && $0.breathingRate != nil })
+        #expect(events.contains { if case .preliminaryStage(_, .left, _, _) = $0 { true } else { false } })
+        #expect(events.contains { if case .clockSet("HUBTEST1", _) = $0 { true } else { false } })
+        #expect(events.contains { if case .schedulePushed(let p) = $0 { p.outcome == .ack } else { false } })
+        #expect(heard.dropped == 0)
+        // The state folded from those events: the newest second is the last one published.
+        let state = try #require(daemon.bus.state.pods["HUBTEST1"])
+        #expect(state.pod.sides == 2 && state.pod.piezoChannelsPerSide == 2)
+        #expect(state.live[.left] == liveLeft.last)
     }
 
     /// The `podbridge` executable built beside the test bundle.
@@ -141,4 +165,31 @@ import Glibc
         #expect(left.first?.isFinal == false)
         #expect(try store.allSessions(side: .right).isEmpty)
     }
+}
+
+/// Collects a bus subscription's events on a task of its own (as the API's streams will).
+final class BusRecorder: Sendable {
+    private let subscription: HubSubscription
+    private let collected = Mutex<[HubEvent]>([])
+    private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
+
+    init(_ subscription: HubSubscription) {
+        self.subscription = subscription
+        let t = Task { [collected] in
+            for await event in subscription { collected.withLock { $0.append(event) } }
+        }
+        task.withLock { $0 = t }
+    }
+
+    var dropped: Int { subscription.dropped }
+
+    /// Everything received; ends the subscription and waits for the buffered rest.
+    func events() async -> [HubEvent] {
+        subscription.finish()
+        await task.withLock { $0 }?.value
+        return collected.withLock { $0 }
+    }
+
+    /// What has arrived so far (the subscription goes on).
+    var soFar: [HubEvent] { collected.withLock { $0 } }
 }

@@ -27,6 +27,8 @@ public actor ScheduleDriver {
     public let configuration: HubConfiguration
     public let clock: HubClock
     public let reporter: HubReporter
+    /// Where alarm events and pushes are published (nil: only stored and reported).
+    public let bus: HubBus?
     public let podZone: TimeZone
     let resolver: ScheduleResolver
 
@@ -51,8 +53,10 @@ public actor ScheduleDriver {
     public private(set) var pushesSent = 0
     public private(set) var pushesAcknowledged = 0
 
-    public init(store: SleepStore, configuration: HubConfiguration, clock: HubClock, reporter: HubReporter) {
+    public init(store: SleepStore, configuration: HubConfiguration, clock: HubClock, reporter: HubReporter,
+                bus: HubBus? = nil) {
         self.store = store
+        self.bus = bus
         self.configuration = configuration
         self.clock = clock
         self.reporter = reporter
@@ -146,6 +150,17 @@ public actor ScheduleDriver {
         case .boot, .button, .other:
             return
         }
+        let alarmKind: AlarmNotice.Kind? = switch event.kind {
+        case .alarmStarted: .fired
+        case .alarmSnoozed: .snoozed
+        case .alarmStopped: .stopped
+        case .alarmFailed: .failed
+        default: nil
+        }
+        if let alarmKind {
+            bus?.publish(.alarm(AlarmNotice(serial: serial, side: event.side, kind: alarmKind, at: time,
+                                            argument: Int(event.argument), text: text)))
+        }
         do {
             try store.recordPodEvent(PodEventRecord(
                 podSerial: serial, at: Int64(time.timeIntervalSince1970.rounded(.down)), kind: kind,
@@ -206,6 +221,12 @@ public actor ScheduleDriver {
         guard policy.isConnected, let desired = policy.desired, policy.inFlight == nil else { return false }
         return desired.commands(at: clock.now(), alarmHoldover: configuration.schedule.push.alarmHoldoverSeconds)
             .allSatisfy { policy.acknowledged[$0.key] == $0 }
+    }
+
+    /// The schedule commands (`podbridge schedule`'s) on this driver's store, settings and clock,
+    /// for the control side (manual schedule set through the API).
+    public func console() -> ScheduleConsole {
+        ScheduleConsole(store: store, settings: configuration.schedule, zone: nil, now: clock.now())
     }
 
     // MARK: Desired state
@@ -304,6 +325,9 @@ public actor ScheduleDriver {
         } catch {
             reporter.warning("could not record push of \(command.key): \(error)")
         }
+        bus?.publish(.schedulePushed(SchedulePushNotice(
+            serial: serial, command: command.key.description, detail: command.humanDescription, attempt: attempt,
+            outcome: SchedulePushNotice.Outcome(outcome), status: status, at: sentAt)))
         switch outcome {
         case .ack:
             pushesAcknowledged += 1
@@ -332,9 +356,7 @@ public actor ScheduleDriver {
     private func wireMessages(_ command: ScheduleCommand) -> [Message] {
         switch command {
         case .setClock(let sync):
-            let now = clock.now()
-            return [.setClock(ClockSetting(unixMillis: Int64((now.timeIntervalSince1970 * 1000).rounded(.down)),
-                                           utcOffsetMinutes: Int16(clamping: sync.utcOffsetMinutes)))]
+            return [.setClock(clock.clockSetting(utcOffsetMinutes: sync.utcOffsetMinutes))]
         case .setPowerSchedule(let side, let windows):
             let clear = Message.setPowerSchedule(PowerSchedule(
                 side: side.wire, days: [], on: ClockTime(minutesOfDay: 0), off: ClockTime(minutesOfDay: 0), level: 0))
@@ -399,5 +421,16 @@ public actor ScheduleDriver {
 
     private func unlock() {
         if lockWaiters.isEmpty { busy = false } else { lockWaiters.removeFirst().resume() }
+    }
+}
+
+extension SchedulePushNotice.Outcome {
+    init(_ outcome: PushOutcome) {
+        switch outcome {
+        case .ack: self = .ack
+        case .nack: self = .nack
+        case .timeout: self = .timeout
+        case .linkLost: self = .linkLost
+        }
     }
 }

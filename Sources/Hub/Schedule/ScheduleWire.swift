@@ -121,12 +121,19 @@ extension ScheduleCommand {
 }
 
 extension HubClock {
-    /// What SET_CLOCK carries: this clock's now and the pod zone's UTC offset now. Pass
-    /// `{ hubClock.clockSetting(podZone: zone) }` as the `PodConnection`'s clock, so the
-    /// start-up SET_CLOCK and the schedule service's agree (accelerated clocks included).
+    /// What SET_CLOCK carries: this clock's now and the pod zone's UTC offset now. The pod
+    /// link's start-up SET_CLOCK and the schedule service's re-syncs both come from here,
+    /// so they agree (accelerated clocks included).
     public func clockSetting(podZone: TimeZone) -> ClockSetting {
         let now = now()
-        return ClockSetting(unixMillis: Int64((now.timeIntervalSince1970 * 1000).rounded(.down)),
-                            utcOffsetMinutes: Int16(clamping: podZone.secondsFromGMT(for: now) / 60))
+        return clockSetting(at: now, utcOffsetMinutes: podZone.secondsFromGMT(for: now) / 60)
+    }
+
+    /// SET_CLOCK for `at` with a given UTC offset (the schedule policy's, e.g. just after a
+    /// DST change). The one place the message's fields are built; never traps on the offset.
+    public func clockSetting(at: Date? = nil, utcOffsetMinutes: Int) -> ClockSetting {
+        let time = at ?? now()
+        return ClockSetting(unixMillis: Int64((time.timeIntervalSince1970 * 1000).rounded(.down)),
+                            utcOffsetMinutes: Int16(clamping: utcOffsetMinutes))
     }
 }

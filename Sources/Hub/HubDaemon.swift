@@ -1,0 +1,115 @@
+import BackendUpload
+import Foundation
+import GRDB
+import Logging
+import PodDevice
+import ServiceLifecycle
+import SleepStore
+
+/// The hub daemon, assembled: the store, the event bus with its state and control sides,
+/// and one swift-service-lifecycle service per long-running job (docs/architecture.md):
+///
+/// | service | owns |
+/// |---|---|
+/// | `DiscoveryService` | udev discovery and the directory of pods present (absent with `pod.path`) |
+/// | `ConsoleReporterService` | the console lines, as a bus subscriber |
+/// | `ScheduleService` | the schedule driver's timed pushes |
+/// | `OutboxService` | uploads (only with `upload.baseURL`) |
+/// | `PruneService` | daily pruning of old epochs |
+/// | `PodLinkService` | the pod's link, its pipeline (router → trackers → store) and control |
+///
+/// Services added by `run(adding:)` (the API, MQTT) start last and are stopped first on
+/// SIGTERM/SIGINT; the pod link is stopped after them and keeps what the open nights hold,
+/// and the store is closed once every service has returned.
+public struct HubDaemon: Sendable {
+    public let configuration: HubConfiguration
+    public let clock: HubClock
+    public let reporter: HubReporter
+    public let store: SleepStore
+    /// Publish/subscribe of everything that happens, and the `HubState` snapshot.
+    public let bus: HubBus
+    /// Commands to connected pods and the manual schedule.
+    public let control: HubControl
+    public let schedule: ScheduleDriver?
+    public let link: PodLinkService
+    public let discovery: DiscoveryService?
+    /// In start order.
+    public let services: [any Service]
+
+    /// Opens the store and builds every part. `opener` replaces the configured way to find
+    /// the pod (tests); `recordPath` also writes everything received to a capture file.
+    public static func assemble(configuration: HubConfiguration, clock: HubClock, reporter: HubReporter,
+                                recordPath: String? = nil, opener: (any PodOpener)? = nil,
+                                timing: LinkTiming? = nil) async throws -> HubDaemon {
+        try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true)
+        let store = try await openStore(configuration, reporter: reporter)
+        reporter.event("database \(configuration.databasePath)")
+        let bus = HubBus(logger: reporter.logger)
+        let schedule = configuration.schedule.enabled
+            ? ScheduleDriver(store: store, configuration: configuration, clock: clock, reporter: reporter, bus: bus) : nil
+        let control = HubControl(schedule: schedule)
+
+        var services: [any Service] = []
+        var discovery: DiscoveryService?
+        let podOpener: any PodOpener
+        if let opener {
+            podOpener = opener
+        } else if let path = configuration.pod.path {
+            reporter.event("using the pod at \(path)")
+            podOpener = PathOpener(path: path)
+        } else {
+            let service = try DiscoveryService(configuration: configuration, reporter: reporter)
+            discovery = service
+            services.append(service)
+            podOpener = service.opener
+        }
+        services.append(ConsoleReporterService(bus: bus, reporter: reporter, configuration: configuration))
+        if let schedule { services.append(ScheduleService(driver: schedule)) }
+        if let url = configuration.upload.baseURL {
+            let upload = try UploadConfiguration(baseURL: url, bearerToken: configuration.upload.token)
+            reporter.event("uploading finished nights to \(upload.baseURL)")
+            services.append(OutboxService(worker: OutboxWorker(store: store, configuration: upload, logger: reporter.logger),
+                                          pollSeconds: configuration.upload.pollSeconds, reporter: reporter))
+        }
+        services.append(PruneService(store: store, days: configuration.retention.epochDays, reporter: reporter))
+        let recorder = try recordPath.map { try CaptureRecorder(path: $0) }
+        let link = PodLinkService(configuration: configuration, store: store, clock: clock, bus: bus, reporter: reporter,
+                                  control: control, schedule: schedule, opener: podOpener, recorder: recorder, timing: timing)
+        services.append(link)
+        return HubDaemon(configuration: configuration, clock: clock, reporter: reporter, store: store, bus: bus,
+                         control: control, schedule: schedule, link: link, discovery: discovery, services: services)
+    }
+
+    /// Runs every service (and `extra` ones, started after the hub's own) until SIGTERM or
+    /// SIGINT (when `handleSignals`, a graceful shutdown) or cancellation; then closes the store.
+    public func run(adding extra: [any Service] = [], handleSignals: Bool = true) async throws {
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: (services + extra).map {
+                .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
+                      failureTerminationBehavior: .gracefullyShutdownGroup)
+            },
+            gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [],
+            logger: reporter.logger))
+        defer {
+            try? store.close()
+            reporter.event("hub stopped")
+        }
+        try await group.run()
+    }
+
+    /// Opens (creating and migrating) the database. Another process opening the same new
+    /// file at the same moment (a CLI command while the daemon starts) can make the first
+    /// migration fail with "database is locked": that is retried, anything else is not.
+    static func openStore(_ configuration: HubConfiguration, reporter: HubReporter) async throws -> SleepStore {
+        var attempt = 1
+        while true {
+            do {
+                return try SleepStore(path: configuration.databasePath, timeZone: configuration.hubTimeZone)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && attempt < 5 {
+                reporter.warning("database busy on open (attempt \(attempt)): \(error); retrying")
+                attempt += 1
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import PodProtocol
+import SleepAnalysis
+import SleepStore
+
+/// What happens to a night the session tracker handed over: it is staged, stored
+/// (preliminary or final) and, when final, summarised on the bus and exported to a file.
+///
+/// Session boundaries are the tracker's alone: the analyzer gets an unlimited `maxGap`, so
+/// it never splits what the tracker kept together; it only drops stays shorter than
+/// `sessions.minSessionMinutes` and stages the epochs.
+struct NightKeeper: Sendable {
+    let store: SleepStore
+    let configuration: HubConfiguration
+    let bus: HubBus
+    let reporter: HubReporter
+    private let analyzer: SleepAnalyzer
+
+    init(store: SleepStore, configuration: HubConfiguration, bus: HubBus, reporter: HubReporter) {
+        self.store = store
+        self.configuration = configuration
+        self.bus = bus
+        self.reporter = reporter
+        analyzer = SleepAnalyzer(rules: SessionRules(maxGap: .infinity, minDuration: configuration.sessions.minSessionMinutes * 60),
+                                 timeZone: configuration.hubTimeZone)
+    }
+
+    /// Stages `night` and stores it; returns how many final sessions were stored.
+    @discardableResult
+    func keep(_ night: SessionTracker.Night, serial: String, side: Side, final: Bool) -> Int {
+        let sessions = analyzer.analyze(beats: night.beats, vitals: night.seconds, final: final)
+        if final && sessions.isEmpty {
+            reporter.event("\(side): \(Int((night.end - night.start) / 60)) min in bed: too short for a session, not kept")
+        }
+        var stored = 0
+        for session in sessions {
+            let record = NightRecordMapping.record(session, podSerial: serial, side: side)
+            do {
+                let saved = try store.save(record)
+                guard final else {
+                    if let last = session.epochs.last {
+                        bus.publish(.preliminaryStage(serial: serial, side: side, stage: last.stage,
+                                                      epochStart: Date(timeIntervalSince1970: last.start)))
+                    }
+                    continue
+                }
+                stored += 1
+                bus.publish(.nightFinished(NightSummary(
+                    serial: serial, side: side, wakeDate: saved.wakeDate.description,
+                    start: Date(timeIntervalSince1970: session.start), end: Date(timeIntervalSince1970: session.end),
+                    metrics: session.metrics)))
+                reporter.event(Self.summary(session, side: side, wakeDate: saved.wakeDate.description))
+                reporter.event(HypnogramText.render(session, width: 72))
+                NightExporter(store: store, configuration: configuration, reporter: reporter)
+                    .export(wakeDate: saved.wakeDate, side: side)
+            } catch {
+                reporter.warning("\(side): could not store the session starting \(record.start): \(error)")
+            }
+        }
+        return stored
+    }
+
+    /// The one-line summary the console prints for a finished night.
+    static func summary(_ s: SleepSession, side: Side, wakeDate: String) -> String {
+        let m = s.metrics
+        func hm(_ minutes: Double) -> String { "\(Int(minutes) / 60)h\(String(format: "%02d", Int(minutes) % 60))" }
+        var parts = ["night of \(wakeDate), \(side): in bed \(hm(m.timeInBedMinutes)), asleep \(hm(m.totalSleepMinutes))",
+                     String(format: "efficiency %.0f%%", m.sleepEfficiency * 100),
+                     "deep \(hm(m.stageMinutes.deep)) rem \(hm(m.stageMinutes.rem)) core \(hm(m.stageMinutes.core))",
+                     "WASO \(Int(m.wasoMinutes)) min, \(m.awakenings) awakenings"]
+        if let hr = m.meanHeartRate { parts.append(String(format: "HR %.0f", hr)) }
+        if let br = m.meanBreathingRate { parts.append(String(format: "BR %.1f", br)) }
+        parts.append("score \(m.score)/100")
+        return parts.joined(separator: ", ")
+    }
+}
+
+/// Writes a finished night to `export.directory` in the configured format.
+struct NightExporter: Sendable {
+    let store: SleepStore
+    let configuration: HubConfiguration
+    let reporter: HubReporter
+
+    func export(wakeDate: LocalDate, side: Side) {
+        let format = ExportFormat(rawValue: configuration.export.format) ?? .json
+        let dir = configuration.exportDirectory
+        let path = (dir as NSString).appendingPathComponent("\(wakeDate)-\(side).\(format == .csv ? "csv" : "json")")
+        do {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            let text = try SleepExporter(store: store).export(.date(wakeDate), side: NightRecordMapping.bedSide(side),
+                                                              format: format, timeZone: configuration.hubTimeZone)
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            reporter.event("\(side): night of \(wakeDate) exported to \(path)")
+        } catch {
+            reporter.warning("\(side): export of \(wakeDate) failed: \(error)")
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import PodAnalysis
+import PodProtocol
+import SleepAnalysis
+
+/// One pod's readings on their way to the store: pod messages → the signal router (per-side
+/// front ends, timed by the clock anchor) → live seconds on the bus → per-side session
+/// trackers → nights handed to the `NightKeeper`.
+///
+/// A value owned by the pod's link service and fed in order from its one task, so it needs
+/// no actor. The clock anchor comes from every `.clockSet` of the link (start-up, reboot,
+/// and each SET_CLOCK the schedule service sends).
+struct PodPipeline {
+    let serial: String
+    private let bus: HubBus
+    private let keeper: NightKeeper
+    private let reporter: HubReporter
+    private let hubZone: TimeZone
+    private var router = PodSignalRouter()
+    private var trackers: [Side: SessionTracker]
+
+    /// Final sessions stored by this pipeline.
+    private(set) var nightsStored = 0
+
+    init(serial: String, configuration: HubConfiguration, bus: HubBus, keeper: NightKeeper, reporter: HubReporter) {
+        self.serial = serial
+        self.bus = bus
+        self.keeper = keeper
+        self.reporter = reporter
+        hubZone = configuration.hubTimeZone
+        let rules = SessionTracker.Rules(maxGap: configuration.sessions.maxGapMinutes * 60,
+                                         preliminaryEvery: configuration.sessions.preliminaryEveryMinutes * 60)
+        trackers = [.left: SessionTracker(rules: rules), .right: SessionTracker(rules: rules)]
+    }
+
+    /// The anchor that maps the pod's ticks to UTC now (nil before SET_CLOCK or after a BOOT).
+    var clockAnchor: ClockAnchor? { router.currentAnchor }
+
+    mutating func anchor(_ anchor: ClockAnchor) { router.anchor(anchor) }
+
+    /// Every message goes through the router: BOOT ends the clock anchor in force there.
+    /// Returns the nights that ended (already stored), so the caller can reschedule.
+    mutating func apply(_ message: Message) -> Int {
+        var ended = 0
+        for output in router.apply(message) {
+            ended += feed(output.side, output.output)
+        }
+        return ended
+    }
+
+    private mutating func feed(_ side: Side, _ output: FrontEndOutput) -> Int {
+        for second in output.seconds {
+            bus.publish(.live(serial: serial, side: side, LiveSecond(second)))
+        }
+        // Mutated in place: a copy of the tracker would copy the night it holds on every call.
+        guard let events = trackers[side]?.add(output) else { return 0 }
+        var ended = 0
+        for event in events {
+            switch event {
+            case .started(let at):
+                bus.publish(.presence(serial: serial, side: side, inBed: true, at: Date(timeIntervalSince1970: at)))
+            case .preliminary(let night):
+                keeper.keep(night, serial: serial, side: side, final: false)
+            case .ended(let night):
+                bus.publish(.presence(serial: serial, side: side, inBed: false, at: Date(timeIntervalSince1970: night.end)))
+                let stored = keeper.keep(night, serial: serial, side: side, final: true)
+                nightsStored += stored
+                ended += 1
+            }
+        }
+        return ended
+    }
+
+    /// The hub is stopping: what the open sessions hold is kept as preliminary, never lost.
+    mutating func flush() {
+        for side in Side.allCases {
+            guard let night = trackers[side]?.flush() else { continue }
+            keeper.keep(night, serial: serial, side: side, final: false)
+            reporter.event("\(side): open session (\(Int((night.end - night.start) / 60)) min) kept as preliminary")
+        }
+    }
+}

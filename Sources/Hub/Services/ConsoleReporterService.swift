@@ -1,0 +1,87 @@
+import Foundation
+import PodProtocol
+import ServiceLifecycle
+
+/// The bus's console subscriber: pod found and gone, clock set, in bed, and a live line
+/// (per side: HR, BR, movement) that replaces itself on a terminal every
+/// `progressSeconds`. Nights, schedules and alarms are told by the parts that handle them
+/// (they print multi-line hypnograms and their own answers), so they are not repeated here.
+public struct ConsoleReporterService: Service {
+    private let subscription: HubSubscription
+    private let reporter: HubReporter
+    private let configuration: HubConfiguration
+
+    /// Subscribes at once, so nothing published after `init` is missed.
+    public init(bus: HubBus, reporter: HubReporter, configuration: HubConfiguration) {
+        subscription = bus.subscribe(name: "console", bufferSize: 4096)
+        self.reporter = reporter
+        self.configuration = configuration
+    }
+
+    public func run() async {
+        let subscription = self.subscription
+        var lines = ConsoleLines(configuration: configuration)
+        await withGracefulShutdownHandler {
+            for await event in subscription {
+                lines.handle(event, reporter: reporter)
+            }
+        } onGracefulShutdown: {
+            subscription.finish()
+        }
+        reporter.endProgress()
+    }
+}
+
+/// What the console prints for each event; the live line's throttle.
+struct ConsoleLines {
+    let configuration: HubConfiguration
+    private var latest: [Side: LiveSecond] = [:]
+    private var lastProgress: ContinuousClock.Instant?
+
+    init(configuration: HubConfiguration) { self.configuration = configuration }
+
+    mutating func handle(_ event: HubEvent, reporter: HubReporter) {
+        switch event {
+        case .podConnected(let pod, let endpoint, _):
+            reporter.event("pod \(pod.serial) found at \(endpoint): firmware \(pod.firmware), \(pod.sides) sides × "
+                           + "\(pod.piezoChannelsPerSide) piezo channels at \(pod.sampleRate) Hz, boot #\(pod.bootCount)")
+        case .podDisconnected(let serial, let reason, _):
+            latest = [:]
+            reporter.event("pod \(serial) disconnected (\(reason)); waiting for it to come back")
+        case .clockSet(_, let anchor):
+            let time = Date(timeIntervalSince1970: Double(anchor.unixMillis) / 1000)
+            reporter.logger.info("pod clock set to \(Self.format(time, zone: configuration.podTimeZone)) at tick \(anchor.tick)")
+        case .presence(_, let side, let inBed, let at):
+            if inBed { reporter.event("\(side): in bed at \(Self.format(at, zone: configuration.hubTimeZone))") }
+        case .live(_, let side, let second):
+            latest[side] = second
+            showProgressIfDue(reporter)
+        case .linkCounters, .preliminaryStage, .alarm, .schedulePushed, .nightFinished:
+            break
+        }
+    }
+
+    private mutating func showProgressIfDue(_ reporter: HubReporter) {
+        let now = ContinuousClock.now
+        if let last = lastProgress, now - last < .milliseconds(Int64(configuration.progressSeconds * 1000)) { return }
+        lastProgress = now
+        guard let newest = latest.values.map(\.time).max() else { return }
+        let time = Self.format(Date(timeIntervalSince1970: newest), zone: configuration.hubTimeZone)
+        let sides = Side.allCases.map { side -> String in
+            guard let v = latest[side] else { return "\(side): –" }
+            guard v.present else { return "\(side): empty" }
+            let hr = v.heartRate.map { String(format: "HR %.0f", $0) } ?? "HR –"
+            let br = v.breathingRate.map { String(format: "BR %.1f", $0) } ?? "BR –"
+            return "\(side): \(hr) \(br) move \(String(format: "%.1f", v.movement))"
+        }
+        reporter.progress("\(time)  " + sides.joined(separator: "  |  "))
+    }
+
+    static func format(_ date: Date, zone: TimeZone) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = zone
+        f.dateFormat = "EEE yyyy-MM-dd HH:mm"
+        return f.string(from: date)
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import PodDevice
+import ServiceLifecycle
+import Synchronization
+
+/// Owns udev discovery for the daemon's whole life (issue 10: a `PodDiscovery` nobody kept
+/// stopped following udev right after start-up). Pods plugged in later are found, pods
+/// unplugged are forgotten, and a pod that comes back at another ttyACMn is opened there:
+/// the pod link's opener asks this service's directory on every (re)connect.
+///
+/// With `pod.serial` configured only that pod is served; other pods are reported once and
+/// ignored. Without it the first pod opened is kept (by its USB serial) from then on.
+public final class DiscoveryService: Service, Sendable {
+    public let directory = PodDirectory()
+    private let discovery: PodDiscovery
+    private let configuredSerial: String?
+    private let pinned: Mutex<String?>
+    private let preferUSB: Bool
+    private let reporter: HubReporter
+
+    public init(configuration: HubConfiguration, reporter: HubReporter) throws {
+        let match = PodMatch(vendorID: UInt16(configuration.pod.usbVendorID, radix: 16) ?? PodMatch.pidCodesVendor,
+                             productID: UInt16(configuration.pod.usbProductID, radix: 16) ?? PodMatch.defaultProductID)
+        discovery = try PodDiscovery(configuration: DiscoveryConfiguration(
+            match: match, rescanInterval: .milliseconds(Int64(configuration.pod.rescanSeconds * 1000))))
+        configuredSerial = configuration.pod.serial
+        pinned = Mutex(configuration.pod.serial)
+        preferUSB = configuration.pod.preferUSB
+        self.reporter = reporter
+        let which = configuration.pod.serial.map { "pod \($0)" } ?? "the first pod found"
+        reporter.event("looking for \(which) with USB id \(match) (udev, rescanning every \(configuration.pod.rescanSeconds) s)")
+    }
+
+    /// How the pod link opens its pod: whatever the directory knows under the served serial now.
+    public var opener: any PodOpener { Opener(service: self) }
+
+    public func run() async {
+        let events = discovery.events
+        let discovery = self.discovery
+        await withGracefulShutdownHandler {
+            for await event in events {
+                await directory.apply(event)
+                report(event)
+            }
+        } onGracefulShutdown: {
+            discovery.stop()
+        }
+        if !Task.isCancelled && !Task.isShuttingDownGracefully {
+            // The udev thread ended on its own: without discovery no pod can come back, so
+            // the hub stops (systemd restarts it) rather than wait for nothing.
+            reporter.warning("udev discovery stopped unexpectedly; stopping the hub")
+        }
+        discovery.stop()
+    }
+
+    private func report(_ event: DiscoveryEvent) {
+        switch event {
+        case .added(let pod):
+            if let serial = configuredSerial, pod.key != serial {
+                reporter.event("ignoring pod \(pod.key) at \(pod.devnode): this hub serves pod \(serial) (pod.serial)")
+            } else {
+                reporter.event("pod \(pod.key) plugged in at \(pod.devnode)")
+            }
+        case .removed(let pod):
+            if configuredSerial == nil || pod.key == configuredSerial {
+                reporter.event("pod \(pod.key) unplugged from \(pod.devnode)")
+            }
+        }
+    }
+
+    private struct Opener: PodOpener {
+        let service: DiscoveryService
+        var description: String { service.pinned.withLock { $0 }.map { "pod \($0)" } ?? "first pod found" }
+
+        func open() async throws -> any Transport {
+            let key = service.pinned.withLock { $0 }
+            let opener = DiscoveredPodOpener(directory: service.directory, key: key, preferUSB: service.preferUSB)
+            let transport = try await opener.open()
+            if key == nil, let first = await service.directory.present(key: nil).first {
+                service.pinned.withLock { $0 = $0 ?? first.key }
+            }
+            return transport
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import BackendUpload
+import Foundation
+import ServiceLifecycle
+import SleepStore
+
+/// Delivers finished nights from the store's outbox to the sleep backend until shutdown.
+public struct OutboxService: Service {
+    let worker: OutboxWorker
+    let pollSeconds: Double
+    let reporter: HubReporter
+
+    public init(worker: OutboxWorker, pollSeconds: Double, reporter: HubReporter) {
+        self.worker = worker
+        self.pollSeconds = pollSeconds
+        self.reporter = reporter
+    }
+
+    public func run() async {
+        let worker = self.worker
+        let poll = Int64(pollSeconds)
+        await cancelWhenGracefulShutdown {
+            do { try await worker.run(pollSeconds: poll) } catch {
+                if !(error is CancellationError) { reporter.warning("upload worker stopped: \(error)") }
+            }
+        }
+    }
+}
+
+/// Keeps per-epoch detail for `retention.epochDays` days, pruning once a day; sessions and
+/// blocks stay.
+public struct PruneService: Service {
+    let store: SleepStore
+    let days: Int
+    let reporter: HubReporter
+
+    public init(store: SleepStore, days: Int, reporter: HubReporter) {
+        self.store = store
+        self.days = days
+        self.reporter = reporter
+    }
+
+    public func run() async {
+        await cancelWhenGracefulShutdown { [self] in
+            while !Task.isCancelled {
+                do {
+                    let pruned = try store.pruneEpochs(maxAgeDays: days)
+                    if pruned > 0 { reporter.logger.info("pruned \(pruned) epochs older than \(days) days") }
+                } catch {
+                    reporter.warning("pruning epochs failed: \(error)")
+                }
+                try? await Task.sleep(for: .seconds(24 * 3600))
+            }
+        }
+    }
+}
+
+/// The schedule service's timed work (retries, DST pre-push, clock re-sync, weekday and
+/// weekend alarms) until shutdown; its pushes on connect come from the pod link.
+public struct ScheduleService: Service {
+    public let driver: ScheduleDriver
+
+    public init(driver: ScheduleDriver) { self.driver = driver }
+
+    public func run() async {
+        let driver = self.driver
+        await cancelWhenGracefulShutdown { await driver.run() }
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import PodDevice
+import PodProtocol
+import ServiceLifecycle
+import SleepStore
+
+/// The service that owns one pod's link for the daemon's life: it runs the `PodConnection`
+/// (which reconnects and re-handshakes on its own), says what the link does, records the
+/// pod in the store, publishes connect/disconnect/clock/counter events on the bus, feeds
+/// the pod's readings to its `PodPipeline`, its events to the schedule service, and makes
+/// the pod reachable through `HubControl` while it is connected.
+///
+/// On graceful shutdown it stops the link and keeps what the open nights hold.
+public final class PodLinkService: Service, Sendable {
+    public let connection: PodConnection
+    private let configuration: HubConfiguration
+    private let store: SleepStore
+    private let clock: HubClock
+    private let bus: HubBus
+    private let reporter: HubReporter
+    private let control: HubControl
+    private let schedule: ScheduleDriver?
+    private let countersEvery: Duration
+
+    /// - Parameters:
+    ///   - opener: how the link (re)opens the pod: a fixed path, or discovery by serial.
+    ///   - countersEvery: how often the link counters are published (real time).
+    public init(configuration: HubConfiguration, store: SleepStore, clock: HubClock, bus: HubBus, reporter: HubReporter,
+                control: HubControl, schedule: ScheduleDriver?, opener: any PodOpener, recorder: CaptureRecorder? = nil,
+                timing: LinkTiming? = nil, countersEvery: Duration = .seconds(5)) {
+        self.configuration = configuration
+        self.store = store
+        self.clock = clock
+        self.bus = bus
+        self.reporter = reporter
+        self.control = control
+        self.schedule = schedule
+        self.countersEvery = countersEvery
+        let podZone = configuration.podTimeZone
+        connection = PodConnection(
+            opener: opener, expectedSerial: configuration.pod.serial,
+            timing: timing ?? LinkTiming(reconnectMaxDelay: .milliseconds(Int64(configuration.pod.reconnectMaxSeconds * 1000))),
+            recorder: recorder,
+            clock: { clock.clockSetting(podZone: podZone) },
+            afterConnect: { connection in
+                if let schedule { await schedule.podConnected(connection) }
+            })
+    }
+
+    public func run() async throws {
+        let connection = self.connection
+        let outcome: Result<Void, PodLinkError>? = await cancelWhenGracefulShutdown { [self] in
+            await withTaskGroup(of: Result<Void, PodLinkError>?.self) { group in
+                group.addTask {
+                    do throws(PodLinkError) { try await connection.run(); return .success(()) } catch { return .failure(error) }
+                }
+                group.addTask { [self] in await publishCountersPeriodically(); return nil }
+                var link = LinkFollower(service: self)
+                // The event stream ends when the connection stops (shutdown, or it gave up).
+                for await event in connection.events {
+                    await link.handle(event)
+                }
+                link.shutdown()
+                var result: Result<Void, PodLinkError>?
+                group.cancelAll()
+                while let next = await group.next() {
+                    if let next { result = next }
+                }
+                return result
+            }
+        }
+        if case .failure(let error)? = outcome { throw error }
+    }
+
+    private func publishCountersPeriodically() async {
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: countersEvery) } catch { return }
+            await publishCounters()
+        }
+    }
+
+    fileprivate func publishCounters() async {
+        guard let serial = await connection.serial else { return }
+        bus.publish(.linkCounters(serial: serial, await connection.counters()))
+    }
+
+    /// Follows the link's events in order; owns the pipeline of the pod on the link.
+    private struct LinkFollower {
+        let service: PodLinkService
+        var pipeline: PodPipeline?
+        var lastFailure: String?
+
+        init(service: PodLinkService) { self.service = service }
+
+        var reporter: HubReporter { service.reporter }
+        var serial: String? { pipeline?.serial }
+
+        mutating func handle(_ event: LinkEvent) async {
+            switch event {
+            case .connecting(let endpoint):
+                reporter.logger.debug("opening \(endpoint)")
+            case .connected(let info, let endpoint):
+                lastFailure = nil
+                if pipeline?.serial != info.serial {
+                    pipeline?.flush()
+                    pipeline = PodPipeline(serial: info.serial, configuration: service.configuration, bus: service.bus,
+                                           keeper: NightKeeper(store: service.store, configuration: service.configuration,
+                                                               bus: service.bus, reporter: reporter),
+                                           reporter: reporter)
+                }
+                let now = service.clock.now()
+                do {
+                    try service.store.recordPod(serial: info.serial, firmware: info.firmware.description,
+                                                seenAt: Int64(now.timeIntervalSince1970))
+                } catch {
+                    reporter.warning("cannot record pod \(info.serial): \(error)")
+                }
+                service.control.register(service.connection, serial: info.serial)
+                service.bus.publish(.podConnected(PodSummary(info), endpoint: endpoint, at: now))
+            case .clockSet(let anchor):
+                pipeline?.anchor(anchor)
+                if let serial { service.bus.publish(.clockSet(serial: serial, anchor: anchor)) }
+            case .streaming:
+                reporter.event("streaming from pod \(serial ?? "?")")
+            case .frame(let frame, _):
+                guard let serial else { return }
+                if case .event(let e) = frame.message, let schedule = service.schedule {
+                    // The pod's own time of the event, from its tick; the hub's clock if none is set yet.
+                    let time = pipeline?.clockAnchor.map { Date(timeIntervalSince1970: $0.unixTime(ofTick: e.tick)) }
+                        ?? service.clock.now()
+                    await schedule.podEvent(e, podSerial: serial, at: time)
+                }
+                // In place (optional chaining): the pipeline holds the open nights.
+                let ended = pipeline?.apply(frame.message) ?? 0
+                if ended > 0 { await service.schedule?.sessionsChanged() }
+            case .podRebooted:
+                reporter.event("pod \(serial ?? "?") rebooted: clock and schedule are being sent again")
+            case .disconnected(let reason):
+                if let serial {
+                    service.control.unregister(serial: serial)
+                    await service.publishCounters()
+                    service.bus.publish(.podDisconnected(serial: serial, reason: reason, at: service.clock.now()))
+                }
+                await service.schedule?.podDisconnected()
+            case .retrying(let attempt, let delay, let reason):
+                reporter.logger.debug("reconnect attempt \(attempt) in \(delay): \(reason)")
+                // Say once per cause what keeps the pod from connecting, and what to do about it.
+                if reason != lastFailure, let advice = LinkFailureAdvice.advice(for: reason) {
+                    reporter.warning(advice)
+                }
+                lastFailure = reason
+            case .stopped(let error):
+                if let error { reporter.warning("link stopped: \(error)") }
+            }
+        }
+
+        mutating func shutdown() {
+            if let serial { service.control.unregister(serial: serial) }
+            pipeline?.flush()
+        }
+    }
+}
