@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Hub
 import PodAnalysis
 import PodProtocol
 import SleepAnalysis
@@ -46,7 +47,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Vitals CSV (one row per second).")
     var vitals: String?
 
-    @Option(name: .long, help: "Time zone of the sleeper's clock (default: the system's; for a capture, the UTC offset the hub set).")
+    @OptionGroup var common: ConfigurationFileOption
+
+    @Option(name: .long, help: "Time zone of the sleeper's clock (default: the configuration's timeZone, else the system's; for a capture, the UTC offset the hub set).")
     var tz: String?
 
     @Option(name: .customLong("epochs-out"), help: "Write epochs as CSV start,end,stage.")
@@ -55,11 +58,11 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Write sessions with metrics as JSON.")
     var json: String?
 
-    @Option(name: .customLong("max-gap"), help: "Longest absence in minutes that does not split a session.")
-    var maxGap: Double = 20
+    @Option(name: .customLong("max-gap"), help: "Longest absence in minutes that does not split a session (default: sessions.maxGapMinutes, 20).")
+    var maxGap: Double?
 
-    @Option(name: .customLong("min-session"), help: "Shortest session in minutes that is kept.")
-    var minSession: Double = 15
+    @Option(name: .customLong("min-session"), help: "Shortest session in minutes that is kept (default: sessions.minSessionMinutes, 15).")
+    var minSession: Double?
 
     func validate() throws {
         guard [capture, beats, vitals].compactMap({ $0 }).count == 1 else {
@@ -70,8 +73,10 @@ struct AnalyzeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var zone = tz.flatMap(TimeZone.init(identifier:)) ?? .current
-        let rules = SessionRules(maxGap: maxGap * 60, minDuration: minSession * 60)
+        let settings = try common.load()
+        var zone = tz.flatMap(TimeZone.init(identifier:)) ?? settings.hubTimeZone
+        let rules = SessionRules(maxGap: (maxGap ?? settings.sessions.maxGapMinutes) * 60,
+                                 minDuration: (minSession ?? settings.sessions.minSessionMinutes) * 60)
         // (label, sessions): one entry, or one per side of a capture.
         var results: [(label: String?, sessions: [SleepSession])] = []
         if let capture {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Hub
 import SleepStore
 
 /// `podbridge export`: a night, a date range or everything, as stage blocks, JSON or CSV.
@@ -13,8 +14,7 @@ struct ExportCommand: AsyncParsableCommand {
             computed in that zone. Formats are described in docs/export-format.md.
             """)
 
-    @Option(name: .long, help: "Path of the podbridge database.")
-    var db: String
+    @OptionGroup var common: ConfigurationOptions
 
     @Option(name: .long, help: "One wake date (YYYY-MM-DD).")
     var date: String?
@@ -31,8 +31,8 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Only this side: left or right.")
     var side: String?
 
-    @Option(name: .long, help: "Output format: blocks, json or csv.")
-    var format: String
+    @Option(name: .long, help: "Output format: blocks, json or csv (default: the configuration's export.format).")
+    var format: String?
 
     @Flag(name: .long, help: "Include 30-second epochs (json: per session; csv: one row per epoch).")
     var epochs = false
@@ -44,12 +44,14 @@ struct ExportCommand: AsyncParsableCommand {
     var output: String?
 
     func run() async throws {
+        let settings = try common.load()
+        let db = settings.databasePath
         let format: ExportFormat
         let selection: ExportSelection
         let zone: TimeZone?
         let bedSide: BedSide?
         do {
-            format = try ExportFormat.parse(self.format)
+            format = try ExportFormat.parse(self.format ?? settings.export.format)
             selection = try Self.selection(date: date, from: from, to: to, all: all)
             zone = try tz.map { name in
                 guard let zone = TimeZone(identifier: name) else { throw ExportError.unknownTimeZone(name) }

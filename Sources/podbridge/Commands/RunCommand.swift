@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import Hub
 import Logging
-import ServiceLifecycle
 
 /// `podbridge run`: the hub daemon.
 struct RunCommand: AsyncParsableCommand {
@@ -10,19 +9,16 @@ struct RunCommand: AsyncParsableCommand {
         commandName: "run",
         abstract: "Run the hub: find the pod, stream, analyse each night, store, export, keep the schedule.",
         discussion: """
-        Configuration: --config FILE, else /etc/podbridge/config.json if it exists, else defaults; \
-        PODBRIDGE_* environment variables and the options below override it (docs/configuration.md). \
+        Configuration: --config FILE, else $PODBRIDGE_CONFIG, else /etc/podbridge/config.json if it exists, \
+        else defaults; PODBRIDGE_* environment variables and the options below override it \
+        (docs/configuration.md); export, sync, schedule and analyze read the same. \
         Stops cleanly on SIGTERM or SIGINT, keeping any open night as a preliminary session.
         """)
 
-    @Option(help: "Configuration file (JSON).")
-    var config: String?
+    @OptionGroup var common: ConfigurationOptions
 
     @Option(help: "The pod's tty, instead of udev discovery (e.g. the virtual pod's link).")
     var path: String?
-
-    @Option(name: .customLong("state-dir"), help: "Directory for the database and exports.")
-    var stateDirectory: String?
 
     @Option(help: "The hub's time zone (IANA name).")
     var tz: String?
@@ -51,26 +47,15 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     /// Defaults, then the file, then the environment, then the options.
-    func loadSettings() throws(ConfigurationError) -> HubConfiguration {
-        var settings: HubConfiguration
-        if let config {
-            settings = try HubConfiguration.load(path: config)
-        } else if FileManager.default.fileExists(atPath: "/etc/podbridge/config.json") {
-            settings = try HubConfiguration.load(path: "/etc/podbridge/config.json")
-        } else {
-            settings = HubConfiguration()
+    func loadSettings() throws -> HubConfiguration {
+        try common.load { settings in
+            if let path { settings.pod.path = path }
+            if let tz { settings.timeZone = tz }
         }
-        try settings.applyEnvironment(ProcessInfo.processInfo.environment)
-        if let path { settings.pod.path = path }
-        if let stateDirectory { settings.stateDirectory = stateDirectory }
-        if let tz { settings.timeZone = tz }
-        try settings.validate()
-        return settings
     }
 
     func run() async throws {
-        let settings: HubConfiguration
-        do { settings = try loadSettings() } catch { throw ValidationError(error.description) }
+        let settings = try loadSettings()
         let level = Logger.Level(rawValue: logLevel) ?? .warning
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -83,11 +68,7 @@ struct RunCommand: AsyncParsableCommand {
         if clock.isAccelerated {
             reporter.event("simulated clock: starts \(clockStart ?? "now"), \(clockSpeed)× real time")
         }
-        let hub = HubService(configuration: settings, clock: clock, reporter: reporter, recordPath: record)
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: hub, successTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
-        try await group.run()
+        let hub = try await HubDaemon.assemble(configuration: settings, clock: clock, reporter: reporter, recordPath: record)
+        try await hub.run()
     }
 }

@@ -19,8 +19,7 @@ struct ScheduleCommand: AsyncParsableCommand {
         defaultSubcommand: Show.self)
 
     struct Options: ParsableArguments {
-        @Option(name: .long, help: "Path of the podbridge database.")
-        var db = "state/podbridge.sqlite"
+        @OptionGroup var common: ConfigurationOptions
 
         @Option(name: .long, help: "left, right or both.")
         var side = "both"
@@ -30,9 +29,6 @@ struct ScheduleCommand: AsyncParsableCommand {
 
         @Option(name: .long, help: "The pod's time zone, e.g. Europe/Berlin (default: the schedule's, else the system's).")
         var tz: String?
-
-        @Option(name: .long, help: "Configuration file whose schedule settings to use (JSON, see docs/configuration.md).")
-        var config: String?
 
         func sides() throws -> [PodSide] {
             switch side.lowercased() {
@@ -49,12 +45,9 @@ struct ScheduleCommand: AsyncParsableCommand {
                 guard let z = TimeZone(identifier: tz) else { throw ValidationError("unknown time zone '\(tz)'") }
                 zone = z
             }
-            var settings = HubConfiguration.ScheduleSettings()
-            if let config {
-                do { settings = try HubConfiguration.load(path: config).schedule } catch {
-                    throw ValidationError("\(error)")
-                }
-            }
+            let configuration = try common.load()
+            let settings = configuration.schedule
+            let db = configuration.databasePath
             let store: SleepStore
             do {
                 store = creating ? try SleepStore(path: db) : try SleepStore.openExisting(path: db)

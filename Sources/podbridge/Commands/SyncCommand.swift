@@ -1,6 +1,7 @@
 import ArgumentParser
 import BackendUpload
 import Foundation
+import Hub
 import SleepStore
 
 /// `podbridge sync`: one pass of the upload worker in the foreground.
@@ -13,23 +14,28 @@ struct SyncCommand: AsyncParsableCommand {
             failed for good in this run. Sessions waiting for a backoff are reported as skipped.
             """)
 
-    @Option(name: .long, help: "Path of the podbridge database.")
-    var db: String
+    @OptionGroup var common: ConfigurationOptions
 
-    @Option(name: .long, help: "Backend base URL, e.g. https://sleep.example.com")
-    var url: String
+    @Option(name: .long, help: "Backend base URL, e.g. https://sleep.example.com (default: the configuration's upload.baseURL).")
+    var url: String?
 
-    @Option(name: .long, help: "Bearer token (default: $PODBRIDGE_BACKEND_TOKEN).")
+    @Option(name: .long, help: "Bearer token (default: the configuration's upload.token, else $PODBRIDGE_BACKEND_TOKEN).")
     var token: String?
 
     @Flag(name: .long, help: "Queue sessions that failed before once more (e.g. after fixing the token).")
     var retryFailed = false
 
     func run() async throws {
+        let settings = try common.load()
+        let db = settings.databasePath
+        guard let url = url ?? settings.upload.baseURL else {
+            throw ValidationError("no backend: pass --url or set upload.baseURL (PODBRIDGE_UPLOAD_URL)")
+        }
         let configuration: UploadConfiguration
         do {
             configuration = try UploadConfiguration(
-                baseURL: url, bearerToken: token ?? ProcessInfo.processInfo.environment["PODBRIDGE_BACKEND_TOKEN"])
+                baseURL: url, bearerToken: token ?? settings.upload.token
+                    ?? ProcessInfo.processInfo.environment["PODBRIDGE_BACKEND_TOKEN"])
         } catch let error as UploadError {
             throw ValidationError(error.description)
         }
