@@ -93,6 +93,8 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "HubTests", dependencies: [
             "Hub", "PodProtocol", "PodDevice", "VirtualPod", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore",
+            // The daemon under a umockdev testbed (HubUmockdevTests, run by scripts/test-device.sh).
+            "CUmockdev",
             .product(name: "Logging", package: "swift-log"),
             // The SIGTERM test runs the real daemon binary.
             "podbridge",

@@ -67,7 +67,7 @@ wait $HUB
 trap - EXIT
 echo
 echo "== the schedule in force"
-"$BIN" schedule show --db "$STATE/podbridge.sqlite" --tz "$TZNAME"
+"$BIN" schedule show --config "$STATE/config.json" --tz "$TZNAME"
 echo "== exported nights"
 ls -1 "$STATE"/exports/*
 echo "== demo finished: database $STATE/podbridge.sqlite"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Device-layer checks that need more than a plain `swift test`:
 #   1. the umockdev suite of PodDeviceTests (discovery, tty script replay, usbdevfs replay),
-#      run alone under the umockdev preload because the testbed is process-global;
+#      run alone under the umockdev preload because the testbed is process-global, then
+#      the daemon's hot-plug suite (HubTests.HubUmockdevTests) the same way;
 #   2. udev/70-podbridge.rules through the real rule engine (`udevadm test`) on mocked
 #      devices, unprivileged inside a user+mount namespace so nothing touches the real /dev;
 #   3. systemd/podbridge.service through `systemd-analyze verify`, where any output fails.
@@ -26,6 +27,12 @@ run_swift() {
         pass "umockdev suite"
     else
         fail "umockdev suite"
+    fi
+    # The daemon with hot-plug: a testbed of its own, so a run of its own.
+    if (cd "$PACKAGE_DIR" && umockdev-wrapper swift test --skip-build --filter 'HubTests.HubUmockdevTests'); then
+        pass "daemon hot-plug under umockdev"
+    else
+        fail "daemon hot-plug under umockdev"
     fi
 }
 
