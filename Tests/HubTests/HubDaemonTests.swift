@@ -48,14 +48,15 @@ import Glibc
                                    console: false)
         let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(start: Self.nightStart, speed: speed),
                                                   reporter: reporter)
-        let store = daemon.store
         // What an API or MQTT client would see: everything on the bus, from before the pod connects.
         let heard = BusRecorder(daemon.bus.subscribe(name: "test", bufferSize: 1 << 20))
         let running = Task { try await daemon.run(handleSignals: false) }
         await pod.waitUntilFinished()
-        let stored = try await eventually(120) { try store.allSessions(side: .left).contains { $0.isFinal } }
+        let stored = try await eventually(120) { try daemon.store.allSessions(side: .left).contains { $0.isFinal } }
         running.cancel()
         _ = await running.result
+        // The daemon closed its store on the way out; read the file as any other process would.
+        let store = try SleepStore(path: config.databasePath, timeZone: config.hubTimeZone)
         #expect(stored, "no final session; the hub said: \(lines.all.suffix(20))")
         let left = try store.allSessions(side: .left)
         #expect(left.count == 1)
