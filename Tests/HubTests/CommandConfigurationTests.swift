@@ -59,6 +59,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: config.stateDirectory, withIntermediateDirectories: true)
         let store = try SleepStore(path: config.databasePath, timeZone: TimeZone(identifier: "UTC")!)
         try storedNight(store, serial: "POD-CFG", side: .left, zone: "UTC", wakeDay: (2026, 11, 17), bed: (23, 0), wake: (7, 0))
+        try store.recordPod(serial: "POD-CFG", firmware: "1.0.0", seenAt: 1_794_900_000)
         try store.close()
         let file = dir.path("config.json")
         try #"{"stateDirectory": "\#(config.stateDirectory)", "timeZone": "UTC", "export": {"format": "csv"}}"#
