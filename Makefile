@@ -8,7 +8,7 @@ FUZZ_TIME ?= 300
 SWIFT_TEST_SKIP ?= --skip UmockdevTests
 FUZZ_DIR := .build-fuzz
 
-.PHONY: deps build demo test test-unit test-device bench fuzz clean
+.PHONY: deps build demo test test-unit test-device bench model fuzz clean
 
 deps:
 	@scripts/install-deps.sh
@@ -34,6 +34,12 @@ test-device:
 bench: deps
 	swift build -c release --product podbridge-bench
 	.build/release/podbridge-bench $(BENCH_ARGS)
+
+## Refit the staging model on the labelled nights in Data/ and write the shipped constants
+## (Sources/SleepAnalysis/DefaultStagingModel.swift); a test keeps them equal to a fresh fit.
+model: deps
+	swift build --product podbridge-bench
+	.build/debug/podbridge-bench --write-model Sources/SleepAnalysis/DefaultStagingModel.swift
 
 ## libFuzzer on the frame decoder for FUZZ_TIME seconds (seeded with the spec's vectors).
 fuzz: deps

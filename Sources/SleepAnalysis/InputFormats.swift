@@ -62,13 +62,15 @@ public enum InputFormats {
         public var seconds: [SecondVitals]
         /// RMSSD readings (ms) from the `hrv_rmssd` column.
         public var hrv: [TimedValue]
+        /// Whether the file has a `movement` column (without one, movement was not measured).
+        public var hasMovement: Bool
     }
 
     public static func parseVitals(_ text: String, file: String) throws -> Vitals {
         let table = try CSVTable(text: text, file: file,
                                  known: ["time", "heart_rate", "hrv_rmssd", "breathing_rate", "movement", "present"],
                                  required: ["time"])
-        var out = Vitals(seconds: [], hrv: [])
+        var out = Vitals(seconds: [], hrv: [], hasMovement: table.column("movement") != nil)
         var order = StrictlyIncreasing(column: "time", file: file)
         func num(_ name: String, _ f: [String], _ line: Int) throws -> Double? {
             guard let c = table.column(name) else { return nil }
@@ -108,6 +110,9 @@ public enum InputFormats {
         public var start: Double
         public var end: Double
         public var stage: SleepStage?
+        public init(start: Double, end: Double, stage: SleepStage?) {
+            self.start = start; self.end = end; self.stage = stage
+        }
     }
 
     public static func parseStages(_ text: String, file: String) throws -> [StagedInterval] {

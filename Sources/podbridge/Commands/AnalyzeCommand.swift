@@ -100,7 +100,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 } else {
                     let path = vitals!
                     let v = try InputFormats.parseVitals(try read(path), file: path)
-                    input = AnalysisInput(vitals: v.seconds, hrv: v.hrv, inBed: .presence)
+                    input = AnalysisInput(vitalsFile: v)
                 }
             } catch let error as InputError {
                 throw ValidationError(error.description)
