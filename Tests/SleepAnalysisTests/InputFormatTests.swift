@@ -63,6 +63,9 @@ import Testing
         #expect(v.hrv == [TimedValue(time: 1000, value: 45)])
         // Only `time` is required.
         #expect(try InputFormats.parseVitals("time\n1\n2\n", file: "v.csv").seconds.count == 2)
+        // Without a movement column movement was not measured (its zeros are not stillness).
+        #expect(try !InputFormats.parseVitals("time\n1\n2\n", file: "v.csv").hasMovement)
+        #expect(try InputFormats.parseVitals("time,movement\n1,\n2,0.5\n", file: "v.csv").hasMovement)
     }
 
     @Test func vitalsErrors() {
