@@ -25,9 +25,10 @@ struct TextbookNight {
     init(seed: UInt64, restingHeartRate: Double = 64, breathingRate: Double = 15) {
         self.seed = seed; self.restingHeartRate = restingHeartRate; self.breathingRate = breathingRate
         var rng = Rng(seed)
+        var list: [SleepStage] = []
         func add(_ s: SleepStage, minutes: Double) {
             let n = max(1, Int((minutes * rng.uniform(0.8, 1.2) * 2).rounded()))
-            stages += [SleepStage](repeating: s, count: n)
+            list += [SleepStage](repeating: s, count: n)
         }
         add(.awake, minutes: 15) // sleep-onset latency
         let deep: [Double] = [35, 25, 10, 0, 0], rem: [Double] = [8, 15, 22, 28, 32]
@@ -39,6 +40,7 @@ struct TextbookNight {
             if c == 1 || c == 3 { add(.awake, minutes: 2) } // brief awakening at a cycle end
         }
         add(.awake, minutes: 10) // final awakening
+        stages = list
     }
 
     var duration: Double { Double(stages.count) * epochLength }
@@ -56,10 +58,10 @@ struct TextbookNight {
     /// share of seconds with a body movement.
     static func physiology(_ s: SleepStage) -> (hr: Double, hrSD: Double, br: Double, brCV: Double, moving: Double) {
         switch s {
-        case .awake: (9, 3.0, 2, 0.15, 0.12)
-        case .core: (0, 1.0, 0, 0.06, 0.004)
-        case .deep: (-4, 0.5, -1.5, 0.03, 0)
-        case .rem: (5, 2.5, 2.5, 0.14, 0.002)
+        case .awake: (hr: 9, hrSD: 3.0, br: 2, brCV: 0.15, moving: 0.12)
+        case .core: (hr: 0, hrSD: 1.0, br: 0, brCV: 0.06, moving: 0.004)
+        case .deep: (hr: -4, hrSD: 0.5, br: -1.5, brCV: 0.03, moving: 0)
+        case .rem: (hr: 5, hrSD: 2.5, br: 2.5, brCV: 0.14, moving: 0.002)
         }
     }
 
