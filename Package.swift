@@ -36,6 +36,8 @@ let package = Package(
         .target(name: "SleepAnalysis", swiftSettings: strict),
         /// Bedtime and wake-time inference, HH:mm conversion, DST, push policy.
         .target(name: "SleepSchedule", swiftSettings: strict),
+        /// The smart-wake rule: a wake window per side and the first good moment inside it.
+        .target(name: "SmartWake", dependencies: ["SleepSchedule", "SleepAnalysis"], swiftSettings: strict),
 
         // MARK: Edges: devices, storage, network
         /// The firmware side of the protocol over a pseudo-terminal, playing a NightModel night.
@@ -79,7 +81,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "podbridge-bench", dependencies: [
-            "PodProtocol", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore", "PodAnalysis",
+            "PodProtocol", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore", "PodAnalysis", "SmartWake",
         ], swiftSettings: strict),
         /// A child process for the store's crash test: writes sessions until it is killed.
         .executableTarget(name: "sleepstore-crash-writer", dependencies: ["SleepStore"], swiftSettings: strict),
@@ -98,6 +100,7 @@ let package = Package(
             "podbridge",
         ], swiftSettings: strict),
         .testTarget(name: "SleepScheduleTests", dependencies: ["SleepSchedule"], swiftSettings: strict),
+        .testTarget(name: "SmartWakeTests", dependencies: ["SmartWake", "SleepSchedule", "SleepAnalysis"], swiftSettings: strict),
         .testTarget(name: "PodDeviceTests", dependencies: ["PodDevice", "PodProtocol", "CUmockdev"],
                     exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "SleepStoreTests", dependencies: ["SleepStore", "sleepstore-crash-writer"], swiftSettings: strict),
