@@ -3,8 +3,8 @@ import SleepAnalysis
 
 /// The smart-wake decision for one side and one window, as a small state machine fed live
 /// epochs: before the window they only build the night's heart-rate baseline; inside it the
-/// first epoch that meets the rule (`SmartWakeRule`) is the moment to wake. Deep sleep never
-/// qualifies. When the window ends with no good moment, the pod's own alarm at the end is the
+/// first epoch that meets the rule (`SmartWakeRule`) is the moment to wake. Deep sleep and
+/// REM never qualify. When the window ends with no good moment, the pod's own alarm at the end is the
 /// answer (`windowEnded`), which is also what happens when the hub is gone. Pure: no clock.
 public struct SmartWakeDecider: Sendable {
     public let window: DateInterval
@@ -27,7 +27,7 @@ public struct SmartWakeDecider: Sendable {
     /// Epochs must come in time order; one at or after the window's end closes the window.
     public mutating func observe(_ o: WakeObservation) -> WakeDecision? {
         guard decision == nil else { return nil }
-        if o.time < window.start {
+        if o.time <= window.start {  // the epoch lies before the window
             if o.present, let hr = o.heartRate, hr.isFinite { baselineSamples.append(hr) }
             return nil
         }
@@ -38,14 +38,15 @@ public struct SmartWakeDecider: Sendable {
         if o.time >= window.end { return windowEnded(last: o) }
         guard o.present, let p = o.probabilities else { lightRun = 0; return nil }
         let rise: Double? = baseline.flatMap { b in o.heartRate.map { $0 - b } }
-        guard p.deep < rule.deepVeto else { lightRun = 0; return nil }
+        guard p.deep < rule.deepVeto, p.rem < rule.remVeto else { lightRun = 0; return nil }
         lightRun = p.core >= rule.lightProbability ? lightRun + 1 : 0
         let reason: WakeReason?
         if p.awake >= rule.awakeProbability, let m = o.movement, m >= rule.movement {
             reason = .awakeMoving
         } else if lightRun >= rule.lightEpochs {
             reason = .lightSleep
-        } else if p.core + p.awake >= rule.arousalProbability, let rise, rise >= rule.heartRateRise {
+        } else if p.core + p.awake >= rule.arousalProbability, let rise, rise >= rule.heartRateRise,
+                  let m = o.movement, m >= rule.movement {
             reason = .arousal
         } else {
             reason = nil

@@ -32,7 +32,7 @@ public enum WakeReason: String, Sendable, Hashable, Codable, CaseIterable {
     case lightSleep = "light_sleep"
     /// Already awake, and moving.
     case awakeMoving = "awake_moving"
-    /// Light sleep or awake with the heart rate risen above the night's baseline: an arousal.
+    /// Light sleep or awake, moving, with the heart rate risen above the night's baseline: an arousal.
     case arousal
     /// No good moment came (deep sleep, REM, no signal): the pod's own alarm at the window's end.
     case windowEnd = "window_end"

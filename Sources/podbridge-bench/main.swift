@@ -1,6 +1,6 @@
 // `make bench`: prints the project's measured figures, one "name: value unit" per line.
 // `--quick` runs fewer repetitions (used to check the benchmarks still run); `--only
-// AREA` runs one area (protocol, frontend, staging, store, schedule). `--write-model FILE`
+// AREA` runs one area (protocol, frontend, podanalysis, staging, schedule, wake, store). `--write-model FILE`
 // refits the staging model on Data/ and writes it as Swift (`make model`).
 import Foundation
 

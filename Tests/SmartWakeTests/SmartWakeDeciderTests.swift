@@ -44,17 +44,18 @@ func run(_ decider: inout SmartWakeDecider, _ window: [WakeObservation]) -> (Wak
 }
 
 @Suite struct SmartWakeDeciderTests {
-    @Test func confidentLightSleepForTwoEpochsWakes() throws {
+    @Test func confidentLightSleepForThreeEpochsWakes() throws {
         var d = SmartWakeDecider(window: EpochScript.window)
+        // Deep, then light with too much REM in it (vetoed), then confident light from epoch 12.
         let epochs = (0..<10).map { EpochScript.at($0, p(deep: 0.9, rem: 0.1)) }
-            + [EpochScript.at(10, p(core: 0.7, deep: 0.1, rem: 0.2)), EpochScript.at(11, p(core: 0.8, rem: 0.2))]
-            + (12..<60).map { EpochScript.at($0, p(core: 0.9, rem: 0.1)) }
+            + [EpochScript.at(10, p(core: 0.8, rem: 0.2)), EpochScript.at(11, p(core: 0.75, deep: 0.05, rem: 0.2))]
+            + (12..<60).map { EpochScript.at($0, p(awake: 0.05, core: 0.85, rem: 0.1)) }
         let (decision, index) = run(&d, epochs)
-        #expect(index == 11)
+        #expect(index == 14)
         #expect(decision.reason == .lightSleep)
         #expect(decision.stage == .core)
-        #expect(decision.time == EpochScript.start.addingTimeInterval(12 * 30))
-        #expect(abs(decision.minutesBeforeEnd - 24) < 1e-9)
+        #expect(decision.time == EpochScript.start.addingTimeInterval(15 * 30))
+        #expect(abs(decision.minutesBeforeEnd - 22.5) < 1e-9)
         #expect(d.decision == decision)
         let again = d.observe(EpochScript.at(20, p(awake: 1), movement: 5))
         #expect(again == nil, "decided once")
@@ -62,7 +63,7 @@ func run(_ decider: inout SmartWakeDecider, _ window: [WakeObservation]) -> (Wak
 
     @Test func oneStrayLightEpochIsNotEnough() {
         var d = SmartWakeDecider(window: EpochScript.window)
-        let epochs = (0..<60).map { i in EpochScript.at(i, i % 2 == 0 ? p(core: 0.9, rem: 0.1) : p(core: 0.2, deep: 0.8)) }
+        let epochs = (0..<60).map { i in EpochScript.at(i, i % 3 == 2 ? p(core: 0.2, deep: 0.8) : p(core: 0.9, rem: 0.1)) }
         let (decision, index) = run(&d, epochs)
         #expect(index == nil)
         #expect(decision.reason == .windowEnd)
@@ -80,13 +81,13 @@ func run(_ decider: inout SmartWakeDecider, _ window: [WakeObservation]) -> (Wak
 
     @Test func awakeNeedsMovement() {
         var still = SmartWakeDecider(window: EpochScript.window)
-        let quiet = (0..<60).map { EpochScript.at($0, p(awake: 0.7, rem: 0.3), movement: 0) }
+        let quiet = (0..<60).map { EpochScript.at($0, p(awake: 0.7, core: 0.3), movement: 0) }
         let (stillDecision, _) = run(&still, quiet)
         #expect(stillDecision.reason == .windowEnd)
 
         var moving = SmartWakeDecider(window: EpochScript.window)
-        let epochs = (0..<5).map { EpochScript.at($0, p(awake: 0.7, rem: 0.3), movement: 0) }
-            + [EpochScript.at(5, p(awake: 0.7, rem: 0.3), movement: 1.5)]
+        let epochs = (0..<5).map { EpochScript.at($0, p(awake: 0.7, core: 0.3), movement: 0) }
+            + [EpochScript.at(5, p(awake: 0.7, core: 0.3), movement: 1.5)]
         let (decision, index) = run(&moving, epochs)
         #expect(index == 5)
         #expect(decision.reason == .awakeMoving)
@@ -95,9 +96,10 @@ func run(_ decider: inout SmartWakeDecider, _ window: [WakeObservation]) -> (Wak
 
     @Test func heartRateRiseOverTheNightsBaselineIsAnArousal() throws {
         var d = SmartWakeDecider(window: EpochScript.window)
-        // Mostly REM, leaning light/awake, with the heart 6 bpm above the baseline at epoch 7.
-        let epochs = (0..<7).map { EpochScript.at($0, p(awake: 0.2, core: 0.3, rem: 0.5)) }
-            + [EpochScript.at(7, p(awake: 0.3, core: 0.4, rem: 0.3), hr: EpochScript.baselineHR + 6)]
+        // Between light and awake, neither confident; at epoch 7 a movement with the heart
+        // 6 bpm above the baseline.
+        let epochs = (0..<7).map { EpochScript.at($0, p(awake: 0.45, core: 0.45, rem: 0.1)) }
+            + [EpochScript.at(7, p(awake: 0.4, core: 0.5, rem: 0.1), movement: 1.2, hr: EpochScript.baselineHR + 6)]
         let (decision, index) = run(&d, epochs)
         #expect(index == 7)
         #expect(decision.reason == .arousal)
@@ -140,11 +142,11 @@ func run(_ decider: inout SmartWakeDecider, _ window: [WakeObservation]) -> (Wak
             now = now.addingTimeInterval(30)
             decided = d.observe(WakeObservation(time: now, probabilities: p(core: 1), movement: 0, heartRate: 55, present: true))
         }
-        // Light sleep all along: the second epoch inside the window, 03:00:30 EDT.
+        // Light sleep all along: the third epoch inside the window, 03:01:30 EDT.
         let decision = try #require(decided)
-        #expect(decision.time == utc(2026, 3, 8, 7, 0).addingTimeInterval(30))
+        #expect(decision.time == utc(2026, 3, 8, 7, 1).addingTimeInterval(30))
         #expect(decision.reason == .lightSleep)
-        #expect(LocalDateTime(decision.time, in: newYork).timeOfDay == TimeOfDay("03:00")!)
+        #expect(LocalDateTime(decision.time, in: newYork).timeOfDay == TimeOfDay("03:01")!)
     }
 
     @Test func fallBackDeepNightFiresAtTheFirstOccurrenceOfTheEnd() {
