@@ -215,7 +215,13 @@ final class PodEngine: @unchecked Sendable {
             if let pt = podTick(step) {
                 var events: [PodEvent] = []
                 firmware.fireTimers(through: pt) { events.append($0) }
-                for e in events { send(.event(e)) }
+                for e in events {
+                    // The sleeper on that side feels the motor (a restart after snooze too).
+                    if e.kind == .alarmStarted, let side = e.side, player != nil {
+                        player!.alarmStarted(side: Int(side.rawValue), atModelTick: modelTick(ofPodTick: e.tick))
+                    }
+                    send(.event(e))
+                }
             }
             let mask = firmware.linkReady ? firmware.streaming : []
             if player != nil {
@@ -448,6 +454,7 @@ final class PodEngine: @unchecked Sendable {
         s.powerOn = firmware.power.map(\.on)
         s.vibrating = (0..<sides).map { firmware.isVibrating(side: $0) }
         s.alarmsFired = firmware.fired
+        s.truth = player?.truth
         s.appliedClocks = appliedClocks
         s.framesSent = framesSent
         s.bytesSent = bytesSent
