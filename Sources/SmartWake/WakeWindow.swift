@@ -21,6 +21,19 @@ public struct WakeWindow: Hashable, Sendable, Codable, CustomStringConvertible {
         self.minutes = minutes
     }
 
+    /// Decoding checks the length like `init?(end:minutes:)`: a bad configuration is an error,
+    /// not a window of 0 or 600 minutes.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let end = try c.decode(TimeOfDay.self, forKey: .end)
+        let minutes = try c.decode(Int.self, forKey: .minutes)
+        guard let window = WakeWindow(end: end, minutes: minutes) else {
+            throw DecodingError.dataCorruptedError(forKey: .minutes, in: c,
+                debugDescription: "a wake window is 1…\(Self.maximumMinutes) minutes, not \(minutes)")
+        }
+        self = window
+    }
+
     /// The wall time the window opens (may be the previous day when `end` is just after midnight).
     public var start: TimeOfDay { end.adding(minutes: -minutes) }
 

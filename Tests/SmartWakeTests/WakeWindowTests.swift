@@ -21,6 +21,18 @@ func window(_ end: String, _ minutes: Int) -> WakeWindow { WakeWindow(end: t(end
         #expect(WakeWindow(end: t("07:00"), minutes: WakeWindow.maximumMinutes) != nil)
     }
 
+    @Test func decodingChecksTheLength() throws {
+        let good = try JSONDecoder().decode(WakeWindow.self, from: Data(#"{"end":"06:45","minutes":30}"#.utf8))
+        #expect(good == window("06:45", 30))
+        #expect(try JSONDecoder().decode(WakeWindow.self, from: JSONEncoder().encode(good)) == good)
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(WakeWindow.self, from: Data(#"{"end":"06:45","minutes":0}"#.utf8))
+        }
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(WakeWindow.self, from: Data(#"{"end":"6:45","minutes":30}"#.utf8))
+        }
+    }
+
     @Test func ordinaryDayIsThirtyWallMinutesBeforeTheAlarm() {
         let w = window("07:00", 30).interval(endingOn: day(2026, 1, 15), in: newYork)
         #expect(w.start == utc(2026, 1, 15, 11, 30))
