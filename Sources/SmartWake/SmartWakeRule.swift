@@ -1,6 +1,6 @@
 /// The thresholds of the smart-wake rule. The defaults were chosen on virtual-pod nights with
-/// the analyzer's forward-filtered stages (seeds 700–723; `make bench` scores them on other
-/// seeds, docs/smart-wake.md).
+/// the previous staging model's forward-filtered stages (seeds 700–723); with the current
+/// model they never wake early, so they are due to be re-chosen (docs/smart-wake.md).
 public struct SmartWakeRule: Sendable, Hashable, Codable {
     /// Light sleep counts when P(core) reaches this …
     public var lightProbability: Double = 0.7
