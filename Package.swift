@@ -99,6 +99,11 @@ let package = Package(
             // The SIGTERM test runs the real daemon binary.
             "podbridge",
         ], swiftSettings: strict),
+        /// The command line as a user runs it: the built `podbridge` in a child process.
+        .testTarget(name: "PodbridgeCommandTests", dependencies: [
+            "podbridge", "PodProtocol", "PodDevice", "PodAnalysis", "SleepAnalysis", "NightModel",
+        ],
+                    swiftSettings: strict),
         .testTarget(name: "SleepScheduleTests", dependencies: ["SleepSchedule"], swiftSettings: strict),
         .testTarget(name: "SmartWakeTests", dependencies: ["SmartWake", "SleepSchedule", "SleepAnalysis"], swiftSettings: strict),
         .testTarget(name: "PodDeviceTests", dependencies: ["PodDevice", "PodProtocol", "CUmockdev"],
