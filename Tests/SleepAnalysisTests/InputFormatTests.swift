@@ -93,3 +93,38 @@ import Testing
         #expect(InputFormats.epochsCSV([session]) == "start,end,stage\n0,30,core\n30,60,deep\n")
     }
 }
+
+/// Times that no recording has: out of the Unix range, or spanning longer than a month
+/// (the analyzer's epoch grid over them would not fit in memory).
+@Suite struct InputTimeBoundsTests {
+    @Test func aTimeOutsideUnixSecondsIsAnErrorNamingTheLine() {
+        #expect(throws: InputError(file: "b.csv", line: 3, kind: .timeOutOfRange(column: "beat_time", text: "1e+300"))) {
+            try InputFormats.parseBeats("beat_time\n601254420.0\n1e300\n", file: "b.csv")
+        }
+        #expect(throws: InputError(file: "v.csv", line: 2, kind: .timeOutOfRange(column: "time", text: "-5.0"))) {
+            try InputFormats.parseVitals("time,heart_rate\n-5,60\n", file: "v.csv")
+        }
+    }
+
+    @Test func aSpanLongerThanAMonthIsAnErrorNamingTheLine() throws {
+        // The fuzzer's input: a beat 19 000 years after the first one.
+        let text = "beat_time,signal_time,movement,breathing_rate\n601254420.076,601254420,0.2,14.5\n601254420.936,,,\n601254405262.,601254422,0.0,\n"
+        do {
+            _ = try InputFormats.parseBeats(text, file: "b.csv")
+            Issue.record("a 19 000-year file must be refused")
+        } catch let error as InputError {
+            #expect(error.line == 4)
+            guard case .spanTooLong(column: "beat_time", _) = error.kind else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(error.description.hasPrefix("b.csv:4: the times in column 'beat_time' span"))
+        }
+        // 31 days exactly is accepted; a second more is not.
+        let month = InputFormats.maximumSpan
+        _ = try InputFormats.parseVitals("time,heart_rate\n1000,60\n\(1000 + month),60\n", file: "v.csv")
+        #expect(throws: InputError.self) {
+            try InputFormats.parseVitals("time,heart_rate\n1000,60\n\(1000 + month + 1),60\n", file: "v.csv")
+        }
+    }
+}
