@@ -51,6 +51,10 @@ final class PodEngine: @unchecked Sendable {
     private var stallUntil: UInt64?
     private var detachedUntil: UInt64?
     private var garbageState: UInt64
+    /// Real nanoseconds a response waits before it is sent (`Fault.answerDelay`).
+    private var answerDelayNanos: UInt64 = 0
+    /// Responses held back by `answerDelay`, in due order.
+    private var delayed: [(due: UInt64, message: Message, requestID: UInt16)] = []
 
     // Figures.
     private var attachCount = 0
@@ -145,7 +149,8 @@ final class PodEngine: @unchecked Sendable {
             if config.stopsAtEnd, player != nil { target = min(target, max(endModelTick, modelTick)) }
             advance(to: target)
             for f in faults { apply(f, now: now) }
-            if pty != nil, stallUntil == nil { readRequests(&input) }
+            if pty != nil, stallUntil == nil { readRequests(&input, now: now) }
+            sendDelayedAnswers(now: Self.monotonicNanos())
             if let r = replay, replayStart == nil, firmware.linkReady, !firmware.streaming.isEmpty {
                 replayStart = modelTick
                 replayMap = (r.tickBase, podTick(modelTick) ?? 0)
@@ -256,7 +261,14 @@ final class PodEngine: @unchecked Sendable {
         }
     }
 
-    private func readRequests(_ input: inout [UInt8]) {
+    private func sendDelayedAnswers(now: UInt64) {
+        while let first = delayed.first, first.due <= now {
+            delayed.removeFirst()
+            send(first.message, requestID: first.requestID)
+        }
+    }
+
+    private func readRequests(_ input: inout [UInt8], now: UInt64) {
         guard let pty else { return }
         while true {
             let n = input.withUnsafeMutableBytes { pty.read(into: $0) }
@@ -269,7 +281,11 @@ final class PodEngine: @unchecked Sendable {
                             appliedClocks.append(AppliedClock(anchor: anchor, bootCount: firmware.bootCount,
                                                               modelTick: modelTick))
                         }
-                        send(out.message, requestID: out.requestID)
+                        if answerDelayNanos > 0, out.requestID != 0 {
+                            delayed.append((now + answerDelayNanos, out.message, out.requestID))
+                        } else {
+                            send(out.message, requestID: out.requestID)
+                        }
                     }
                 }
             }
@@ -369,6 +385,12 @@ final class PodEngine: @unchecked Sendable {
             reboot(reason)
         case .clockLoss:
             firmware.invalidateClock()
+        case .silentReboot(let reason):
+            reboot(reason, bootLost: true)
+        case .refuseStream(let status):
+            firmware.refuseStream = status
+        case .answerDelay(let seconds):
+            answerDelayNanos = UInt64(max(0, seconds) * 1e9)
         }
     }
 
@@ -380,14 +402,18 @@ final class PodEngine: @unchecked Sendable {
         return z ^ (z >> 31)
     }
 
-    private func reboot(_ reason: ResetReason) {
+    /// A reset; with `bootLost` its BOOT frame (sequence 0) is damaged on the wire and never
+    /// arrives, so the hub sees nothing until it probes.
+    private func reboot(_ reason: ResetReason, bootLost: Bool = false) {
         let boot = firmware.reboot(reason: reason)
         bootModelTick = modelTick
-        // A reset loses the transmit queue and any partial request; sequence restarts at 0.
+        // A reset loses the transmit queue, held answers and any partial request; sequence restarts at 0.
         pending.removeAll(keepingCapacity: true)
         pendingStart = 0
+        delayed.removeAll()
         decoder.reset()
         encoder = FrameEncoder()
+        if bootLost { dropNext += 1 }
         send(.event(boot))
     }
 
@@ -396,6 +422,7 @@ final class PodEngine: @unchecked Sendable {
         old.close()
         pty = nil
         firmware.linkLost()
+        delayed.removeAll()
         pending.removeAll(keepingCapacity: true)
         pendingStart = 0
         decoder.reset()
@@ -425,6 +452,7 @@ final class PodEngine: @unchecked Sendable {
         if due != .max { wakeAt = min(wakeAt, max(nanos(atModelTick: due), now + Self.minBatchNanos)) }
         if let s = stallUntil { wakeAt = min(wakeAt, s) }
         if let d = detachedUntil { wakeAt = min(wakeAt, d) }
+        if let first = delayed.first { wakeAt = min(wakeAt, max(first.due, now)) }
         let timeout = Int32(clamping: (wakeAt > now ? wakeAt - now : 0) / 1_000_000 + 1)
         var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
         if let pty, stallUntil == nil {

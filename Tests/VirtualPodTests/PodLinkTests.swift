@@ -87,7 +87,7 @@ import Testing
         let path = try pod.start()
         defer { pod.stop() }
         let hub = try HubLink(path: path)
-        #expect(hub.request(.getStatus)?.0.status == .notReady)
+        #expect(hub.request(.getStatus)?.0.status == .noSession)  // v1.1: no session yet (send HELLO)
         _ = try Self.handshake(hub)
         let (pong, pongHeader) = try #require(hub.request(.ping(nonce: [0xDE, 0xAD, 0x00, 0x01])))
         #expect(pong.body == .pong([0xDE, 0xAD, 0x00, 0x01]))
@@ -216,7 +216,7 @@ import Testing
         #expect(boot.event?.tick == 0)
         #expect(hub.decoder.counters.senderRestarts == restartsBefore + 1)
         let bootIndex = try #require(hub.frames.firstIndex(of: boot))
-        #expect(hub.request(.getStatus)?.0.status == .notReady)
+        #expect(hub.request(.getStatus)?.0.status == .noSession)
         let (hello, _) = try #require(hub.request(.hello(HelloRequest())))
         guard case .hello(let info) = hello.body else { Issue.record("no hello"); return }
         #expect(info.bootCount == 2)
