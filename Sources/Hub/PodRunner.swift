@@ -96,6 +96,9 @@ public actor PodRunner {
         case .podRebooted:
             endProgress()
             reporter.event("pod \(serial ?? "?") rebooted: clock and schedule are being sent again")
+        case .refused(let error, let retryIn):
+            endProgress()
+            reporter.warning("pod \(serial ?? "?") refused: \(error); asking again in \(retryIn.components.seconds) s")
         case .disconnected(let reason):
             endProgress()
             reporter.event("pod \(serial ?? "?") disconnected (\(reason)); waiting for it to come back")

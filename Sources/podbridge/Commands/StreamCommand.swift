@@ -134,6 +134,8 @@ final class StreamView {
         case .podRebooted:
             streaming = false
             print("pod rebooted: handshake, clock and schedules again")
+        case .refused(let error, let retryIn):
+            print("pod refused: \(error); asking again in \(retryIn.components.seconds) s")
         case .disconnected(let reason):
             streaming = false
             print("disconnected: \(reason)")
