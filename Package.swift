@@ -108,6 +108,10 @@ let package = Package(
         .testTarget(name: "SmartWakeTests", dependencies: ["SmartWake", "SleepSchedule", "SleepAnalysis"], swiftSettings: strict),
         .testTarget(name: "PodDeviceTests", dependencies: ["PodDevice", "PodProtocol", "CUmockdev"],
                     exclude: ["Fixtures"], swiftSettings: strict),
+        /// The hub's link (PodDevice) against the virtual pod's firmware (VirtualPod) over a pty:
+        /// protocol v1.1, injected faults and their recovery, the link soak.
+        .testTarget(name: "VirtualPodLinkTests", dependencies: ["PodDevice", "VirtualPod", "PodProtocol", "NightModel"],
+                    swiftSettings: strict),
         .testTarget(name: "SleepStoreTests", dependencies: ["SleepStore", "sleepstore-crash-writer"], swiftSettings: strict),
         .testTarget(name: "BackendUploadTests", dependencies: [
             "BackendUpload", "SleepStore",
