@@ -108,9 +108,10 @@ public actor ScheduleDriver {
         featureReported = []
         // The handshake already set the clock (PodConnection sends SET_CLOCK after HELLO).
         if let anchor = await connection.anchor {
-            reportedClockOffset = Int(anchor.utcOffsetMinutes)
-            await process(.connectedWithClock(ClockSync(timeZoneIdentifier: podZone.identifier,
-                                                        utcOffsetMinutes: Int(anchor.utcOffsetMinutes))))
+            let sync = ClockSync(timeZoneIdentifier: podZone.identifier, utcOffsetMinutes: Int(anchor.utcOffsetMinutes))
+            reportedClockOffset = sync.utcOffsetMinutes
+            recordHandshakeClock(sync, serial: serial, at: Date(timeIntervalSince1970: Double(anchor.unixMillis) / 1000))
+            await process(.connectedWithClock(sync))
         } else {
             await process(.connected)
         }
@@ -352,6 +353,22 @@ public actor ScheduleDriver {
             reporter.logger.info("link lost while sending \(command.key)")
         }
         return answer
+    }
+
+    /// The push log shows the clock the handshake set, as if the driver had sent it (it is the
+    /// same SET_CLOCK; the pod gets it once).
+    private func recordHandshakeClock(_ sync: ClockSync, serial: String, at time: Date) {
+        pushesSent += 1
+        pushesAcknowledged += 1
+        let command = ScheduleCommand.setClock(sync)
+        do {
+            try store.recordSchedulePush(SchedulePushRecord(
+                podSerial: serial, sentAt: Int64(time.timeIntervalSince1970.rounded(.down)),
+                command: command.key.description, description: command.humanDescription, attempt: 1,
+                outcome: .ack, status: nil, detail: "sent by the handshake"))
+        } catch {
+            reporter.warning("could not record push of \(command.key): \(error)")
+        }
     }
 
     /// The HELLO feature `command` needs and the pod lacks, if any.
