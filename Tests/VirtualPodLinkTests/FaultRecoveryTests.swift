@@ -16,11 +16,12 @@ let linkTiming = LinkTiming(responseTimeout: .milliseconds(500), retries: 3, bus
 
 /// A pod playing a quiet night at `speed`, long enough never to end during a test.
 func makePod(serial: String = "LINK0001", features: FeatureSet = .all, speed: Double = 20,
-             hours: Double = 8) throws -> VirtualPod {
+             hours: Double = 8, faults: [ScheduledFault] = []) throws -> VirtualPod {
     let night = NightConfig(seed: 7, duration: hours * 3600, sides: [SideConfig(), .empty], noise: .normal,
                             pumpVibration: false, channelsPerSide: 1)
     return try VirtualPod(configuration: VirtualPodConfiguration(
-        identity: VirtualPodIdentity(serial: serial, channelsPerSide: 1, features: features), night: night, speed: speed))
+        identity: VirtualPodIdentity(serial: serial, channelsPerSide: 1, features: features), night: night, speed: speed,
+        faults: faults))
 }
 
 /// Reads events until one matches; nil if the stream ended first.
@@ -69,7 +70,7 @@ struct FaultRecoveryTests {
         #expect(await next(&events, where: isStreaming) != nil)
         let s = pod.snapshot
         #expect(s.clock != nil)
-        #expect(s.linkReady && s.streaming == .all.intersection([.piezo, .capacitance, .environment, .log]))
+        #expect(s.linkReady && s.streaming == .all)
         #expect(pod.currentSchedule(side: .left)?.power == leftSchedule)
         #expect(s.faultDroppedFrames == 1)  // the BOOT frame
         let c = await connection.counters()
@@ -80,8 +81,8 @@ struct FaultRecoveryTests {
 
     @Test("START_STREAM refused for good is reported and asked again at the long interval, the link kept")
     func refusedStream() async throws {
-        let pod = try makePod()
-        pod.inject(.refuseStream(.internalError))
+        // Refusing from the pod's first round, before any hub can connect.
+        let pod = try makePod(faults: [ScheduledFault(.refuseStream(.internalError), at: 0)])
         let tty = try pod.start()
         defer { pod.stop() }
         let connection = PodConnection(opener: PathOpener(path: tty), timing: linkTiming)

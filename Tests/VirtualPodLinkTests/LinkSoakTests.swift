@@ -24,13 +24,13 @@ struct SoakRandom {
 }
 
 /// One night's faults: one of each kind that loses or delays data, at random moments, plus
-/// a reboot of each kind, in the middle 80 % of the night.
+/// a reboot of each kind, between 10 % and 75 % of the night (the rest shows the recovery).
 func soakFaults(night: Int, duration: Double) -> [ScheduledFault] {
     var random = SoakRandom(state: UInt64(night) &* 7919)
     let kinds: [Fault] = [.garbage(bytes: 48), .badCRC(frames: 2), .dropFrames(3), .stall(seconds: 0.3),
                           .disconnect(seconds: 0.4), .reboot(.watchdog), .silentReboot(.brownOut)]
     return kinds.map { fault in
-        ScheduledFault(fault, at: duration * (0.1 + 0.8 * Double(random.below(1000)) / 1000))
+        ScheduledFault(fault, at: duration * (0.1 + 0.65 * Double(random.below(1000)) / 1000))
     }
 }
 
@@ -41,7 +41,9 @@ struct LinkSoakTests {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("link-soak-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let duration = 900.0  // simulated seconds per night
+        // Simulated seconds per night, at 40× (15 s each): a lost BOOT costs the liveness
+        // timeout (0.9 s real = 36 s of stream), an unplug its 0.4 s and the reconnect.
+        let duration = 600.0
         for night in 1...8 {
             let link = dir.appendingPathComponent("pod\(night)").path
             let capture = dir.appendingPathComponent("night\(night).podcap").path
@@ -49,7 +51,7 @@ struct LinkSoakTests {
                 identity: VirtualPodIdentity(serial: "SOAK0001", channelsPerSide: 1),
                 night: NightConfig(seed: UInt64(night), duration: duration, sides: [SideConfig(), .empty], noise: .normal,
                                    pumpVibration: false, channelsPerSide: 1),
-                speed: 150, faults: soakFaults(night: night, duration: duration), linkPath: link)
+                speed: 40, faults: soakFaults(night: night, duration: duration), linkPath: link)
             let pod = try VirtualPod(configuration: config)
             try pod.start()
             defer { pod.stop() }
@@ -74,7 +76,7 @@ struct LinkSoakTests {
                 lastPiezoTick = block.firstTick + UInt64(block.count)
             }
             // Ten blocks a second for the left side over most of the night (faults cost seconds).
-            #expect(Double(piezoFrames) > 0.8 * duration * 10, "night \(night): \(piezoFrames) piezo blocks")
+            #expect(Double(piezoFrames) > 0.6 * duration * 10, "night \(night): \(piezoFrames) piezo blocks")
             #expect(ended.tick >= lastPiezoTick && ended.tick - lastPiezoTick < 60 * 500,
                     "night \(night): stream stopped \(Double(ended.tick) / 500 - Double(lastPiezoTick) / 500) s before the end")
             // Recovered from every reboot, announced or not: clock and schedule in force.
