@@ -117,10 +117,10 @@ import Testing
             return COBS.encode(try FrameEncoder.frame(header: header, payload: payload))
         }
         var start = hub.frames.count
-        hub.sendRaw(try rawFrame(type: 0x0D, payload: [1], id: 900))
+        hub.sendRaw(try rawFrame(type: 0x0E, payload: [1], id: 900))
         let unknown = try #require(hub.wait(from: start) { $0.header.requestID == 900 })
-        #expect(unknown.header.type == 0x8D)
-        #expect(unknown.message == .unknown(type: 0x8D, payload: [Status.unknownMessage.rawValue]))
+        #expect(unknown.header.type == 0x8E)
+        #expect(unknown.message == .unknown(type: 0x8E, payload: [Status.unknownMessage.rawValue]))
         start = hub.frames.count
         hub.sendRaw(try rawFrame(type: 0x05, payload: [0, 0x7F, 22], id: 901))
         let short = try #require(hub.wait(from: start) { $0.header.requestID == 901 })
