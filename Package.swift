@@ -39,6 +39,9 @@ let package = Package(
         /// The smart-wake rule: a wake window per side and the first good moment inside it.
         .target(name: "SmartWake", dependencies: ["SleepSchedule", "SleepAnalysis"], swiftSettings: strict),
 
+        /// MQTT for the hub, its pure part: topics, validated commands, Home Assistant discovery configs.
+        .target(name: "HubMQTT", swiftSettings: strict),
+
         // MARK: Edges: devices, storage, network
         /// The firmware side of the protocol over a pseudo-terminal, playing a NightModel night.
         .target(name: "VirtualPod", dependencies: ["PodProtocol", "NightModel"], swiftSettings: strict),
@@ -104,6 +107,7 @@ let package = Package(
             "podbridge", "PodProtocol", "PodDevice", "PodAnalysis", "SleepAnalysis", "NightModel",
         ],
                     swiftSettings: strict),
+        .testTarget(name: "HubMQTTTests", dependencies: ["HubMQTT"], swiftSettings: strict),
         .testTarget(name: "SleepScheduleTests", dependencies: ["SleepSchedule"], swiftSettings: strict),
         .testTarget(name: "SmartWakeTests", dependencies: ["SmartWake", "SleepSchedule", "SleepAnalysis"], swiftSettings: strict),
         .testTarget(name: "PodDeviceTests", dependencies: ["PodDevice", "PodProtocol", "CUmockdev"],
