@@ -113,7 +113,7 @@ let package = Package(
         .testTarget(name: "PodDeviceTests", dependencies: ["PodDevice", "PodProtocol", "CUmockdev"],
                     exclude: ["Fixtures"], swiftSettings: strict),
         /// The hub's link (PodDevice) against the virtual pod's firmware (VirtualPod) over a pty:
-        /// protocol v1.1, injected faults and their recovery, the link soak.
+        /// protocol v1.1, injected faults and their recovery.
         .testTarget(name: "VirtualPodLinkTests", dependencies: ["PodDevice", "VirtualPod", "PodProtocol", "NightModel"],
                     swiftSettings: strict),
         .testTarget(name: "SleepStoreTests", dependencies: ["SleepStore", "sleepstore-crash-writer"], swiftSettings: strict),
