@@ -50,7 +50,7 @@ final class PodEngine: @unchecked Sendable {
     private var corruptNext = 0
     private var stallUntil: UInt64?
     private var detachedUntil: UInt64?
-    private var garbageState: UInt64
+    private var garbage: SplitMix64
     /// Real nanoseconds a response waits before it is sent (`Fault.answerDelay`).
     private var answerDelayNanos: UInt64 = 0
     /// Responses held back by `answerDelay`, in due order.
@@ -89,7 +89,7 @@ final class PodEngine: @unchecked Sendable {
             endModelTick = UInt64(night.duration * Double(Wire.tickRate))
         }
         scheduled = config.faults.sorted { $0.at < $1.at }
-        garbageState = config.night.seed ^ 0x6A5D_39E1_7C2B_4F81
+        garbage = SplitMix64(seed: config.night.seed ^ 0x6A5D_39E1_7C2B_4F81)
         ticksPerNano = config.speed * Double(Wire.tickRate) / 1e9
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw VirtualPodError("pipe", errno: errno) }
@@ -370,7 +370,7 @@ final class PodEngine: @unchecked Sendable {
         switch fault {
         case .garbage(let count):
             guard pty != nil, stallUntil == nil else { return }
-            for _ in 0..<max(1, count) { pending.append(UInt8(truncatingIfNeeded: nextRandom() % 255) + 1) }
+            for _ in 0..<max(1, count) { pending.append(UInt8(truncatingIfNeeded: garbage.next() % 255) + 1) }
             pending.append(0)
             garbageBursts &+= 1
         case .badCRC(let n):
@@ -394,13 +394,6 @@ final class PodEngine: @unchecked Sendable {
         }
     }
 
-    private func nextRandom() -> UInt64 {
-        garbageState &+= 0x9E37_79B9_7F4A_7C15
-        var z = garbageState
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 
     /// A reset; with `bootLost` its BOOT frame (sequence 0) is damaged on the wire and never
     /// arrives, so the hub sees nothing until it probes.

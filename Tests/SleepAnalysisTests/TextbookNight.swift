@@ -1,4 +1,5 @@
 import Foundation
+import NightModel
 @testable import SleepAnalysis
 
 /// A second synthetic night, deliberately unlike NightModel, from textbook sleep physiology
@@ -24,7 +25,7 @@ struct TextbookNight {
 
     init(seed: UInt64, restingHeartRate: Double = 64, breathingRate: Double = 15) {
         self.seed = seed; self.restingHeartRate = restingHeartRate; self.breathingRate = breathingRate
-        var rng = Rng(seed)
+        var rng = Self.rng(seed)
         var list: [SleepStage] = []
         func add(_ s: SleepStage, minutes: Double) {
             let n = max(1, Int((minutes * rng.uniform(0.8, 1.2) * 2).rounded()))
@@ -67,7 +68,7 @@ struct TextbookNight {
 
     /// The night's piezo samples (one channel).
     func samples() -> [Int32] {
-        var rng = Rng(seed &+ 0x9E37)
+        var rng = Self.rng(seed &+ 0x9E37)
         let n = Int(duration * Self.fs)
         var out = [Double](repeating: 120_000, count: n)
         var hrDrift = 0.0, brDrift = 0.0, level = restingHeartRate + 9, breath = breathingRate + 2
@@ -78,8 +79,8 @@ struct TextbookNight {
             let stage = stages[min(stages.count - 1, sec / 30)]
             let p = Self.physiology(stage)
             // Slow AR(1) wanders around the stage's level, which falls 4 bpm over the night.
-            hrDrift = 0.97 * hrDrift + p.hrSD * 0.243 * rng.normal()
-            brDrift = 0.95 * brDrift + p.brCV * breathingRate * 0.31 * rng.normal()
+            hrDrift = 0.97 * hrDrift + p.hrSD * 0.243 * rng.gaussian()
+            brDrift = 0.95 * brDrift + p.brCV * breathingRate * 0.31 * rng.gaussian()
             let target = restingHeartRate + p.hr - 4 * Double(sec) / duration
             level += (target - level) / 60 // stages change the heart rate over about a minute
             breath += (breathingRate + p.br - breath) / 30
@@ -90,7 +91,7 @@ struct TextbookNight {
                 let br = max(6, breath + brDrift)
                 phase += 2 * Double.pi * br / 60 / Self.fs
                 let resp = sin(phase)
-                noise = 0.9 * noise + 1_200 * rng.normal()
+                noise = 0.9 * noise + 1_200 * rng.gaussian()
                 var v = 60_000 * resp + noise
                 if rng.uniform(0, 1) < 2e-5 { v += rng.uniform(-1, 1) * 80_000 } // spikes
                 if shiftLeft > 0 { v += 1_500_000 * shift * sin(2 * Double.pi * 0.7 * t) * rng.uniform(0.6, 1) }
@@ -104,7 +105,7 @@ struct TextbookNight {
                 let lo = max(0, Int((nextBeat - 0.1) * Self.fs)), hi = min(n, Int((nextBeat + 0.15) * Self.fs))
                 if lo < hi { for i in lo..<hi { out[i] += amp * Self.complex(Double(i) / Self.fs - nextBeat) } }
                 let rate = max(35, level + hrDrift)
-                nextBeat += 60 / rate * (1 + rsa * sin(phase + 1.0)) + 0.004 * rng.normal()
+                nextBeat += 60 / rate * (1 + rsa * sin(phase + 1.0)) + 0.004 * rng.gaussian()
             }
         }
         return out.map { Int32(max(-2_000_000_000, min(2_000_000_000, $0.rounded()))) }
@@ -119,21 +120,6 @@ struct TextbookNight {
         return v
     }
 
-    /// SplitMix64 with Box–Muller normals.
-    struct Rng {
-        var state: UInt64
-        init(_ seed: UInt64) { state = seed &* 0x2545_F491_4F6C_DD1D &+ 1 }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func uniform(_ a: Double, _ b: Double) -> Double { a + (b - a) * Double(next() >> 11) * 0x1.0p-53 }
-        mutating func normal() -> Double {
-            let u = max(uniform(0, 1), 1e-300), v = uniform(0, 1)
-            return (-2 * log(u)).squareRoot() * cos(2 * Double.pi * v)
-        }
-    }
+    /// NightModel's SplitMix64 (Box–Muller normals), seeded this generator's own way.
+    static func rng(_ seed: UInt64) -> SplitMix64 { SplitMix64(seed: seed &* 0x2545_F491_4F6C_DD1D &+ 1) }
 }
