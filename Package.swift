@@ -36,6 +36,11 @@ let package = Package(
         .target(name: "SleepAnalysis", swiftSettings: strict),
         /// Bedtime and wake-time inference, HH:mm conversion, DST, push policy.
         .target(name: "SleepSchedule", swiftSettings: strict),
+        /// The smart-wake rule: a wake window per side and the first good moment inside it.
+        .target(name: "SmartWake", dependencies: ["SleepSchedule", "SleepAnalysis"], swiftSettings: strict),
+
+        /// MQTT for the hub, its pure part: topics, validated commands, Home Assistant discovery configs.
+        .target(name: "HubMQTT", swiftSettings: strict),
 
         // MARK: Edges: devices, storage, network
         /// The firmware side of the protocol over a pseudo-terminal, playing a NightModel night.
@@ -79,7 +84,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "podbridge-bench", dependencies: [
-            "PodProtocol", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore", "PodAnalysis",
+            "PodProtocol", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore", "PodAnalysis", "SmartWake",
         ], swiftSettings: strict),
         /// A child process for the store's crash test: writes sessions until it is killed.
         .executableTarget(name: "sleepstore-crash-writer", dependencies: ["SleepStore"], swiftSettings: strict),
@@ -99,9 +104,20 @@ let package = Package(
             // The SIGTERM test runs the real daemon binary.
             "podbridge",
         ], swiftSettings: strict),
+        /// The command line as a user runs it: the built `podbridge` in a child process.
+        .testTarget(name: "PodbridgeCommandTests", dependencies: [
+            "podbridge", "PodProtocol", "PodDevice", "PodAnalysis", "SleepAnalysis", "NightModel",
+        ],
+                    swiftSettings: strict),
+        .testTarget(name: "HubMQTTTests", dependencies: ["HubMQTT"], swiftSettings: strict),
         .testTarget(name: "SleepScheduleTests", dependencies: ["SleepSchedule"], swiftSettings: strict),
+        .testTarget(name: "SmartWakeTests", dependencies: ["SmartWake", "SleepSchedule", "SleepAnalysis"], swiftSettings: strict),
         .testTarget(name: "PodDeviceTests", dependencies: ["PodDevice", "PodProtocol", "CUmockdev"],
                     exclude: ["Fixtures"], swiftSettings: strict),
+        /// The hub's link (PodDevice) against the virtual pod's firmware (VirtualPod) over a pty:
+        /// protocol v1.1, injected faults and their recovery.
+        .testTarget(name: "VirtualPodLinkTests", dependencies: ["PodDevice", "VirtualPod", "PodProtocol", "NightModel"],
+                    swiftSettings: strict),
         .testTarget(name: "SleepStoreTests", dependencies: ["SleepStore", "sleepstore-crash-writer"], swiftSettings: strict),
         .testTarget(name: "BackendUploadTests", dependencies: [
             "BackendUpload", "SleepStore",

@@ -5,6 +5,8 @@ public struct GroundTruth: Sendable {
     public var sides: [SideTruth]
     /// When the pump ran (model seconds).
     public var pumpBursts: [PumpBurst]
+    /// The alarms the sleepers heard, in order, and what they did (`NightSimulator.alarmHeard`).
+    public var alarmReactions: [AlarmReaction] = []
 }
 
 /// One side's truth, per second of model time (index = second) and per heartbeat.

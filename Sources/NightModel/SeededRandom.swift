@@ -3,13 +3,14 @@ import Foundation
 /// Deterministic randomness. The model must replay the same night from the same seed on
 /// every platform, so it uses its own generators rather than the system's.
 
-/// SplitMix64: a small, fast, well-mixed sequential generator for planning the night.
-struct SplitMix64: Sendable {
+/// SplitMix64: a small, fast, well-mixed sequential generator for planning the night (and,
+/// in this package, for the virtual pod's garbage bytes and the tests' textbook nights).
+package struct SplitMix64: Sendable {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         return NoiseHash.mix(state)
     }
@@ -17,10 +18,10 @@ struct SplitMix64: Sendable {
     /// Uniform in [0, 1).
     mutating func uniform() -> Double { Double(next() >> 11) * 0x1.0p-53 }
 
-    mutating func uniform(_ lo: Double, _ hi: Double) -> Double { lo + (hi - lo) * uniform() }
+    package mutating func uniform(_ lo: Double, _ hi: Double) -> Double { lo + (hi - lo) * uniform() }
 
     /// Standard normal (Box–Muller).
-    mutating func gaussian() -> Double {
+    package mutating func gaussian() -> Double {
         let u1 = max(uniform(), 1e-300), u2 = uniform()
         return (-2 * log(u1)).squareRoot() * cos(2 * Double.pi * u2)
     }

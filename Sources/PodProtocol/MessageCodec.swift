@@ -18,6 +18,7 @@ enum MessageCodec {
         switch message {
         case .hello(let h):
             w.u8(h.minVersion); w.u8(h.maxVersion)
+            if let minor = h.maxMinor { w.u8(minor) }
         case .ping(let nonce):
             w.raw(nonce)
         case .getStatus, .stopStream:
@@ -36,6 +37,8 @@ enum MessageCodec {
             w.u8(mask.rawValue)
         case .setPower(let p):
             w.u8(p.side.rawValue); w.u8(p.on ? 1 : 0); w.u8(p.level)
+        case .triggerAlarm(let t):
+            w.u8(t.side.rawValue); w.u8(t.intensity); w.u8(t.pattern.rawValue); w.u16(t.durationSeconds)
         case .response(let r):
             w.u8(r.status.rawValue)
             writeBody(r.body, &w)
@@ -86,6 +89,7 @@ enum MessageCodec {
             w.u32(i.features.rawValue); w.u32(i.bootCount); w.u64(i.tick)
             let serial = Array(i.serial.utf8.prefix(maxSerialLength))
             w.u8(UInt8(serial.count)); w.raw(serial)
+            if let minor = i.protocolMinor { w.u8(minor) }
         case .pong(let nonce):
             w.raw(nonce)
         case .status(let s):
@@ -135,7 +139,9 @@ enum MessageCodec {
         }
         switch known {
         case .hello:
-            return .hello(HelloRequest(minVersion: try r.u8(), maxVersion: try r.u8()))
+            let minVersion = try r.u8(), maxVersion = try r.u8()
+            return .hello(HelloRequest(minVersion: minVersion, maxVersion: maxVersion,
+                                       maxMinor: r.remaining > 0 ? try r.u8() : nil))
         case .ping:
             let nonce = r.rest()
             guard nonce.count <= maxNonceLength else { throw .invalidValue(field: "nonce length") }
@@ -170,6 +176,13 @@ enum MessageCodec {
             return .setPower(PowerCommand(side: side, on: on == 1, level: try readPercent(&r, "level")))
         case .getSchedule:
             return .getSchedule(side: try readSide(&r))
+        case .triggerAlarm:
+            let side = try readSide(&r)
+            let intensity = try readPercent(&r, "intensity")
+            guard let pattern = AlarmPattern(rawValue: try r.u8()) else { throw .invalidValue(field: "pattern") }
+            let duration = try r.u16()
+            guard (1...3600).contains(duration) else { throw .invalidValue(field: "duration") }
+            return .triggerAlarm(AlarmTrigger(side: side, intensity: intensity, pattern: pattern, durationSeconds: duration))
         case .piezo:
             let side = try readSide(&r)
             let channels = try r.u8()
@@ -223,11 +236,13 @@ enum MessageCodec {
             let boots = try r.u32()
             let tick = try r.u64()
             let length = Int(try r.u8())
-            guard length <= maxSerialLength else { throw .invalidValue(field: "serial length") }
+            // §6.2: 1–32 bytes; an empty serial cannot identify a pod (the hub keys pods on it).
+            guard (1...maxSerialLength).contains(length) else { throw .invalidValue(field: "serial length") }
             let serial = String(decoding: try r.bytes(length), as: UTF8.self)
+            let minor: UInt8? = r.remaining > 0 ? try r.u8() : nil
             body = .hello(PodInfo(protocolVersion: version, firmware: fw, sides: sides, piezoChannelsPerSide: channels,
                                   sampleRate: rate, capacitanceRateMilliHz: capRate, features: features,
-                                  bootCount: boots, tick: tick, serial: serial))
+                                  bootCount: boots, tick: tick, serial: serial, protocolMinor: minor))
         case .ping:
             body = .pong(r.rest())
         case .getStatus:

@@ -1,4 +1,4 @@
-/// Every message of protocol v1 as a Swift value (byte tables in firmware-protocol.md §6).
+/// Every message of protocol v1.1 as a Swift value (byte tables in firmware-protocol.md §6).
 
 /// A decoded message. Unknown types are kept (not dropped) so a receiver can count and
 /// log them; known types whose payload cannot be read arrive as `.malformed` so the pod
@@ -17,6 +17,7 @@ public enum Message: Sendable, Hashable {
     case stopStream
     case setPower(PowerCommand)
     case getSchedule(side: Side)
+    case triggerAlarm(AlarmTrigger)
     // The one response to a request, pod → hub
     case response(Response)
     // Streams and events, pod → hub
@@ -44,6 +45,7 @@ public enum Message: Sendable, Hashable {
         case .stopStream: MessageType.stopStream.rawValue
         case .setPower: MessageType.setPower.rawValue
         case .getSchedule: MessageType.getSchedule.rawValue
+        case .triggerAlarm: MessageType.triggerAlarm.rawValue
         case .response(let r): r.request.responseCode
         case .piezo: MessageType.piezo.rawValue
         case .capacitance: MessageType.capacitance.rawValue
@@ -76,9 +78,13 @@ public enum PayloadError: Error, Sendable, Hashable {
 public struct HelloRequest: Sendable, Hashable {
     public var minVersion: UInt8
     public var maxVersion: UInt8
-    public init(minVersion: UInt8 = Wire.version, maxVersion: UInt8 = Wire.version) {
+    /// v1.1: the highest minor revision of `maxVersion` the hub speaks; nil = field absent
+    /// (a v1.0 hub), which a pod takes as minor 0.
+    public var maxMinor: UInt8?
+    public init(minVersion: UInt8 = Wire.version, maxVersion: UInt8 = Wire.version, maxMinor: UInt8? = nil) {
         self.minVersion = minVersion
         self.maxVersion = maxVersion
+        self.maxMinor = maxMinor
     }
 }
 
@@ -100,10 +106,17 @@ public struct PodInfo: Sendable, Hashable {
     public var tick: UInt64
     /// USB serial number, ASCII, at most 32 bytes; also the pod's identity in the store.
     public var serial: String
+    /// v1.1: the minor revision the pod chose (≤ the hub's `maxMinor`); nil = field absent
+    /// (a v1.0 pod, or a hub that offered no minor), taken as 0.
+    public var protocolMinor: UInt8?
+
+    /// The minor revision in force on the link (0 when the pod did not say).
+    public var minor: UInt8 { protocolMinor ?? 0 }
 
     public init(protocolVersion: UInt8 = Wire.version, firmware: FirmwareVersion, sides: UInt8,
                 piezoChannelsPerSide: UInt8, sampleRate: UInt16, capacitanceRateMilliHz: UInt16,
-                features: FeatureSet, bootCount: UInt32, tick: UInt64, serial: String) {
+                features: FeatureSet, bootCount: UInt32, tick: UInt64, serial: String, protocolMinor: UInt8? = nil) {
+        self.protocolMinor = protocolMinor
         self.protocolVersion = protocolVersion
         self.firmware = firmware
         self.sides = sides
@@ -193,6 +206,24 @@ public struct AlarmSetting: Sendable, Hashable {
         self.side = side
         self.days = days
         self.time = time
+        self.intensity = intensity
+        self.pattern = pattern
+        self.durationSeconds = durationSeconds
+    }
+}
+
+/// TRIGGER_ALARM (v1.1): fire a side's alarm now, e.g. when the sleeper is in light sleep
+/// inside a smart-wake window. The pod also disarms that side's alarm for the rest of the
+/// local day, so an early wake is not followed by a second alarm at the armed time.
+public struct AlarmTrigger: Sendable, Hashable {
+    public var side: Side
+    /// Vibration intensity 0–100 %.
+    public var intensity: UInt8
+    public var pattern: AlarmPattern
+    /// Seconds it vibrates unless stopped or snoozed (1–3600).
+    public var durationSeconds: UInt16
+    public init(side: Side, intensity: UInt8, pattern: AlarmPattern, durationSeconds: UInt16) {
+        self.side = side
         self.intensity = intensity
         self.pattern = pattern
         self.durationSeconds = durationSeconds

@@ -81,7 +81,8 @@ public enum Status: UInt8, Sendable, Hashable, CustomStringConvertible {
     case badValue = 3
     /// The pod cannot act now (e.g. writing flash); retry later.
     case busy = 4
-    /// A precondition is missing: an alarm or schedule needs the clock set first.
+    /// A precondition is missing (v1: no session yet, or no clock, or nothing to snooze);
+    /// a v1.1 pod answers one of the three precise statuses below instead.
     case notReady = 5
     /// HELLO found no protocol version both sides speak.
     case unsupportedVersion = 6
@@ -89,6 +90,12 @@ public enum Status: UInt8, Sendable, Hashable, CustomStringConvertible {
     case internalError = 7
     /// The pod lacks the hardware for this (no second side, no motor …).
     case unsupportedFeature = 8
+    /// v1.1: no session on this link yet: send HELLO (the pod may have rebooted unseen).
+    case noSession = 9
+    /// v1.1: the request needs a valid clock: send SET_CLOCK.
+    case clockNotSet = 10
+    /// v1.1: SNOOZE while no alarm of that side is vibrating.
+    case nothingToSnooze = 11
 
     public var description: String {
         switch self {
@@ -97,10 +104,13 @@ public enum Status: UInt8, Sendable, Hashable, CustomStringConvertible {
         case .badLength: "bad length"
         case .badValue: "bad value"
         case .busy: "busy"
-        case .notReady: "not ready (clock not set)"
+        case .notReady: "not ready"
         case .unsupportedVersion: "unsupported protocol version"
         case .internalError: "internal error"
         case .unsupportedFeature: "unsupported feature"
+        case .noSession: "no session (send HELLO)"
+        case .clockNotSet: "clock not set"
+        case .nothingToSnooze: "nothing to snooze"
         }
     }
 }
@@ -127,8 +137,13 @@ public struct FeatureSet: OptionSet, Sendable, Hashable {
     public static let powerSchedule = FeatureSet(rawValue: 1 << 4)
     public static let snooze = FeatureSet(rawValue: 1 << 5)
     public static let log = FeatureSet(rawValue: 1 << 6)
-    public static let all: FeatureSet = [.piezo, .capacitance, .environment, .vibrationAlarm,
-                                         .powerSchedule, .snooze, .log]
+    /// v1.1: the pod takes TRIGGER_ALARM (fire the alarm now).
+    public static let alarmTrigger = FeatureSet(rawValue: 1 << 7)
+    /// Every feature of protocol v1.
+    public static let v1: FeatureSet = [.piezo, .capacitance, .environment, .vibrationAlarm,
+                                        .powerSchedule, .snooze, .log]
+    /// Every feature this implementation knows (v1.1).
+    public static let all: FeatureSet = [.v1, .alarmTrigger]
 }
 
 /// Vibration patterns of the alarm motor.

@@ -111,6 +111,9 @@ public struct DesiredPodState: Hashable, Sendable {
 public enum PushEvent: Hashable, Sendable {
     /// The pod is connected and its handshake done (first connect or any reconnect).
     case connected
+    /// As `connected`, and the handshake itself set the pod's clock to this (the link layer
+    /// sends SET_CLOCK right after HELLO): the clock is acknowledged, not sent a second time.
+    case connectedWithClock(ClockSync)
     case disconnected
     /// The pod said it booted (HELLO with a boot flag, or a reset reported): it lost its clock
     /// and may have lost its schedule.

@@ -9,11 +9,14 @@ struct LocalTime: Sendable, Hashable {
     var weekday: Int
     /// Minutes since local midnight.
     var minuteOfDay: Int
+    /// Local days since 1970-01-01 (which day "today" is, for a disarmed alarm).
+    var dayNumber: Int64
 
     /// Local wall time at `unixMillis` with `offsetMinutes` east of UTC.
     init(unixMillis: Int64, offsetMinutes: Int16) {
         let local = unixMillis + Int64(offsetMinutes) * 60_000
         let day = Self.floorDiv(local, 86_400_000)
+        dayNumber = day
         let msOfDay = local - day * 86_400_000
         // 1970-01-01 was a Thursday (ISO weekday 4).
         weekday = Int(((day % 7) + 7 + 3) % 7) + 1

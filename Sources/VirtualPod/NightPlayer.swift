@@ -29,6 +29,16 @@ struct NightPlayer: Sendable {
         self.gain = gain
     }
 
+    /// What the model has played, with the sleepers' answers to alarms so far.
+    var truth: GroundTruth { simulator.truth }
+
+    /// The alarm started on `side` at `modelTick`: the sleeper there hears it (NightModel's
+    /// `alarmHeard`), and the rest of the night follows their answer.
+    mutating func alarmStarted(side: Int, atModelTick modelTick: UInt64) {
+        guard side < sides else { return }
+        simulator.alarmHeard(side: side, at: Double(modelTick) / Double(Wire.tickRate))
+    }
+
     /// The model tick at which the next message falls due.
     var nextDue: UInt64 {
         min(nextBlock + Self.blockSamples, nextCapacitance, nextEnvironment)

@@ -21,8 +21,12 @@ public final class VirtualPod: Sendable {
 
     private let control = Mutex(Control())
     private let exited = DispatchSemaphore(value: 0)
-    /// What the model plays (nil when replaying a capture).
-    public let groundTruth: GroundTruth?
+    /// What the model plays before any alarm changed the night (nil when replaying a capture).
+    private let plannedTruth: GroundTruth?
+
+    /// What the model plays (nil when replaying a capture): the plan, and once running, the
+    /// night as the sleepers' answers to the pod's alarms changed it (`alarmReactions`).
+    public var groundTruth: GroundTruth? { snapshot.truth ?? plannedTruth }
 
     public init(configuration: VirtualPodConfiguration) throws(VirtualPodConfiguration.ConfigurationError) {
         try configuration.validate()
@@ -30,9 +34,9 @@ public final class VirtualPod: Sendable {
         if configuration.replay == nil {
             var night = configuration.night
             night.channelsPerSide = configuration.identity.channelsPerSide
-            groundTruth = NightSimulator(config: night).truth
+            plannedTruth = NightSimulator(config: night).truth
         } else {
-            groundTruth = nil
+            plannedTruth = nil
         }
     }
 

@@ -21,10 +21,12 @@ func runPodAnalysisBench(options: BenchOptions) throws {
     var trueBeatEvaluations: [StagingEvaluation] = []
     var captureCPU: [Double] = [], stagingCPU: [Double] = [], wall: [Double] = []
     var captureMB = 0.0
+    var firstNight: [UInt8] = []
     for seed in seeds {
         let config = NightConfig(seed: seed, duration: hours * 3600, noise: .normal)
         let night = try VirtualNightCapture(config: config)
         captureMB = Double(night.bytes.count) / 1e6
+        if firstNight.isEmpty { firstNight = night.bytes }
 
         let wallStart = ContinuousClock.now
         let cpuStart = paThreadCPUSeconds()
@@ -79,6 +81,10 @@ func runPodAnalysisBench(options: BenchOptions) throws {
     print("podanalysis.speed.staging: \(fmtPA(staging, 3)) s CPU (SleepAnalyzer, both sides)")
     print("podanalysis.speed.night_from_capture: \(fmtPA(capture + staging, 3)) s CPU per 8-h two-sided night (target < 1.5 s)")
     print("podanalysis.speed.night_from_capture_wall: \(fmtPA(wallMean, 3)) s wall")
+
+    // Memory: the command on the first night's capture, as a child process.
+    try runCaptureMemoryBench(capture: firstNight, hours: hours)
+    firstNight = []
 
     // Live: one hour of the pod's byte stream, decoded and routed as it arrives (1 KiB
     // reads), newest vitals read back every second as `podbridge stream` does.

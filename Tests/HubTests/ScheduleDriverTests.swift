@@ -30,6 +30,8 @@ import VirtualPod
         })
         #expect(try rig.commands() == Self.initialCommands)
         #expect(try rig.pushes().allSatisfy { $0.outcome == .ack && $0.attempt == 1 })
+        // One SET_CLOCK reached the pod: the handshake's (issue 10 item 6).
+        #expect(rig.pod.snapshot.appliedClocks.count == 1)
         #expect(await eventually { rig.reported.contains(
             "schedule left (default): power 22:00→07:30 (every day), alarm 07:00 rise 60% (every day) — pod acknowledged") })
         let left = try #require(try rig.store.podSchedule(podSerial: serial, side: .left))
@@ -112,6 +114,9 @@ import VirtualPod
         }
         #expect(try rig.pushes().allSatisfy { $0.outcome == .ack })
         #expect(await eventually { rig.reported.contains("restarted (boot \(firstBoot + 1))") })
+        // One start-up after the reboot, not two (issue 10 item 6).
+        #expect(commands.count == 10)
+        #expect(rig.pod.snapshot.appliedClocks.filter { $0.bootCount == firstBoot + 1 }.count == 1)
         // The pod's clock is the hub's again, in the pod zone's offset (CEST).
         let anchor = try #require(rig.pod.clock)
         #expect(anchor.utcOffsetMinutes == 120)

@@ -5,8 +5,11 @@ import Testing
 @testable import PodDevice
 
 /// Short timeouts so failure paths are quick; no assertion depends on them being met.
+/// The liveness probe is kept out of these tests' way (the scripted pod is silent after the
+/// handshake); `LinkRecoveryTests` exercises it.
 let quickTiming = LinkTiming(responseTimeout: .milliseconds(300), retries: 2, busyDelay: .milliseconds(5),
-                             reconnectInitialDelay: .milliseconds(10), reconnectMaxDelay: .milliseconds(80), jitter: 0)
+                             reconnectInitialDelay: .milliseconds(10), reconnectMaxDelay: .milliseconds(80), jitter: 0,
+                             livenessTimeout: .seconds(600))
 
 /// Reads events until one matches; nil if the stream ended first.
 func next(_ events: inout AsyncStream<LinkEvent>.Iterator, where match: (LinkEvent) -> Bool) async -> LinkEvent? {

@@ -87,7 +87,7 @@ import Testing
         let path = try pod.start()
         defer { pod.stop() }
         let hub = try HubLink(path: path)
-        #expect(hub.request(.getStatus)?.0.status == .notReady)
+        #expect(hub.request(.getStatus)?.0.status == .noSession)  // v1.1: no session yet (send HELLO)
         _ = try Self.handshake(hub)
         let (pong, pongHeader) = try #require(hub.request(.ping(nonce: [0xDE, 0xAD, 0x00, 0x01])))
         #expect(pong.body == .pong([0xDE, 0xAD, 0x00, 0x01]))
@@ -117,10 +117,10 @@ import Testing
             return COBS.encode(try FrameEncoder.frame(header: header, payload: payload))
         }
         var start = hub.frames.count
-        hub.sendRaw(try rawFrame(type: 0x0D, payload: [1], id: 900))
+        hub.sendRaw(try rawFrame(type: 0x0E, payload: [1], id: 900))
         let unknown = try #require(hub.wait(from: start) { $0.header.requestID == 900 })
-        #expect(unknown.header.type == 0x8D)
-        #expect(unknown.message == .unknown(type: 0x8D, payload: [Status.unknownMessage.rawValue]))
+        #expect(unknown.header.type == 0x8E)
+        #expect(unknown.message == .unknown(type: 0x8E, payload: [Status.unknownMessage.rawValue]))
         start = hub.frames.count
         hub.sendRaw(try rawFrame(type: 0x05, payload: [0, 0x7F, 22], id: 901))
         let short = try #require(hub.wait(from: start) { $0.header.requestID == 901 })
@@ -216,7 +216,7 @@ import Testing
         #expect(boot.event?.tick == 0)
         #expect(hub.decoder.counters.senderRestarts == restartsBefore + 1)
         let bootIndex = try #require(hub.frames.firstIndex(of: boot))
-        #expect(hub.request(.getStatus)?.0.status == .notReady)
+        #expect(hub.request(.getStatus)?.0.status == .noSession)
         let (hello, _) = try #require(hub.request(.hello(HelloRequest())))
         guard case .hello(let info) = hello.body else { Issue.record("no hello"); return }
         #expect(info.bootCount == 2)

@@ -49,6 +49,10 @@ public actor ScheduleDriver {
     /// Sides whose power or alarm was acknowledged since they were last reported.
     private var touched: Set<PodSide> = []
     private var reportedClockOffset: Int?
+    /// What the connected pod announced in HELLO: commands for features it lacks are not sent.
+    private var features: FeatureSet = .all
+    /// Commands already reported as not sent for a missing feature on this connection.
+    private var featureReported: Set<ScheduleCommandKey> = []
     /// Pushes sent to the pod, and acknowledged, since this driver started (for status lines).
     public private(set) var pushesSent = 0
     public private(set) var pushesAcknowledged = 0
@@ -93,14 +97,28 @@ public actor ScheduleDriver {
 
         touched = Set(podSides)
         reportedClockOffset = nil
-        if let desired = computeDesired(serial: serial, now: clock.now()) {
-            await process(.desiredChanged(desired))
-        }
+        // One start-up per handshake: take the policy off the link first, so neither the new
+        // desired state nor the reboot sends anything before `connected` sends it all once
+        // (after a reboot on the same link the policy still thought it was connected).
+        await process(.disconnected)
         if rebooted {
             reporter.event("pod \(serial) restarted (boot \(info.bootCount)): its clock, schedules and alarms were reset; sending them again")
             await process(.podRebooted)
         }
-        await process(.connected)
+        if let desired = computeDesired(serial: serial, now: clock.now()) {
+            await process(.desiredChanged(desired))
+        }
+        features = info.features
+        featureReported = []
+        // The handshake already set the clock (PodConnection sends SET_CLOCK after HELLO).
+        if let anchor = await connection.anchor {
+            let sync = ClockSync(timeZoneIdentifier: podZone.identifier, utcOffsetMinutes: Int(anchor.utcOffsetMinutes))
+            reportedClockOffset = sync.utcOffsetMinutes
+            recordHandshakeClock(sync, serial: serial, at: Date(timeIntervalSince1970: Double(anchor.unixMillis) / 1000))
+            await process(.connectedWithClock(sync))
+        } else {
+            await process(.connected)
+        }
         reportAcknowledgedSides()
     }
 
@@ -285,6 +303,15 @@ public actor ScheduleDriver {
         var outcome = PushOutcome.ack
         var status: String?
         var detail: String?
+        // A pod without the feature (HELLO bits) gets nothing for it and no warning at every
+        // connect: said once per connection, counted as done.
+        if let missing = missingFeature(command) {
+            if !featureReported.contains(command.key) {
+                featureReported.insert(command.key)
+                reporter.logger.info("pod \(serial) has no \(missing): \(command.key) not sent")
+            }
+            return .acknowledged(command.key)
+        }
         pushesSent += 1
         for message in wireMessages(command) {
             do {
@@ -308,7 +335,7 @@ public actor ScheduleDriver {
                     answer = .disconnected
                     outcome = .linkLost
                     self.connection = nil
-                case .unexpectedResponse, .wrongPod, .protocolVersionMismatch:
+                case .unexpectedResponse, .wrongPod, .protocolVersionMismatch, .unsupportedByPod, .invalidRequest:
                     // Not an answer to this request: count it as none and let the policy retry.
                     answer = .timedOut(command.key)
                     outcome = .timeout
@@ -350,6 +377,31 @@ public actor ScheduleDriver {
             reporter.logger.info("link lost while sending \(command.key)")
         }
         return answer
+    }
+
+    /// The push log shows the clock the handshake set, as if the driver had sent it (it is the
+    /// same SET_CLOCK; the pod gets it once).
+    private func recordHandshakeClock(_ sync: ClockSync, serial: String, at time: Date) {
+        pushesSent += 1
+        pushesAcknowledged += 1
+        let command = ScheduleCommand.setClock(sync)
+        do {
+            try store.recordSchedulePush(SchedulePushRecord(
+                podSerial: serial, sentAt: Int64(time.timeIntervalSince1970.rounded(.down)),
+                command: command.key.description, description: command.humanDescription, attempt: 1,
+                outcome: .ack, status: nil, detail: "sent by the handshake"))
+        } catch {
+            reporter.warning("could not record push of \(command.key): \(error)")
+        }
+    }
+
+    /// The HELLO feature `command` needs and the pod lacks, if any.
+    private func missingFeature(_ command: ScheduleCommand) -> String? {
+        switch command {
+        case .setClock: nil
+        case .setPowerSchedule: features.contains(.powerSchedule) ? nil : "power schedule"
+        case .setAlarm: features.contains(.vibrationAlarm) ? nil : "vibration alarm"
+        }
     }
 
     /// The PodProtocol requests that carry `command`.

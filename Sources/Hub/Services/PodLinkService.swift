@@ -135,6 +135,8 @@ public final class PodLinkService: Service, Sendable {
                 if ended > 0 { await service.schedule?.sessionsChanged() }
             case .podRebooted:
                 reporter.event("pod \(serial ?? "?") rebooted: clock and schedule are being sent again")
+            case .refused(let error, let retryIn):
+                reporter.warning("pod \(serial ?? "?") refused: \(error); asking again in \(retryIn.components.seconds) s")
             case .disconnected(let reason):
                 if let serial {
                     service.control.unregister(serial: serial)

@@ -82,9 +82,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
         if let capture {
             let analysis: CaptureAnalysis
             do {
-                analysis = try CaptureAnalysis(capture: try readBytes(capture))
+                analysis = try Self.analyzeCapture(file: capture)
             } catch let error as CaptureAnalysisError {
-                throw ValidationError(error.message(file: capture))
+                throw CommandFailure(error.message(file: capture))
             }
             for warning in analysis.warnings(file: capture) { printError("warning: \(warning)") }
             if tz == nil, let offset = analysis.utcOffsetMinutes, let fixed = TimeZone(secondsFromGMT: Int(offset) * 60) {
@@ -105,10 +105,10 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 } else {
                     let path = vitals!
                     let v = try InputFormats.parseVitals(try read(path), file: path)
-                    input = AnalysisInput(vitals: v.seconds, hrv: v.hrv, inBed: .presence)
+                    input = AnalysisInput(vitalsFile: v)
                 }
             } catch let error as InputError {
-                throw ValidationError(error.description)
+                throw CommandFailure(error.description)
             }
             results.append((nil, SleepAnalyzer(rules: rules, timeZone: zone).analyze(input)))
         }
@@ -145,12 +145,26 @@ struct AnalyzeCommand: AsyncParsableCommand {
         return url.deletingLastPathComponent().appendingPathComponent(name).path
     }
 
-    private func readBytes(_ path: String) throws -> [UInt8] {
-        do {
-            return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        } catch {
-            throw ValidationError("\(path): cannot read (\(error.localizedDescription))")
+    /// Reads the capture in 1 MiB chunks into `CaptureStreamAnalyzer`: memory stays
+    /// flat however long the night (issue 10 item 8).
+    static func analyzeCapture(file path: String) throws -> CaptureAnalysis {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw CommandFailure("\(path): cannot read (no such file or no permission)")
         }
+        defer { try? handle.close() }
+        var analyzer = CaptureStreamAnalyzer()
+        while true {
+            let chunk: Data
+            do {
+                guard let data = try handle.read(upToCount: 1 << 20), !data.isEmpty else { break }
+                chunk = data
+            } catch {
+                throw CommandFailure("\(path): cannot read (\(error.localizedDescription))")
+            }
+            // (An untyped closure: a typed-throws one here crashes the 6.3 compiler's IRGen.)
+            try chunk.withUnsafeBytes { raw in try analyzer.feed(raw) }
+        }
+        return try analyzer.finish()
     }
 
     private func printError(_ line: String) {
@@ -161,7 +175,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
         do {
             return try String(contentsOf: URL(fileURLWithPath: path), encoding: .utf8)
         } catch {
-            throw ValidationError("\(path): cannot read (\(error.localizedDescription))")
+            throw CommandFailure("\(path): cannot read (\(error.localizedDescription))")
         }
     }
 }

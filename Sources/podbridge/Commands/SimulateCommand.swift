@@ -52,7 +52,7 @@ struct SimulateCommand: AsyncParsableCommand {
             help: "Minutes before the end of the night the sleepers get up (default 3-10, drawn from the seed; at most 10% of the night).")
     var outOfBed: Double?
 
-    @Option(help: "Write the ground truth played (truth.csv, beats-*.csv, clock.csv) to this directory at the end.")
+    @Option(help: "Write the ground truth played (truth.csv, beats-*.csv, clock.csv, alarms.csv) to this directory at the end.")
     var truth: String?
 
     @Option(help: "Replay the pod frames of a capture file instead of the model.")

@@ -72,7 +72,9 @@ struct StreamCommand: AsyncParsableCommand {
         do {
             try await runner.value
         } catch let error as PodLinkError {
-            throw ValidationError(error.description)
+            // A pod the hub cannot use (e.g. a protocol version mismatch): the error alone,
+            // not the usage text, which would suggest the command was called wrongly.
+            throw CommandFailure(error.description)
         }
     }
 }
@@ -132,6 +134,8 @@ final class StreamView {
         case .podRebooted:
             streaming = false
             print("pod rebooted: handshake, clock and schedules again")
+        case .refused(let error, let retryIn):
+            print("pod refused: \(error); asking again in \(retryIn.components.seconds) s")
         case .disconnected(let reason):
             streaming = false
             print("disconnected: \(reason)")
