@@ -50,7 +50,7 @@ model: deps
 
 ## libFuzzer on every parser of outside input, FUZZ_TIME seconds each (see README):
 ## frames, capture files, the beats and vitals CSVs, the hub's configuration.
-FUZZ_FLAGS := -sanitize=fuzzer,address -parse-as-library -O -I $(FUZZ_DIR) -L $(FUZZ_DIR)
+FUZZ_FLAGS := -sanitize=fuzzer,address -parse-as-library -O -package-name podbridge -I $(FUZZ_DIR) -L $(FUZZ_DIR)
 FUZZ_TARGETS := decoder capture input-formats configuration
 # Module sources straight from Sources/, as static libraries the targets link.
 fuzz-module = swiftc $(FUZZ_FLAGS) -module-name $(1) -emit-module -emit-module-path $(FUZZ_DIR)/$(1).swiftmodule \
@@ -61,15 +61,16 @@ fuzz-link = swiftc $(FUZZ_FLAGS) $(2) -o $(FUZZ_DIR)/$(1)-fuzzer 2>&1 | { grep -
 
 fuzz: deps
 	@mkdir -p $(FUZZ_DIR)
+	$(call fuzz-module,SleepDomain)
 	$(call fuzz-module,PodProtocol)
 	$(call fuzz-module,SleepAnalysis)
 	$(call fuzz-module,SleepSchedule)
 	swiftc $(FUZZ_FLAGS) -module-name PodAnalysis -emit-module -emit-module-path $(FUZZ_DIR)/PodAnalysis.swiftmodule \
 	  -emit-library -static -o $(FUZZ_DIR)/libPodAnalysis.a Sources/PodAnalysis/*.swift
-	$(call fuzz-link,decoder,-lPodProtocol Fuzz/DecoderFuzzer.swift)
-	$(call fuzz-link,capture,-lPodAnalysis -lSleepAnalysis -lPodProtocol Fuzz/CaptureFuzzer.swift)
-	$(call fuzz-link,input-formats,-lSleepAnalysis Fuzz/InputFormatsFuzzer.swift)
-	$(call fuzz-link,configuration,-lSleepSchedule Fuzz/ConfigurationFuzzer.swift Sources/Hub/HubConfiguration.swift)
+	$(call fuzz-link,decoder,-lPodProtocol -lSleepDomain Fuzz/DecoderFuzzer.swift)
+	$(call fuzz-link,capture,-lPodAnalysis -lSleepAnalysis -lPodProtocol -lSleepDomain Fuzz/CaptureFuzzer.swift)
+	$(call fuzz-link,input-formats,-lSleepAnalysis -lSleepDomain Fuzz/InputFormatsFuzzer.swift)
+	$(call fuzz-link,configuration,-lSleepSchedule -lSleepDomain Fuzz/ConfigurationFuzzer.swift Sources/Hub/HubConfiguration.swift)
 	scripts/fuzz-corpus.sh $(FUZZ_DIR)/corpus
 	@for t in $(FUZZ_TARGETS); do \
 	  echo "== fuzz $$t ($(FUZZ_TIME) s)"; \

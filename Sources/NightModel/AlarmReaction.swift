@@ -1,3 +1,4 @@
+import SleepDomain
 /// How a simulated sleeper answers the pod's alarm, so smart wake can be measured: up a few
 /// minutes after an alarm that finds them in light sleep or awake, later from REM, and later
 /// still from deep sleep (sleep inertia). Minutes are drawn uniformly from each range.
@@ -17,7 +18,7 @@ public struct AlarmResponse: Sendable, Hashable, Codable {
         self.ignoredAlarms = ignoredAlarms
     }
 
-    func minutes(after stage: ModelStage) -> ClosedRange<Double> {
+    func minutes(after stage: SleepStage) -> ClosedRange<Double> {
         switch stage {
         case .awake, .core: lightOrAwakeMinutes
         case .rem: remMinutes
@@ -33,11 +34,11 @@ public struct AlarmReaction: Sendable, Hashable, Codable {
     /// Model seconds.
     public var heardAt: Double
     /// The true stage at that second; nil when the side was empty.
-    public var stage: ModelStage?
+    public var stage: SleepStage?
     /// Model seconds; nil when the sleeper stayed in bed.
     public var gotUpAt: Double?
 
-    public init(side: Int, heardAt: Double, stage: ModelStage?, gotUpAt: Double?) {
+    public init(side: Int, heardAt: Double, stage: SleepStage?, gotUpAt: Double?) {
         self.side = side
         self.heardAt = heardAt
         self.stage = stage

@@ -1,3 +1,5 @@
+import SleepDomain
+
 /// What the simulator actually played, so the analyzer can be scored against it.
 public struct GroundTruth: Sendable {
     /// Whole seconds in the night; per-second arrays have this many entries.
@@ -14,7 +16,7 @@ public struct SideTruth: Sendable {
     public var occupied: Bool
     public var present: [Bool]
     /// Stage per second; nil while the side is empty.
-    public var stage: [ModelStage?]
+    public var stage: [SleepStage?]
     /// Beats per minute over each second (time-weighted 60/RR, so a minute's mean equals
     /// the minute's beat count rate); nil while empty.
     public var heartRate: [Double?]

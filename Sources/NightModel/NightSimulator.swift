@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 
 /// Plays a night: piezo samples, capacitance and environment readings for each side,
 /// rendered on demand from a plan drawn once from the seed. Deterministic: the same config
@@ -171,7 +172,7 @@ final class NightPlan: Sendable {
 
     init(config: NightConfig) {
         var rng = SplitMix64(seed: config.seed)
-        seedKey = NoiseHash.mix(config.seed ^ 0xB0D1)
+        seedKey = SplitMix64.mix(config.seed ^ 0xB0D1)
         sampleRate = config.sampleRate
         let n = Int(config.duration.rounded(.down))
         var sides: [SidePlan] = []
@@ -298,7 +299,7 @@ final class NightPlan: Sendable {
     func renderDriftAndNoise(side: Int, channel: Int, start: Int, state: inout Double, into buf: inout [Double]) {
         let fs = sampleRate, count = buf.count
         let key = seedKey ^ UInt64(side &* 8 &+ channel &+ 1) &* 0x2545_F491_4F6C_DD1D
-        let keyC = NoiseHash.mix(key ^ 0xC0102ED)
+        let keyC = SplitMix64.mix(key ^ 0xC0102ED)
         // Drift: two slow sinusoids, advanced by rotation to avoid a sin() per sample.
         let w1 = 2 * Double.pi / 170 / fs, w2 = 2 * Double.pi / 410 / fs
         let p1 = Double(side * 2 + channel), p2 = Double(side + 3 * channel) + 0.5

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 
 /// A burst of body movement: a few seconds of large, low-frequency deflections.
 struct MovementBurst: Sendable {
@@ -30,7 +31,7 @@ struct SidePlan: Sendable {
     let occupied: Bool
     let profile: SleeperProfile
     let duration: Int
-    var stages: [ModelStage?]
+    var stages: [SleepStage?]
     var inBed: [(start: Int, end: Int)]
     /// Per second: present in bed.
     var present: [Bool]
@@ -65,7 +66,7 @@ struct SidePlan: Sendable {
             stages = hyp.stages
             inBed = hyp.inBed
         } else {
-            stages = [ModelStage?](repeating: nil, count: n)
+            stages = [SleepStage?](repeating: nil, count: n)
             inBed = []
         }
         present = stages.map { $0 != nil }

@@ -1,5 +1,6 @@
 import PodProtocol
 import SleepAnalysis
+import SleepDomain
 
 /// Why a capture could not be analysed.
 public enum CaptureAnalysisError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -60,7 +61,7 @@ public struct CaptureAnalysis: Sendable, Hashable {
     /// The pod's serial from a HELLO answer in the capture, if one was recorded.
     public var serial: String?
 
-    public subscript(side: Side) -> SideResult { side == .left ? left : right }
+    public subscript(side: BedSide) -> SideResult { side == .left ? left : right }
 
     /// The UTC offset (minutes) of the last anchor: the sleeper's local time as the hub
     /// set it when the capture was recorded.
@@ -72,7 +73,7 @@ public struct CaptureAnalysis: Sendable, Hashable {
         var w: [String] = []
         if truncatedTail { w.append("\(file): the last record is cut short (recorder stopped mid-write); everything before it was used") }
         if invalidFrames > 0 { w.append("\(file): \(invalidFrames) damaged frame(s) skipped (CRC or framing)") }
-        for side in Side.allCases {
+        for side in BedSide.allCases {
             let c = counters[side]
             if c.droppedBeforeAnchor > 0 {
                 w.append("\(file): \(side): \(c.droppedBeforeAnchor) frame(s) before any clock anchor dropped")

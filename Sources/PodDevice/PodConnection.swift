@@ -4,8 +4,10 @@
 // silent link is probed with GET_STATUS; on a disconnect it reconnects with capped
 // exponential backoff and jitter, to the same serial only, and starts again; a final nack
 // is retried after a long interval, not in a loop. Counters survive reconnects.
+import Foundation
 import PodProtocol
 import Synchronization
+import SleepDomain
 
 /// What the daemon wants in force on the pod after every (re)connect or pod reboot, sent
 /// between SET_CLOCK and START_STREAM: schedules and alarms. Errors it throws are
@@ -305,7 +307,8 @@ public actor PodConnection {
 extension ClockSetting {
     /// The hub's clock now and the system zone's current UTC offset.
     @Sendable public static func systemNow() -> ClockSetting {
-        let micros = Wallclock.nowMicros()
-        return ClockSetting(unixMillis: Int64(micros / 1000), utcOffsetMinutes: Wallclock.utcOffsetMinutes())
+        let now = SystemClock().now()
+        return ClockSetting(unixMillis: Int64((now.timeIntervalSince1970 * 1000).rounded(.down)),
+                            utcOffsetMinutes: Int16(clamping: TimeZone.current.secondsFromGMT(for: now) / 60))
     }
 }

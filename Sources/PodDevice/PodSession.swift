@@ -2,6 +2,7 @@
 // responses by request id, with the spec's timeout / retransmit / BUSY rules. A session
 // ends when its transport does; `PodConnection` makes a new one after a reconnect.
 import PodProtocol
+import SleepDomain
 
 /// Signals a session sends its owner besides frames.
 enum SessionSignal: Sendable {
@@ -85,7 +86,7 @@ actor PodSession {
     }
 
     private func receive(_ bytes: [UInt8]) {
-        let now = Wallclock.nowMicros()
+        let now = SystemClock().unixMicros()
         var frames: [DecodedFrame] = []
         bytes.withUnsafeBytes { decoder.decode($0) { frames.append($0) } }
         if !frames.isEmpty { lastFrameAt = .now }
@@ -221,7 +222,7 @@ actor PodSession {
             throw .invalidRequest("cannot encode \(message.typeCode): \(error)")
         }
         if let recorder, let frame = COBS.decode(Array(bytes.dropLast())) {
-            recorder.record(.hubToPod, frame: frame, at: Wallclock.nowMicros())
+            recorder.record(.hubToPod, frame: frame, at: SystemClock().unixMicros())
         }
         do { try await transport.write(bytes) } catch { throw .disconnected("\(error)") }
     }

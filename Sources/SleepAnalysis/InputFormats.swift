@@ -1,3 +1,5 @@
+import SleepDomain
+
 /// Parsers of the analyzer's text inputs. They take text (the command reads the file)
 /// and the file's name for error messages.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 
 /// One sleep-accel night (Walch et al. 2019, Data/sleep-accel-dev) converted into the
 /// analyzer's public inputs: a vitals CSV (`time,heart_rate,movement,present`) as a user

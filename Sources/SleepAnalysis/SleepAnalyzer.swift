@@ -1,12 +1,14 @@
 import Foundation
+import SleepDomain
 
 /// One continuous stay in bed, staged.
 public struct SleepSession: Sendable, Codable, Hashable {
     /// Unix seconds of the first epoch start and the last epoch end.
     public var start: Double
     public var end: Double
-    /// The local date (yyyy-MM-dd) the session ends on: a night belongs to its wake date.
-    public var wakeDate: String
+    /// The local date the session ends on: a night belongs to its wake date
+    /// (`LocalCalendar.wakeDate`, the rule the store uses too).
+    public var wakeDate: CalendarDay
     /// Time-zone identifier the clock features and wake date were computed in.
     public var timeZone: String
     /// False for preliminary (live, forward-only) stages, true once the session has ended.
@@ -118,7 +120,7 @@ public struct SleepAnalyzer: Sendable {
             }
         }
         let end = start + Double(epochs.count) * epochLength
-        return SleepSession(start: start, end: end, wakeDate: localDate(end), timeZone: timeZone.identifier,
+        return SleepSession(start: start, end: end, wakeDate: LocalCalendar(timeZone: timeZone).wakeDate(sessionEnd: end), timeZone: timeZone.identifier,
                             final: final, epochs: epochs, metrics: SessionMetrics(epochs: epochs))
     }
 
@@ -167,13 +169,5 @@ public struct SleepAnalyzer: Sendable {
             }
             return (start, count, (0..<count).map { all[$0] > 0 && 2 * yes[$0] > all[$0] })
         }
-    }
-
-    func localDate(_ t: Double) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        // The end instant itself belongs to the next epoch; date the last second in bed.
-        let c = calendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: t - 1))
-        return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 
 /// Agreement of predicted stages with a reference scoring (polysomnography or the
 /// virtual pod's ground truth), by the rule the held-out test uses: for each scored

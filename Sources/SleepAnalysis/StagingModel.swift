@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 
 /// A labelled night for training: model features (nil = not measured) and the
 /// technician's stages (nil for epochs that are unscored or outside the scored period).

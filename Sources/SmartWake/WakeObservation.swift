@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import SleepAnalysis
 
 /// What the hub knows about one side at the end of one live epoch: the forward-filtered stage

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import SleepSchedule
 
 /// A side's wake window: the alarm's `HH:mm` is the latest wake time (`end`), and the hub may
@@ -62,7 +63,7 @@ public struct WakeWindow: Hashable, Sendable, Codable, CustomStringConvertible {
 
     /// The next window whose end is strictly after `instant`, on a day in `days` (the day of
     /// the alarm). Nil for an empty mask.
-    public func nextInterval(days: DaysOfWeek, after instant: Date, in zone: TimeZone) -> DateInterval? {
+    public func nextInterval(days: WeekdayMask, after instant: Date, in zone: TimeZone) -> DateInterval? {
         guard let fire = LocalTimeResolver.nextFiring(of: end, days: days, after: instant, in: zone) else { return nil }
         // The alarm's own local date (a skipped end fires at the transition, still that date).
         let date = LocalDateTime(fire, in: zone).date

@@ -1,5 +1,6 @@
 import NightModel
 import PodProtocol
+import SleepDomain
 
 /// Turns the physiology model into the pod's streamed messages at the spec's rates (§6.3):
 /// a 50-sample PIEZO block per side every 100 ms, CAPACITANCE at 2 Hz per side,
@@ -58,7 +59,7 @@ struct NightPlayer: Sendable {
                 for side in 0..<sides {
                     let samples = simulator.piezo(side: side, count: Int(Self.blockSamples))
                     if mask.contains(.piezo), let t = podTick(start) {
-                        emit(.piezo(PiezoBlock(side: Side(rawValue: UInt8(side))!, channels: UInt8(channels),
+                        emit(.piezo(PiezoBlock(side: BedSide(wireValue: UInt8(side))!, channels: UInt8(channels),
                                                gain: gain, firstTick: t, samples: samples)))
                     }
                 }
@@ -68,7 +69,7 @@ struct NightPlayer: Sendable {
                 if mask.contains(.capacitance), let t = podTick(due) {
                     let seconds = Double(due) / Double(Wire.tickRate)
                     for side in 0..<sides {
-                        emit(.capacitance(CapacitanceReading(side: Side(rawValue: UInt8(side))!, tick: t,
+                        emit(.capacitance(CapacitanceReading(side: BedSide(wireValue: UInt8(side))!, tick: t,
                                                              values: simulator.capacitance(side: side, at: seconds))))
                     }
                 }

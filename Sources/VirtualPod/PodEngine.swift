@@ -4,6 +4,7 @@ import Glibc
 import NightModel
 import PodProtocol
 import Synchronization
+import SleepDomain
 
 /// The virtual pod's one thread: paces simulated time against the monotonic clock, plays
 /// the night (or a capture), answers the hub, injects faults, and writes everything that
@@ -50,6 +51,7 @@ final class PodEngine: @unchecked Sendable {
     private var corruptNext = 0
     private var stallUntil: UInt64?
     private var detachedUntil: UInt64?
+    /// Line noise for `.garbage` faults: replayable from the night's seed.
     private var garbage: SplitMix64
     /// Real nanoseconds a response waits before it is sent (`Fault.answerDelay`).
     private var answerDelayNanos: UInt64 = 0
@@ -223,7 +225,7 @@ final class PodEngine: @unchecked Sendable {
                 for e in events {
                     // The sleeper on that side feels the motor (a restart after snooze too).
                     if e.kind == .alarmStarted, let side = e.side, player != nil {
-                        player!.alarmStarted(side: Int(side.rawValue), atModelTick: modelTick(ofPodTick: e.tick))
+                        player!.alarmStarted(side: side.index, atModelTick: modelTick(ofPodTick: e.tick))
                     }
                     send(.event(e))
                 }
@@ -471,7 +473,7 @@ final class PodEngine: @unchecked Sendable {
         s.linkReady = firmware.linkReady
         s.streaming = firmware.streaming
         let sides = config.identity.sides
-        s.schedules = (0..<sides).map { firmware.report(side: Side(rawValue: UInt8($0))!) }
+        s.schedules = (0..<sides).map { firmware.report(side: BedSide(wireValue: UInt8($0))!) }
         s.powerOn = firmware.power.map(\.on)
         s.vibrating = (0..<sides).map { firmware.isVibrating(side: $0) }
         s.alarmsFired = firmware.fired

@@ -1,4 +1,5 @@
 import PodProtocol
+import SleepDomain
 
 /// The firmware side of protocol v1.1 as pure state: requests in, responses and events out,
 /// timers (local minutes, alarm ends, snooze ends) fired as the tick advances.
@@ -19,8 +20,8 @@ struct PodFirmware: Sendable {
     }
 
     struct ScheduleEntry: Sendable, Hashable {
-        var on: ClockTime
-        var off: ClockTime
+        var on: TimeOfDay
+        var off: TimeOfDay
         var level: UInt8
         /// Off at or before on: the entry ends the next day (§6.2).
         var crossesMidnight: Bool { off <= on }
@@ -146,7 +147,7 @@ struct PodFirmware: Sendable {
         .response(Response(request: request, status: status, body: status == .ok ? body : .none))
     }
 
-    private func hasSide(_ side: Side) -> Bool { Int(side.rawValue) < identity.sides }
+    private func hasSide(_ side: BedSide) -> Bool { side.index < identity.sides }
 
     /// v1.1's precise status where v1 said NOT_READY, by the minor agreed on this link.
     private func notReady(_ precise: Status) -> Status { linkMinor >= 1 ? precise : .notReady }
@@ -205,7 +206,7 @@ struct PodFirmware: Sendable {
                 return reply(.setPowerSchedule, .unsupportedFeature)
             }
             guard clock != nil else { return reply(.setPowerSchedule, notReady(.clockNotSet)) }
-            let side = Int(s.side.rawValue)
+            let side = s.side.index
             if s.days.isEmpty {
                 entries[side] = Array(repeating: nil, count: 7)
                 lastEntry[side] = nil
@@ -222,23 +223,23 @@ struct PodFirmware: Sendable {
                 return reply(.setAlarm, .unsupportedFeature)
             }
             if a.days.isEmpty {
-                clearAlarm(Int(a.side.rawValue), tick: tick, events: &events)
+                clearAlarm(a.side.index, tick: tick, events: &events)
                 return reply(.setAlarm, .ok)
             }
             guard a.durationSeconds >= 1, a.durationSeconds <= 3600 else { return reply(.setAlarm, .badValue) }
             guard clock != nil else { return reply(.setAlarm, notReady(.clockNotSet)) }
-            alarms[Int(a.side.rawValue)] = a
-            alarmFiredDay[Int(a.side.rawValue)] = nil
+            alarms[a.side.index] = a
+            alarmFiredDay[a.side.index] = nil
             return reply(.setAlarm, .ok)
         case .clearAlarm(let side):
             guard hasSide(side), identity.features.contains(.vibrationAlarm) else {
                 return reply(.clearAlarm, .unsupportedFeature)
             }
-            clearAlarm(Int(side.rawValue), tick: tick, events: &events)
+            clearAlarm(side.index, tick: tick, events: &events)
             return reply(.clearAlarm, .ok)
         case .snooze(let side, let seconds):
             guard hasSide(side), identity.features.contains(.snooze) else { return reply(.snooze, .unsupportedFeature) }
-            let s = Int(side.rawValue)
+            let s = side.index
             guard vibratingUntil[s] != nil else { return reply(.snooze, notReady(.nothingToSnooze)) }
             let secs = seconds == 0 ? Self.defaultSnoozeSeconds : seconds
             vibratingUntil[s] = nil
@@ -254,7 +255,7 @@ struct PodFirmware: Sendable {
             return reply(.stopStream, .ok)
         case .setPower(let p):
             guard hasSide(p.side) else { return reply(.setPower, .unsupportedFeature) }
-            power[Int(p.side.rawValue)] = PowerState(on: p.on, level: p.level)
+            power[p.side.index] = PowerState(on: p.on, level: p.level)
             return reply(.setPower, .ok)
         case .getSchedule(let side):
             guard hasSide(side) else { return reply(.getSchedule, .unsupportedFeature) }
@@ -282,20 +283,20 @@ struct PodFirmware: Sendable {
     /// §6.2 TRIGGER_ALARM: vibrate now (replacing a vibrating or snoozed alarm of the side) and
     /// disarm the side's alarm for the rest of the local day; it is armed again from tomorrow.
     private mutating func trigger(_ t: AlarmTrigger, tick: UInt64, events: inout [PodEvent]) {
-        let s = Int(t.side.rawValue)
+        let s = t.side.index
         snoozedUntil[s] = nil
         if let anchor = clock {
             let local = LocalTime(unixMillis: anchor.unixMillis(atTick: tick), offsetMinutes: anchor.utcOffsetMinutes)
             disarmedDay[s] = local.dayNumber
         }
-        let setting = AlarmSetting(side: t.side, days: .everyDay, time: ClockTime(minutesOfDay: 0), intensity: t.intensity,
+        let setting = AlarmSetting(side: t.side, days: .everyDay, time: TimeOfDay(wrapping: 0), intensity: t.intensity,
                                    pattern: t.pattern, durationSeconds: t.durationSeconds)
         startAlarm(setting, side: s, at: tick, local: nil, outcome: .triggered) { events.append($0) }
     }
 
     private mutating func clearAlarm(_ side: Int, tick: UInt64, events: inout [PodEvent]) {
         if vibratingUntil[side] != nil || snoozedUntil[side] != nil {
-            events.append(PodEvent(tick: tick, kind: .alarmStopped, side: Side(rawValue: UInt8(side)), argument: 2))
+            events.append(PodEvent(tick: tick, kind: .alarmStopped, side: BedSide(wireValue: UInt8(side)), argument: 2))
         }
         vibratingUntil[side] = nil
         snoozedUntil[side] = nil
@@ -328,8 +329,8 @@ struct PodFirmware: Sendable {
 
     /// What GET_SCHEDULE reports for a side: the most recent power entry with the days that
     /// still hold it, and the alarm.
-    func report(side: Side) -> ScheduleReport {
-        let s = Int(side.rawValue)
+    func report(side: BedSide) -> ScheduleReport {
+        let s = side.index
         guard s < identity.sides else { return ScheduleReport(side: side, power: nil, alarm: nil) }
         var power: PowerSchedule?
         if let last = lastEntry[s] {
@@ -359,7 +360,7 @@ struct PodFirmware: Sendable {
     mutating func fireTimers(through tick: UInt64, _ emit: (PodEvent) -> Void) {
         while let t = nextTimer, t <= tick {
             for s in 0..<identity.sides {
-                let side = Side(rawValue: UInt8(s))
+                let side = BedSide(wireValue: UInt8(s))
                 if vibratingUntil[s] == t {
                     vibratingUntil[s] = nil
                     emit(PodEvent(tick: t, kind: .alarmStopped, side: side, argument: 0))
@@ -373,7 +374,7 @@ struct PodFirmware: Sendable {
         }
     }
 
-    private mutating func startAlarm(_ a: AlarmSetting, side s: Int, at t: UInt64, local: ClockTime?,
+    private mutating func startAlarm(_ a: AlarmSetting, side s: Int, at t: UInt64, local: TimeOfDay?,
                                      outcome: FiredAlarm.Outcome, _ emit: (PodEvent) -> Void) {
         vibratingUntil[s] = t + UInt64(max(a.durationSeconds, 1)) * Self.ticksPerSecond
         emit(PodEvent(tick: t, kind: .alarmStarted, side: a.side, argument: UInt16(a.intensity)))
@@ -387,16 +388,16 @@ struct PodFirmware: Sendable {
         guard let anchor = clock ?? estimate else { nextMinute = nil; return }
         nextMinute = anchor.nextMinuteTick(after: t)
         let local = LocalTime(unixMillis: anchor.unixMillis(atTick: t), offsetMinutes: anchor.utcOffsetMinutes)
-        let today = WeekdayMask.isoWeekday(local.weekday)
-        let yesterdayIndex = (local.weekday + 5) % 7  // index 0 = Monday
-        let todayIndex = local.weekday - 1
-        let now = ClockTime(minutesOfDay: local.minuteOfDay)
+        let today = local.weekday.mask
+        let yesterdayIndex = local.weekday.advanced(by: -1).rawValue  // index 0 = Monday
+        let todayIndex = local.weekday.rawValue
+        let now = TimeOfDay(wrapping: local.minuteOfDay)
         let skipped = skippedMinutes
         skippedMinutes = nil
         /// Reached now: this minute, or passed over by the last forward jump.
-        func reached(_ time: ClockTime) -> Bool { time == now || skipped?.contains(time.minutesOfDay) == true }
+        func reached(_ time: TimeOfDay) -> Bool { time == now || skipped?.contains(time.minuteOfDay) == true }
         for s in 0..<identity.sides {
-            let side = Side(rawValue: UInt8(s))!
+            let side = BedSide(wireValue: UInt8(s))!
             if let a = alarms[s], a.days.contains(today), reached(a.time), disarmedDay[s] != local.dayNumber,
                alarmFiredDay[s] != local.dayNumber {
                 alarmFiredDay[s] = local.dayNumber  // a repeated hour does not fire it twice
@@ -439,13 +440,13 @@ public struct FiredAlarm: Sendable, Hashable {
         /// ALARM_STARTED by TRIGGER_ALARM (v1.1), at the hub's request.
         case triggered
     }
-    public var side: Side
+    public var side: BedSide
     /// The pod's tick when it happened (in the boot `bootCount`).
     public var tick: UInt64
     public var bootCount: UInt32
     /// The pod's UTC time then; nil when its clock was not valid.
     public var unixMillis: Int64?
     /// The local HH:mm it was due at (nil for a restart after a snooze).
-    public var localTime: ClockTime?
+    public var localTime: TimeOfDay?
     public var outcome: Outcome
 }

@@ -2,6 +2,7 @@ import Foundation
 import NightModel
 import PodProtocol
 import Synchronization
+import SleepDomain
 
 /// A sleep pod in software: the firmware side of protocol v1 on a pseudo-terminal, playing
 /// a night from the physiology model (or a recorded capture), with its own 500 Hz clock
@@ -94,7 +95,7 @@ public final class VirtualPod: Sendable {
     }
 
     /// What the pod holds for a side (as GET_SCHEDULE would report it).
-    public func currentSchedule(side: Side) -> ScheduleReport? {
+    public func currentSchedule(side: BedSide) -> ScheduleReport? {
         snapshot.schedules.first { $0.side == side }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import NightModel
 import SleepAnalysis
 import SmartWake
@@ -15,7 +16,7 @@ func runWakeBench(options: BenchOptions) throws {
     let windowMinutes = 30
     print("wake nights: \(nights) × \(fmtWake(hours, 0)) h one-sided NightModel nights (seeds 900…; the rule's thresholds were chosen on seeds 700–723), normal noise, \(windowMinutes)-min window ending 15–100 min before the final awakening; front end + forward-filtered stages, no pty")
     let analyzer = SleepAnalyzer(timeZone: TimeZone(identifier: "UTC")!)
-    var smart: [ModelStage?] = [], fixed: [ModelStage?] = [], early: [Double] = []
+    var smart: [SleepStage?] = [], fixed: [SleepStage?] = [], early: [Double] = []
     var reasons: [WakeReason: Int] = [:]
     var cpu = 0.0
     for k in 0..<nights {
@@ -54,7 +55,7 @@ func runWakeBench(options: BenchOptions) throws {
         }
         let made = decision ?? decider.windowEnded()
         cpu += benchThreadCPU() - started
-        func trueStage(_ instant: Date) -> ModelStage? {
+        func trueStage(_ instant: Date) -> SleepStage? {
             let s = Int((instant.timeIntervalSince1970 - base).rounded(.down))
             return truth.stage.indices.contains(s) ? truth.stage[s] : nil
         }
@@ -64,10 +65,10 @@ func runWakeBench(options: BenchOptions) throws {
         reasons[made.reason, default: 0] += 1
         print("wake.night.seed\(seed): \(made.reason.rawValue) \(fmtWake(made.minutesBeforeEnd, 1)) min early, truth \(smart.last!?.rawValue ?? "out") (fixed alarm: \(fixed.last!?.rawValue ?? "out"))")
     }
-    func share(_ stages: [ModelStage?], _ keep: (ModelStage?) -> Bool) -> String {
+    func share(_ stages: [SleepStage?], _ keep: (SleepStage?) -> Bool) -> String {
         fmtWake(100 * Double(stages.filter(keep).count) / Double(max(stages.count, 1)), 1)
     }
-    let lightOrAwake: (ModelStage?) -> Bool = { $0 == .core || $0 == .awake }
+    let lightOrAwake: (SleepStage?) -> Bool = { $0 == .core || $0 == .awake }
     print("wake.smart.light_or_awake: \(share(smart, lightOrAwake)) % of \(smart.count) wakes (truth's stage at the moment; goal ≥ 80 %)")
     print("wake.smart.deep: \(share(smart) { $0 == .deep }) % (goal < 5 %)")
     print("wake.smart.rem: \(share(smart) { $0 == .rem }) %")

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 @testable import Hub
 import PodDevice
 import PodProtocol
@@ -8,7 +9,7 @@ import Testing
 /// The event bus: one publish reaches every subscriber; a subscriber that does not read
 /// loses its oldest events (counted), and neither slows the publisher nor the others.
 @Suite struct HubBusTests {
-    static func live(_ t: Double, serial: String = "P1", side: Side = .left) -> HubEvent {
+    static func live(_ t: Double, serial: String = "P1", side: BedSide = .left) -> HubEvent {
         .live(serial: serial, side: side, LiveSecond(time: t, present: true, heartRate: 60, breathingRate: 14,
                                                      movement: 0.1, quality: 0.9))
     }

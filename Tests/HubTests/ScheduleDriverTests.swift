@@ -6,6 +6,7 @@ import SleepSchedule
 import SleepStore
 import Testing
 import VirtualPod
+import SleepDomain
 
 /// The schedule service against the virtual pod over a real pty, with a real PodConnection
 /// and a real SQLite store (see `ScheduleRig`).
@@ -13,7 +14,7 @@ import VirtualPod
     static let initialCommands = ["set-clock", "set-power-schedule(left)", "set-power-schedule(right)",
                                   "set-alarm(left)", "set-alarm(right)"]
 
-    func holds(_ pod: VirtualPod, _ side: Side, on: String, off: String, alarm: String?, days: UInt8 = 0x7F) -> Bool {
+    func holds(_ pod: VirtualPod, _ side: BedSide, on: String, off: String, alarm: String?, days: UInt8 = 0x7F) -> Bool {
         guard let report = pod.currentSchedule(side: side), let power = report.power else { return false }
         guard power.on.description == on, power.off.description == off, power.days.rawValue == days else { return false }
         if let alarm { return report.alarm?.time.description == alarm }

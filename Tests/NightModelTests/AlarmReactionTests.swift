@@ -1,10 +1,11 @@
 import Testing
+import SleepDomain
 @testable import NightModel
 
 /// The sleeper who answers the pod's alarm (what smart wake is measured against).
 @Suite struct AlarmReactionTests {
     /// A one-sided 6-hour night; the first second after `from` the side is in `stage`.
-    static func firstSecond(in stage: ModelStage, from: Int, _ sim: NightSimulator) -> Int? {
+    static func firstSecond(in stage: SleepStage, from: Int, _ sim: NightSimulator) -> Int? {
         let stages = sim.truth.sides[0].stage
         return (from..<stages.count).first { s in
             // Well inside a run of the stage, so the alarm does not land on its edge.

@@ -2,6 +2,7 @@
 // real pty: a reboot whose BOOT is lost, final nacks, the request/answer race, HELLO's
 // feature bits, an empty serial, STOP_STREAM on the way out.
 import Foundation
+import SleepDomain
 import PodProtocol
 import Testing
 @testable import PodDevice
@@ -23,8 +24,8 @@ struct LinkRecoveryTests {
         await pod.set(noSessionStatus: noSession)  // v1.1 NO_SESSION, or a v1 pod's NOT_READY
         await pod.start()
         let connection = PodConnection(opener: PathOpener(path: pod.path), timing: livenessTiming, afterConnect: { c in
-            _ = try await c.send(.setPowerSchedule(PowerSchedule(side: .left, days: .everyDay, on: ClockTime("22:30")!,
-                                                                 off: ClockTime("07:00")!, level: 50)))
+            _ = try await c.send(.setPowerSchedule(PowerSchedule(side: .left, days: .everyDay, on: TimeOfDay("22:30")!,
+                                                                 off: TimeOfDay("07:00")!, level: 50)))
         })
         let runner = Task { try await connection.run() }
         defer { runner.cancel(); Task { await pod.unplug() } }
@@ -134,7 +135,7 @@ struct LinkRecoveryTests {
         defer { runner.cancel(); Task { await pod.unplug() } }
         var events = connection.events.makeAsyncIterator()
         #expect(await next(&events, where: isStreaming) != nil)
-        let alarm = AlarmSetting(side: .left, days: .everyDay, time: ClockTime("07:00")!, intensity: 50, pattern: .rise,
+        let alarm = AlarmSetting(side: .left, days: .everyDay, time: TimeOfDay("07:00")!, intensity: 50, pattern: .rise,
                                  durationSeconds: 60)
         await #expect(throws: PodLinkError.unsupportedByPod(request: .setAlarm, feature: "vibration alarm")) {
             _ = try await connection.send(.setAlarm(alarm))
@@ -142,7 +143,7 @@ struct LinkRecoveryTests {
         await #expect(throws: PodLinkError.unsupportedByPod(request: .triggerAlarm, feature: "alarm trigger")) {
             try await connection.triggerAlarm(AlarmTrigger(side: .left, intensity: 50, pattern: .rise, durationSeconds: 60))
         }
-        let schedule = PowerSchedule(side: .left, days: .everyDay, on: ClockTime("22:00")!, off: ClockTime("06:00")!, level: 40)
+        let schedule = PowerSchedule(side: .left, days: .everyDay, on: TimeOfDay("22:00")!, off: TimeOfDay("06:00")!, level: 40)
         await #expect(throws: PodLinkError.self) { _ = try await connection.send(.setPowerSchedule(schedule)) }
         _ = try await connection.send(.ping(nonce: [7]))  // the link is fine
         #expect(await pod.count(of: .setAlarm) == 0)

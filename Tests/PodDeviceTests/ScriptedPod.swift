@@ -3,6 +3,7 @@
 import Foundation
 import PodProtocol
 @testable import PodDevice
+import SleepDomain
 
 actor ScriptedPod {
     /// The pod's end of the link (a pty master) and the tty path the hub opens.
@@ -122,7 +123,7 @@ actor ScriptedPod {
     }
 
     /// A piezo block for `side`, advancing the pod's ticks.
-    func sendPiezo(side: Side = .left) async {
+    func sendPiezo(side: BedSide = .left) async {
         let samples = (0..<50).map { Int32($0 * 1000) }
         await send(.piezo(PiezoBlock(side: side, channels: 1, gain: 1, firstTick: tick, samples: samples)))
         tick += 50

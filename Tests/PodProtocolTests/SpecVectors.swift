@@ -1,5 +1,6 @@
 import Foundation
 import PodProtocol
+import SleepDomain
 
 /// The messages behind the test vectors of firmware-protocol.md §10, by vector name.
 /// The document's hex is the contract; `SpecVectorTests` decodes it and re-encodes these.
@@ -12,9 +13,9 @@ enum SpecVectors {
         var message: Message
     }
 
-    static let schedule = PowerSchedule(side: .left, days: .everyDay, on: ClockTime("22:30")!,
-                                        off: ClockTime("07:15")!, level: 80)
-    static let alarm = AlarmSetting(side: .right, days: .weekdays, time: ClockTime("06:45")!, intensity: 70,
+    static let schedule = PowerSchedule(side: .left, days: .everyDay, on: TimeOfDay("22:30")!,
+                                        off: TimeOfDay("07:15")!, level: 80)
+    static let alarm = AlarmSetting(side: .right, days: .mondayToFriday, time: TimeOfDay("06:45")!, intensity: 70,
                                     pattern: .rise, durationSeconds: 600)
     static let info = PodInfo(firmware: FirmwareVersion(1, 4, 2), sides: 2, piezoChannelsPerSide: 2, sampleRate: 500,
                               capacitanceRateMilliHz: 2000, features: .v1, bootCount: 7, tick: 1_000, serial: "PB0001")

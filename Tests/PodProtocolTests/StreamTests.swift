@@ -1,5 +1,6 @@
 import Testing
 import PodProtocol
+import SleepDomain
 
 /// Byte streams as a real link delivers them: split anywhere, damaged, full of garbage.
 @Suite struct StreamTests {

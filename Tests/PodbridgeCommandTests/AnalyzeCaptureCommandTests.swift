@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import NightModel
 import PodAnalysis
 import PodProtocol
@@ -21,13 +22,13 @@ import Testing
         var tick: UInt64 = 0
         while tick < UInt64(config.duration * 500) {
             for side in 0..<2 {
-                try b.append(.piezo(PiezoBlock(side: Side(rawValue: UInt8(side))!, channels: 2, gain: 16, firstTick: 100 + tick,
+                try b.append(.piezo(PiezoBlock(side: BedSide(wireValue: UInt8(side))!, channels: 2, gain: 16, firstTick: 100 + tick,
                                                samples: sim.piezo(side: side, count: 50))), receivedMicros: t0 + tick * 2000)
             }
             tick += 50
             if tick % 250 == 0 {
                 for side in 0..<2 {
-                    try b.append(.capacitance(CapacitanceReading(side: Side(rawValue: UInt8(side))!, tick: 100 + tick,
+                    try b.append(.capacitance(CapacitanceReading(side: BedSide(wireValue: UInt8(side))!, tick: 100 + tick,
                                                                  values: sim.capacitance(side: side, at: Double(tick) / 500))),
                                  receivedMicros: t0 + tick * 2000)
                 }

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import NightModel
 import Testing
 @testable import SleepAnalysis

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import Testing
 import SleepSchedule
 @testable import SmartWake

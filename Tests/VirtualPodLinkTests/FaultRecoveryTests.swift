@@ -3,6 +3,7 @@
 // without the alarm feature, answers that arrive at the exact moment of the timeout; and
 // protocol v1.1's TRIGGER_ALARM end to end.
 import Foundation
+import SleepDomain
 import NightModel
 import PodDevice
 import PodProtocol
@@ -46,7 +47,7 @@ func eventually(_ seconds: Double = 30, _ condition: () async -> Bool) async -> 
     return await condition()
 }
 
-let leftSchedule = PowerSchedule(side: .left, days: .everyDay, on: ClockTime("22:30")!, off: ClockTime("07:00")!, level: 40)
+let leftSchedule = PowerSchedule(side: .left, days: .everyDay, on: TimeOfDay("22:30")!, off: TimeOfDay("07:00")!, level: 40)
 
 @Suite("hub link against the virtual pod: faults and recovery")
 struct FaultRecoveryTests {
@@ -112,7 +113,7 @@ struct FaultRecoveryTests {
         var events = connection.events.makeAsyncIterator()
         #expect(await next(&events, where: isStreaming) != nil)
         let answered = pod.snapshot.requestsAnswered
-        let alarm = AlarmSetting(side: .left, days: .everyDay, time: ClockTime("07:00")!, intensity: 50, pattern: .rise,
+        let alarm = AlarmSetting(side: .left, days: .everyDay, time: TimeOfDay("07:00")!, intensity: 50, pattern: .rise,
                                  durationSeconds: 60)
         await #expect(throws: PodLinkError.unsupportedByPod(request: .setAlarm, feature: "vibration alarm")) {
             _ = try await connection.send(.setAlarm(alarm))

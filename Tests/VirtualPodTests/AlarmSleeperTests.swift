@@ -1,4 +1,5 @@
 import NightModel
+import SleepDomain
 import PodProtocol
 import Testing
 @testable import VirtualPod
@@ -13,7 +14,7 @@ import Testing
         // Sunday 2026-01-04 23:58:30 at UTC+1; the left alarm on Monday 00:00, 90 s later.
         let sundayLate: Int64 = 1_767_567_510_000
         _ = try PodLinkTests.handshake(hub, unixMillis: sundayLate)
-        let alarm = AlarmSetting(side: .left, days: .monday, time: ClockTime("00:00")!, intensity: 60,
+        let alarm = AlarmSetting(side: .left, days: .monday, time: TimeOfDay("00:00")!, intensity: 60,
                                  pattern: .rise, durationSeconds: 30)
         #expect(hub.request(.setAlarm(alarm))?.0.status == .ok)
         #expect(hub.request(.startStream(.capacitance))?.0.status == .ok)

@@ -1,6 +1,7 @@
 import PodProtocol
 import Testing
 @testable import VirtualPod
+import SleepDomain
 
 /// The firmware rules of firmware-protocol.md §6–§7, without a pty: requests at given ticks.
 @Suite struct PodFirmwareTests {
@@ -32,13 +33,13 @@ import Testing
     @Test func localTimeKnowsWeekdaysAndMinutes() {
         // 2026-01-01T00:00:00Z is a Thursday; at UTC+1 it is 01:00.
         let t = LocalTime(unixMillis: 1_767_225_600_000, offsetMinutes: 60)
-        #expect(t.weekday == 4)
+        #expect(t.weekday.isoNumber == 4)
         #expect(t.minuteOfDay == 60)
         let before = LocalTime(unixMillis: -1, offsetMinutes: 0)
-        #expect(before.weekday == 3)
+        #expect(before.weekday.isoNumber == 3)
         #expect(before.minuteOfDay == 1439)
         let sunday = LocalTime(unixMillis: Self.sundayLate, offsetMinutes: 60)
-        #expect(sunday.weekday == 7)
+        #expect(sunday.weekday.isoNumber == 7)
         #expect(sunday.minuteOfDay == 23 * 60 + 58)
     }
 
@@ -78,8 +79,8 @@ import Testing
     @Test func schedulesAndAlarmsNeedAValidClock() {
         var fw = PodFirmware(identity: PodIdentity())
         ready(&fw)
-        let schedule = PowerSchedule(side: .left, days: .everyDay, on: ClockTime("22:30")!, off: ClockTime("07:15")!, level: 80)
-        let alarm = AlarmSetting(side: .right, days: .weekdays, time: ClockTime("06:45")!, intensity: 70,
+        let schedule = PowerSchedule(side: .left, days: .everyDay, on: TimeOfDay("22:30")!, off: TimeOfDay("07:15")!, level: 80)
+        let alarm = AlarmSetting(side: .right, days: .mondayToFriday, time: TimeOfDay("06:45")!, intensity: 70,
                                  pattern: .rise, durationSeconds: 600)
         #expect(status(fw.handle(frame(.setPowerSchedule(schedule), id: 3), tick: 10)) == .notReady)
         #expect(status(fw.handle(frame(.setAlarm(alarm), id: 4), tick: 10)) == .notReady)
@@ -94,7 +95,7 @@ import Testing
         #expect(report.power == schedule)
         #expect(fw.report(side: .right).alarm == alarm)
         // A narrower later entry is the one reported, with its own days.
-        let weekend = PowerSchedule(side: .left, days: .weekend, on: ClockTime("23:30")!, off: ClockTime("09:00")!, level: 60)
+        let weekend = PowerSchedule(side: .left, days: .saturdayAndSunday, on: TimeOfDay("23:30")!, off: TimeOfDay("09:00")!, level: 60)
         _ = fw.handle(frame(.setPowerSchedule(weekend), id: 9), tick: 40)
         #expect(fw.report(side: .left).power == weekend)
         // A one-sided pod has no right side.
@@ -140,8 +141,8 @@ import Testing
         // Sunday 23:58:30 local at tick 1000.
         ready(&fw, clockAt: Self.sundayLate, tick: 1000)
         let anchor = try #require(fw.clock)
-        let power = PowerSchedule(side: .left, days: .sunday, on: ClockTime("23:59")!, off: ClockTime("00:01")!, level: 40)
-        let alarm = AlarmSetting(side: .right, days: .monday, time: ClockTime("00:00")!, intensity: 55,
+        let power = PowerSchedule(side: .left, days: .sunday, on: TimeOfDay("23:59")!, off: TimeOfDay("00:01")!, level: 40)
+        let alarm = AlarmSetting(side: .right, days: .monday, time: TimeOfDay("00:00")!, intensity: 55,
                                  pattern: .constant, durationSeconds: 30)
         #expect(status(fw.handle(frame(.setPowerSchedule(power), id: 3), tick: 1000)) == .ok)
         #expect(status(fw.handle(frame(.setAlarm(alarm), id: 4), tick: 1000)) == .ok)
@@ -159,13 +160,13 @@ import Testing
         #expect(events[2].argument == 0)
         #expect(unix(events[3]) == Self.sundayLate + 150_000)           // 00:01:00 Monday
         #expect(fw.fired.map(\.outcome) == [.started])
-        #expect(fw.fired.first?.localTime == ClockTime("00:00"))
+        #expect(fw.fired.first?.localTime == TimeOfDay("00:00"))
     }
 
     @Test func snoozeRestartsAndClearStops() throws {
         var fw = PodFirmware(identity: PodIdentity())
         ready(&fw, clockAt: Self.sundayLate, tick: 0)
-        let alarm = AlarmSetting(side: .left, days: .monday, time: ClockTime("00:00")!, intensity: 80,
+        let alarm = AlarmSetting(side: .left, days: .monday, time: TimeOfDay("00:00")!, intensity: 80,
                                  pattern: .double, durationSeconds: 600)
         #expect(status(fw.handle(frame(.snooze(side: .left, seconds: 60), id: 3), tick: 0)) == .notReady)
         _ = fw.handle(frame(.setAlarm(alarm), id: 4), tick: 0)
@@ -187,7 +188,7 @@ import Testing
     @Test func anAlarmDueWithoutAValidClockFailsLoudly() {
         var fw = PodFirmware(identity: PodIdentity())
         ready(&fw, clockAt: Self.sundayLate, tick: 0)
-        let alarm = AlarmSetting(side: .right, days: .everyDay, time: ClockTime("00:00")!, intensity: 80,
+        let alarm = AlarmSetting(side: .right, days: .everyDay, time: TimeOfDay("00:00")!, intensity: 80,
                                  pattern: .double, durationSeconds: 60)
         _ = fw.handle(frame(.setAlarm(alarm), id: 3), tick: 0)
         fw.invalidateClock()
@@ -201,7 +202,7 @@ import Testing
         var fw = PodFirmware(identity: PodIdentity(initialBootCount: 7))
         ready(&fw, clockAt: Self.sundayLate, tick: 0)
         _ = fw.handle(frame(.startStream(.all), id: 3), tick: 0)
-        _ = fw.handle(frame(.setAlarm(AlarmSetting(side: .left, days: .everyDay, time: ClockTime("07:00")!,
+        _ = fw.handle(frame(.setAlarm(AlarmSetting(side: .left, days: .everyDay, time: TimeOfDay("07:00")!,
                                                    intensity: 50, pattern: .rise, durationSeconds: 60)), id: 4), tick: 0)
         let boot = fw.reboot(reason: .brownOut)
         #expect(boot == PodEvent(tick: 0, kind: .boot, side: nil, argument: ResetReason.brownOut.rawValue))
@@ -221,7 +222,7 @@ import Testing
             Issue.record("no pod info"); return
         }
         #expect(info.protocolMinor == 1 && info.features.contains(.alarmTrigger))
-        let alarm = AlarmSetting(side: .left, days: .everyDay, time: ClockTime("07:00")!, intensity: 50, pattern: .rise,
+        let alarm = AlarmSetting(side: .left, days: .everyDay, time: TimeOfDay("07:00")!, intensity: 50, pattern: .rise,
                                  durationSeconds: 60)
         #expect(status(fw.handle(frame(.setAlarm(alarm), id: 2), tick: 5)) == .clockNotSet)
         #expect(status(fw.handle(frame(.snooze(side: .left, seconds: 0), id: 3), tick: 5)) == .nothingToSnooze)
@@ -238,7 +239,7 @@ import Testing
         var fw = PodFirmware(identity: PodIdentity())
         ready(&fw, clockAt: Self.sundayLate, tick: 0)  // Sunday 23:58:30 local
         // Armed every day at 00:05; triggered at Monday 00:01 (tick 150 s): Monday's 00:05 stays silent.
-        let alarm = AlarmSetting(side: .left, days: .everyDay, time: ClockTime("00:05")!, intensity: 80, pattern: .double,
+        let alarm = AlarmSetting(side: .left, days: .everyDay, time: TimeOfDay("00:05")!, intensity: 80, pattern: .double,
                                  durationSeconds: 30)
         _ = fw.handle(frame(.setAlarm(alarm), id: 3), tick: 0)
         _ = run(&fw, through: 500 * 150)
@@ -269,7 +270,7 @@ import Testing
     @Test func aTimeSkippedByAForwardJumpFiresOnceAfterItAndARepeatedOneFiresOnce() {
         var fw = PodFirmware(identity: PodIdentity())
         ready(&fw, clockAt: Self.sundayLate, tick: 0)  // Sunday 23:58:30 at UTC+1
-        let alarm = AlarmSetting(side: .left, days: .everyDay, time: ClockTime("00:30")!, intensity: 80, pattern: .double,
+        let alarm = AlarmSetting(side: .left, days: .everyDay, time: TimeOfDay("00:30")!, intensity: 80, pattern: .double,
                                  durationSeconds: 10)
         _ = fw.handle(frame(.setAlarm(alarm), id: 3), tick: 0)
         // Monday 00:10 (tick 690 s): the offset goes +1 h → +2 h, local 00:10 becomes 01:10; 00:30 was skipped.

@@ -4,6 +4,7 @@ import PodDevice
 import PodProtocol
 import SleepSchedule
 import SleepStore
+import SleepDomain
 
 /// The schedule service of the running hub: works out what each side of the connected pod
 /// should hold (manual schedule, else inference over the side's main nights, else the
@@ -36,9 +37,9 @@ public actor ScheduleDriver {
     private var connection: PodConnection?
     /// The pod being served (the last one that connected).
     public private(set) var podSerial: String?
-    private var podSides: [PodSide] = PodSide.allCases
+    private var podSides: [BedSide] = BedSide.allCases
     private var bootCounts: [String: UInt32] = [:]
-    private var decisions: [PodSide: SideScheduleDecision] = [:]
+    private var decisions: [BedSide: SideScheduleDecision] = [:]
 
     private var wakeAt: Date?
     private var wakeSignal: AsyncStream<Void>.Continuation?
@@ -47,7 +48,7 @@ public actor ScheduleDriver {
     private var lockWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// Sides whose power or alarm was acknowledged since they were last reported.
-    private var touched: Set<PodSide> = []
+    private var touched: Set<BedSide> = []
     private var reportedClockOffset: Int?
     /// What the connected pod announced in HELLO: commands for features it lacks are not sent.
     private var features: FeatureSet = .all
@@ -135,7 +136,7 @@ public actor ScheduleDriver {
     public func podEvent(_ event: PodEvent, podSerial serial: String, at exactTime: Date) async {
         // The pod fires on whole minutes; its tick maps to within milliseconds of them, either side.
         let time = Date(timeIntervalSince1970: exactTime.timeIntervalSince1970.rounded())
-        let side = event.side.map(PodSide.init)
+        let side = event.side
         let sideText = side.map { " (\($0))" } ?? ""
         let local = LocalDateTime(time, in: podZone).timeOfDay
         let kind: String
@@ -182,7 +183,7 @@ public actor ScheduleDriver {
         do {
             try store.recordPodEvent(PodEventRecord(
                 podSerial: serial, at: Int64(time.timeIntervalSince1970.rounded(.down)), kind: kind,
-                side: side?.bed, argument: Int(event.argument), description: text))
+                side: side, argument: Int(event.argument), description: text))
         } catch {
             reporter.warning("could not record pod event '\(text)': \(error)")
         }
@@ -411,14 +412,14 @@ public actor ScheduleDriver {
             return [.setClock(clock.clockSetting(utcOffsetMinutes: sync.utcOffsetMinutes))]
         case .setPowerSchedule(let side, let windows):
             let clear = Message.setPowerSchedule(PowerSchedule(
-                side: side.wire, days: [], on: ClockTime(minutesOfDay: 0), off: ClockTime(minutesOfDay: 0), level: 0))
+                side: side, days: [], on: TimeOfDay(wrapping: 0), off: TimeOfDay(wrapping: 0), level: 0))
             // The pod keeps one entry per weekday: windows covering the week replace all of
             // them; otherwise the days left out are cleared first.
-            let covered = windows.reduce(DaysOfWeek()) { $0.union($1.days) }
+            let covered = windows.reduce(WeekdayMask()) { $0.union($1.days) }
             let sets = windows.map { Message.setPowerSchedule($0.wire(side: side)) }
             return covered == .everyDay ? sets : [clear] + sets
         case .setAlarm(let side, let entry):
-            guard let entry else { return [.clearAlarm(side: side.wire)] }
+            guard let entry else { return [.clearAlarm(side: side)] }
             return [.setAlarm(entry.wire(side: side))]
         }
     }
@@ -435,7 +436,7 @@ public actor ScheduleDriver {
             let alarmText = alarm.map { "alarm \($0.shortDescription)" } ?? "no alarm"
             reporter.event("schedule \(side)\(origin): \(power), \(alarmText) — pod acknowledged")
             do {
-                try store.markPodScheduleAcknowledged(podSerial: serial, side: side.bed,
+                try store.markPodScheduleAcknowledged(podSerial: serial, side: side,
                                                       at: Int64(clock.now().timeIntervalSince1970.rounded(.down)))
             } catch {
                 reporter.warning("could not record the acknowledgement of schedule \(side): \(error)")

@@ -4,19 +4,7 @@ import Hub
 import PodAnalysis
 import PodProtocol
 import SleepAnalysis
-
-/// Which side(s) of a capture to stage.
-enum CaptureSide: String, ExpressibleByArgument, CaseIterable {
-    case left, right, both
-
-    var sides: [Side] {
-        switch self {
-        case .left: [.left]
-        case .right: [.right]
-        case .both: [.left, .right]
-        }
-    }
-}
+import SleepDomain
 
 /// `podbridge analyze`: offline staging of a capture, a beats file or a vitals file.
 /// Parsing and printing only; the analysis is `CaptureAnalysis` (PodAnalysis) and
@@ -39,7 +27,13 @@ struct AnalyzeCommand: AsyncParsableCommand {
     var capture: String?
 
     @Option(name: .long, help: "With --capture: the side to stage (left, right, both; default both).")
-    var side: CaptureSide?
+    var side: String?
+
+    /// The sides `--side` names: one side, or both (the default).
+    static func sides(_ text: String?) -> [BedSide]? {
+        guard let text, text != "both" else { return BedSide.allCases }
+        return BedSide(rawValue: text).map { [$0] }
+    }
 
     @Option(name: .long, help: "Beats CSV (one heartbeat per line).")
     var beats: String?
@@ -69,6 +63,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
             throw ValidationError("give exactly one of --capture FILE, --beats FILE or --vitals FILE")
         }
         if side != nil, capture == nil { throw ValidationError("--side goes with --capture") }
+        if Self.sides(side) == nil { throw ValidationError("unknown side '\(side ?? "")' (use left, right or both)") }
         if let tz, TimeZone(identifier: tz) == nil { throw ValidationError("unknown time zone '\(tz)'") }
     }
 
@@ -91,10 +86,10 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 zone = fixed
             }
             let analyzer = SleepAnalyzer(rules: rules, timeZone: zone)
-            let choice = side ?? .both
-            for s in choice.sides {
+            let sides = Self.sides(side) ?? BedSide.allCases
+            for s in sides {
                 let r = analysis[s]
-                results.append((choice == .both ? s.description : nil, analyzer.analyze(beats: r.beats, vitals: r.vitals)))
+                results.append((sides.count > 1 ? s.description : nil, analyzer.analyze(beats: r.beats, vitals: r.vitals)))
             }
         } else {
             let input: AnalysisInput
