@@ -47,10 +47,12 @@ let package = Package(
 
         // MARK: Edges: devices, storage, network
         /// The firmware side of the protocol over a pseudo-terminal, playing a NightModel night.
-        .target(name: "VirtualPod", dependencies: ["SleepDomain", "PodProtocol", "NightModel"], swiftSettings: strict),
+        /// Every syscall the device layer and the virtual pod make: errno kept, EINTR retried once, here.
+        .target(name: "SystemCalls", swiftSettings: strict),
+        .target(name: "VirtualPod", dependencies: ["SleepDomain", "PodProtocol", "NightModel", "SystemCalls"], swiftSettings: strict),
         /// Discovery (libudev), serial (termios) and USB (libusb) transports, connections.
         .target(name: "PodDevice", dependencies: [
-            "SleepDomain", "PodProtocol", "CUdev", "CLibUSB",
+            "SleepDomain", "PodProtocol", "SystemCalls", "CUdev", "CLibUSB",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         /// The SQLite store (GRDB): pods, epochs, sessions, blocks, schedules, outbox; export.
@@ -104,7 +106,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "HubTests", dependencies: [
             "SleepDomain",
-            "Hub", "PodProtocol", "PodDevice", "VirtualPod", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore",
+            "Hub", "PodProtocol", "PodDevice", "SystemCalls", "VirtualPod", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore",
             // The daemon under a umockdev testbed (HubUmockdevTests, run by scripts/test-device.sh).
             "CUmockdev",
             .product(name: "Logging", package: "swift-log"),
@@ -120,7 +122,7 @@ let package = Package(
         .testTarget(name: "SleepScheduleTests", dependencies: ["SleepDomain", "SleepSchedule"], swiftSettings: strict),
         .testTarget(name: "SmartWakeTests", dependencies: ["SleepDomain", "SmartWake", "SleepSchedule", "SleepAnalysis"],
                     swiftSettings: strict),
-        .testTarget(name: "PodDeviceTests", dependencies: ["SleepDomain", "PodDevice", "PodProtocol", "CUmockdev"],
+        .testTarget(name: "PodDeviceTests", dependencies: ["SleepDomain", "PodDevice", "PodProtocol", "SystemCalls", "CUmockdev"],
                     exclude: ["Fixtures"], swiftSettings: strict),
         /// The hub's link (PodDevice) against the virtual pod's firmware (VirtualPod) over a pty:
         /// protocol v1.1, injected faults and their recovery.

@@ -57,7 +57,7 @@ public enum PodLinkError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A response arrived under the request's id with another type or body.
     case unexpectedResponse(request: MessageType, detail: String)
     /// The link went away while the request was outstanding.
-    case disconnected(String)
+    case disconnected(TransportError)
     /// No pod is connected right now.
     case notConnected
     /// A pod with another serial answered where we expected a known one.
@@ -147,9 +147,33 @@ public enum LinkEvent: Sendable {
     /// The pod refused a start-up request with a final status (e.g. START_STREAM answered
     /// INTERNAL_ERROR): reported once, asked again after `retryIn`, not in a loop.
     case refused(PodLinkError, retryIn: Duration)
-    case disconnected(reason: String)
-    /// Waiting `delay` before reconnect attempt `attempt` (1-based).
-    case retrying(attempt: Int, delay: Duration, reason: String)
+    case disconnected(reason: TransportError)
+    /// Waiting `delay` before reconnect attempt `attempt` (1-based), after `reason`.
+    case retrying(attempt: Int, delay: Duration, reason: LinkFailure)
     /// The connection gave up for good (protocol version mismatch) or was stopped (nil).
     case stopped(PodLinkError?)
+}
+
+/// Why a connection attempt or a live link ended, with its cause kept typed (errno, libusb
+/// code, the pod's status) so the hub can tell the user what to do without parsing text.
+public enum LinkFailure: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The device could not be opened, or went away.
+    case transport(TransportError)
+    /// The pod was reached but the handshake or a start-up request failed.
+    case link(PodLinkError)
+
+    /// Sorts any error a connection attempt threw.
+    public init(_ error: any Error) {
+        switch error {
+        case let error as PodLinkError: self = .link(error)
+        default: self = .transport(TransportError(error))
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .transport(let error): error.description
+        case .link(let error): error.description
+        }
+    }
 }

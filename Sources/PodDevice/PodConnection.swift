@@ -68,7 +68,7 @@ public actor PodConnection {
         var everConnected = false
         defer { continuation.finish() }
         while !Task.isCancelled {
-            var reason = "not connected"
+            var reason = LinkFailure.transport(.closed)
             var delay: Duration?
             do {
                 let transport = try await opener.open()
@@ -79,26 +79,27 @@ public actor PodConnection {
                 }
                 self.session = session
                 await session.start()
-                reason = try await drive(session, onConnected: {
+                let ended = try await drive(session, onConnected: {
                     // Only a good handshake counts as a reconnect, and resets the backoff.
                     if everConnected { reconnects &+= 1 }
                     attempt = 0
                     everConnected = true
                 })
+                reason = .transport(ended)
             } catch let error as PodLinkError {
                 if case .protocolVersionMismatch = error {
                     await closeSession()
                     continuation.yield(.stopped(error))
                     throw error
                 }
-                reason = error.description
+                reason = .link(error)
                 if Self.isFinalRefusal(error) {
                     // §7.6: a final answer is reported and asked again much later, not in a loop.
                     delay = timing.refusedRetryDelay
                     continuation.yield(.refused(error, retryIn: timing.refusedRetryDelay))
                 }
             } catch {
-                reason = "\(error)"
+                reason = LinkFailure(error)
             }
             if Task.isCancelled { await stopStreaming() }
             await closeSession()
@@ -126,7 +127,7 @@ public actor PodConnection {
     /// Start-up, then follow the session until it ends: re-run the start-up after a pod
     /// reboot (BOOT, or a boot count that changed under a silent link), probe a silent link,
     /// ask again for a refused stream at a long interval. Returns why the link ended.
-    private func drive(_ session: PodSession, onConnected: () -> Void) async throws(PodLinkError) -> String {
+    private func drive(_ session: PodSession, onConnected: () -> Void) async throws(PodLinkError) -> TransportError {
         // BOOTs that arrived before HELLO was answered are covered by that HELLO; a reset
         // after it makes the remaining start-up requests fail (the pod answers NOT_READY /
         // NO_SESSION until HELLO), which the probe below or a reconnect recovers from.
@@ -159,7 +160,7 @@ public actor PodConnection {
                 return reason
             }
         }
-        return "link ended"
+        return .closed
     }
 
     /// §7.7: GET_STATUS on a silent or doubtful link. A changed boot count, or a pod that says
@@ -263,8 +264,8 @@ public actor PodConnection {
     /// for a feature the pod did not announce in HELLO throws `.unsupportedByPod` unsent.
     public func send(_ message: Message) async throws(PodLinkError) -> Response {
         guard let session else { throw .notConnected }
-        if let info, let (feature, name) = Self.feature(needed: message), !info.features.contains(feature) {
-            throw .unsupportedByPod(request: MessageType(rawValue: message.typeCode) ?? .hello, feature: name)
+        if let info, let (request, feature, name) = Self.feature(needed: message), !info.features.contains(feature) {
+            throw .unsupportedByPod(request: request, feature: name)
         }
         let response = try await session.request(message)
         // Every acknowledged SET_CLOCK re-anchors the pod's ticks (DST, re-sync, a clock the
@@ -282,13 +283,14 @@ public actor PodConnection {
         _ = try await send(.triggerAlarm(trigger))
     }
 
-    /// The HELLO feature bit a request needs, if any.
-    static func feature(needed message: Message) -> (FeatureSet, String)? {
+    /// The HELLO feature bit a request needs, if any, with the request's type and the feature's name.
+    static func feature(needed message: Message) -> (MessageType, FeatureSet, String)? {
         switch message {
-        case .setAlarm, .clearAlarm: (.vibrationAlarm, "vibration alarm")
-        case .snooze: (.snooze, "snooze")
-        case .setPowerSchedule: (.powerSchedule, "power schedule")
-        case .triggerAlarm: (.alarmTrigger, "alarm trigger")
+        case .setAlarm: (.setAlarm, .vibrationAlarm, "vibration alarm")
+        case .clearAlarm: (.clearAlarm, .vibrationAlarm, "vibration alarm")
+        case .snooze: (.snooze, .snooze, "snooze")
+        case .setPowerSchedule: (.setPowerSchedule, .powerSchedule, "power schedule")
+        case .triggerAlarm: (.triggerAlarm, .alarmTrigger, "alarm trigger")
         default: nil
         }
     }

@@ -14,7 +14,7 @@ enum SessionSignal: Sendable {
     /// A beat of the owner's liveness clock (see `PodConnection`); nothing arrived with it.
     case tick
     /// The transport ended (unplug, close, error).
-    case ended(reason: String)
+    case ended(reason: TransportError)
 }
 
 actor PodSession {
@@ -30,7 +30,7 @@ actor PodSession {
     private let decoder = FrameDecoder()
     private var nextRequestID: UInt16 = 1
     private var pending: [UInt16: Waiter] = [:]
-    private var endReason: String?
+    private var endReason: TransportError?
     private(set) var boots = 0
     private var reader: Task<Void, Never>?
     private var stats = LinkCounters()
@@ -52,7 +52,7 @@ actor PodSession {
         case response(Response)
         case wrongType(String)
         case timedOut
-        case ended(String)
+        case ended(TransportError)
     }
     private var attempts: UInt64 = 0
 
@@ -79,7 +79,7 @@ actor PodSession {
                 let bytes = try await transport.read()
                 receive(bytes)
             } catch {
-                end(reason: (error as? TransportError)?.description ?? "\(error)")
+                end(reason: TransportError(error))
                 return
             }
         }
@@ -192,7 +192,7 @@ actor PodSession {
 
     /// Writes the spec's leading 0x00 (ends any half frame the pod was receiving).
     func sendDelimiter() async throws(PodLinkError) {
-        do { try await transport.write([0]) } catch { throw .disconnected("\(error)") }
+        do { try await transport.write([0]) } catch { throw .disconnected(TransportError(error)) }
     }
 
     /// Forgets the pod's sequence baseline: after a reboot found without its BOOT event, the
@@ -224,7 +224,7 @@ actor PodSession {
         if let recorder, let frame = COBS.decode(Array(bytes.dropLast())) {
             recorder.record(.hubToPod, frame: frame, at: SystemClock().unixMicros())
         }
-        do { try await transport.write(bytes) } catch { throw .disconnected("\(error)") }
+        do { try await transport.write(bytes) } catch { throw .disconnected(TransportError(error)) }
     }
 
     private func waitForResponse(id: UInt16) async -> WaitResult {
@@ -233,7 +233,7 @@ actor PodSession {
         let token = attempts
         let timeout = timing.responseTimeout
         return await withCheckedContinuation { (c: CheckedContinuation<WaitResult, Never>) in
-            guard var waiter = pending[id] else { return c.resume(returning: .ended("request withdrawn")) }
+            guard var waiter = pending[id] else { return c.resume(returning: .ended(.closed)) }
             if let result = waiter.result {
                 waiter.result = nil
                 pending[id] = waiter
@@ -257,7 +257,7 @@ actor PodSession {
         c.resume(returning: .timedOut)
     }
 
-    private func end(reason: String) {
+    private func end(reason: TransportError) {
         guard endReason == nil else { return }
         endReason = reason
         for (id, var waiter) in pending {

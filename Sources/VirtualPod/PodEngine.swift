@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NightModel
 import PodProtocol
+import SystemCalls
 import Synchronization
 import SleepDomain
 
@@ -75,7 +76,7 @@ final class PodEngine: @unchecked Sendable {
     /// speed instead of waking for every 100 ms block.
     private static let minBatchNanos: UInt64 = 20_000_000
 
-    init(config: VirtualPodConfiguration) throws(VirtualPodError) {
+    init(config: VirtualPodConfiguration) throws(SystemError) {
         self.config = config
         firmware = PodFirmware(identity: config.identity)
         var night = config.night
@@ -93,14 +94,7 @@ final class PodEngine: @unchecked Sendable {
         scheduled = config.faults.sorted { $0.at < $1.at }
         garbage = SplitMix64(seed: config.night.seed ^ 0x6A5D_39E1_7C2B_4F81)
         ticksPerNano = config.speed * Double(Wire.tickRate) / 1e9
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { throw VirtualPodError("pipe", errno: errno) }
-        wakeRead = fds[0]
-        wakeWrite = fds[1]
-        for fd in fds {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
+        (wakeRead, wakeWrite) = try SystemCalls.makeWakePipe()
         shared = Mutex(Shared())
         startNanos = Self.monotonicNanos()
         // Every stored property is set: if attach() throws, deinit runs and closes the pipe
@@ -113,8 +107,8 @@ final class PodEngine: @unchecked Sendable {
 
     deinit {
         pty?.close()
-        _ = close(wakeRead)
-        _ = close(wakeWrite)
+        SystemCalls.close(wakeRead)
+        SystemCalls.close(wakeWrite)
     }
 
     static func monotonicNanos() -> UInt64 {
@@ -125,8 +119,7 @@ final class PodEngine: @unchecked Sendable {
 
     /// Wakes the thread (a fault was queued or stop requested).
     func wake() {
-        var b: UInt8 = 1
-        _ = write(wakeWrite, &b, 1)
+        SystemCalls.wake(wakeWrite)
     }
 
     // MARK: The loop
@@ -168,7 +161,7 @@ final class PodEngine: @unchecked Sendable {
         }
         pty?.close()
         pty = nil
-        if let link = config.linkPath { StableLink.remove(link) }
+        if let link = config.linkPath { SystemCalls.unlink(link) }
         finished = true
         publish(ttyGone: true)
         let waiters = shared.withLock { s -> [CheckedContinuation<Void, Never>] in
@@ -361,7 +354,7 @@ final class PodEngine: @unchecked Sendable {
             // a few times in a row before closing.
             quietRounds = pendingCount == 0 && pty.unreadByHub == 0 ? quietRounds + 1 : 0
             var fds = [pollfd(fd: pty.master, events: Int16(POLLOUT), revents: 0)]
-            _ = poll(&fds, 1, 10)
+            _ = try? SystemCalls.poll(&fds, timeoutMilliseconds: 10)
             if pendingCount == 0 { usleep(10_000) }
         }
     }
@@ -424,13 +417,13 @@ final class PodEngine: @unchecked Sendable {
         detachedUntil = until
     }
 
-    private func attach() throws(VirtualPodError) {
+    private func attach() throws(SystemError) {
         let p = try PseudoTerminal()
         pty = p
         attachCount += 1
         // One delimiter first ends any partial frame in the receiver (§3.1).
         pending.append(0)
-        if let link = config.linkPath { try StableLink.point(link, to: p.path) }
+        if let link = config.linkPath { try SystemCalls.replaceSymlink(link, to: p.path) }
         config.onAttach?(p.path)
     }
 
@@ -455,11 +448,8 @@ final class PodEngine: @unchecked Sendable {
             if pendingCount > 0 { events |= Int16(POLLOUT) }
             fds.append(pollfd(fd: pty.master, events: events, revents: 0))
         }
-        _ = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), timeout) }
-        if fds[0].revents != 0 {
-            var sink = [UInt8](repeating: 0, count: 64)
-            while read(wakeRead, &sink, sink.count) > 0 {}
-        }
+        _ = try? SystemCalls.poll(&fds, timeoutMilliseconds: timeout)
+        if fds[0].revents != 0 { SystemCalls.drain(wakeRead) }
     }
 
     private func publish(ttyGone: Bool = false) {

@@ -1,6 +1,7 @@
 import Foundation
 import NightModel
 import PodProtocol
+import SystemCalls
 import Synchronization
 import SleepDomain
 
@@ -43,7 +44,7 @@ public final class VirtualPod: Sendable {
 
     /// Opens the pseudo-terminal, sends BOOT, starts the pod's thread; returns the tty path.
     @discardableResult
-    public func start() throws(VirtualPodError) -> String {
+    public func start() throws(SystemError) -> String {
         let engine = try PodEngine(config: configuration)
         let done = exited
         let thread = Thread {
@@ -56,7 +57,7 @@ public final class VirtualPod: Sendable {
             c.engine = engine
             return true
         }
-        guard started else { throw VirtualPodError("start (already started)", errno: EBUSY) }
+        guard started else { throw SystemError(call: "start (already started)", errno: EBUSY) }
         thread.start()
         return engine.shared.withLock { $0.snapshot.ttyPath } ?? ""
     }

@@ -83,7 +83,7 @@ struct LinkRecoveryTests {
             Issue.record("no retry"); return
         }
         #expect(delay == livenessTiming.refusedRetryDelay)
-        #expect(reason.contains("internal error"))
+        #expect(reason.description.contains("internal error"))
     }
 
     @Test("HELLO with an empty serial is refused with a clear error, never accepted")

@@ -155,9 +155,9 @@ struct PodConnectionTests {
         await stranger.start()
         try link.point(to: stranger.path)
         guard case .retrying(_, _, let reason)? = await next(&events, where: {
-            if case .retrying(_, _, let r) = $0 { r.contains("expected pod") } else { false }
+            if case .retrying(_, _, let r) = $0 { r.description.contains("expected pod") } else { false }
         }) else { Issue.record("stranger not refused"); return }
-        #expect(reason.contains("OTHER"))
+        #expect(reason.description.contains("OTHER"))
         await stranger.unplug()
 
         let again = try ScriptedPod(serial: "PB0007")

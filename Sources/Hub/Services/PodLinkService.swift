@@ -88,7 +88,7 @@ public final class PodLinkService: Service, Sendable {
     private struct LinkFollower {
         let service: PodLinkService
         var pipeline: PodPipeline?
-        var lastFailure: String?
+        var lastFailure: LinkFailure?
 
         init(service: PodLinkService) { self.service = service }
 
@@ -141,7 +141,7 @@ public final class PodLinkService: Service, Sendable {
                 if let serial {
                     service.control.unregister(serial: serial)
                     await service.publishCounters()
-                    service.bus.publish(.podDisconnected(serial: serial, reason: reason, at: service.clock.now()))
+                    service.bus.publish(.podDisconnected(serial: serial, reason: reason.description, at: service.clock.now()))
                 }
                 await service.schedule?.podDisconnected()
             case .retrying(let attempt, let delay, let reason):
