@@ -103,6 +103,8 @@ public struct LinkCounters: Sendable, Hashable {
     public var unannouncedReboots: UInt64 = 0
     /// GET_STATUS probes sent because the link fell silent or an answer put the session in doubt.
     public var livenessProbes: UInt64 = 0
+    /// Streamed frames naming a side or more piezo channels than HELLO announced: dropped (§6).
+    public var beyondAnnounced: UInt64 = 0
 
     public init() {}
 
@@ -113,9 +115,10 @@ public struct LinkCounters: Sendable, Hashable {
     /// Number of gaps (bursts of loss).
     public var sequenceGaps: UInt64 { decoder.sequenceGaps }
     public var crcErrors: UInt64 { decoder.crcErrors }
-    /// Cut-short, oversize, unreadable, wrong-version or incompatible-flag frames.
+    /// Cut-short, oversize, unreadable, wrong-version or incompatible-flag frames, and
+    /// frames beyond what HELLO announced.
     public var malformed: UInt64 {
-        decoder.malformed &+ decoder.oversize &+ decoder.badVersion &+ decoder.unsupportedFlags
+        decoder.malformed &+ decoder.oversize &+ decoder.badVersion &+ decoder.unsupportedFlags &+ beyondAnnounced
     }
     public var unknownTypes: UInt64 { decoder.unknownTypes }
     public var outOfOrder: UInt64 { decoder.outOfOrder }
@@ -127,6 +130,7 @@ public struct LinkCounters: Sendable, Hashable {
         reconnects &+= other.reconnects; retransmits &+= other.retransmits; timeouts &+= other.timeouts
         nacks &+= other.nacks; lateResponses &+= other.lateResponses; podReboots &+= other.podReboots
         unannouncedReboots &+= other.unannouncedReboots; livenessProbes &+= other.livenessProbes
+        beyondAnnounced &+= other.beyondAnnounced
     }
 }
 

@@ -209,6 +209,7 @@ public actor PodConnection {
         if let serial, serial != podInfo.serial { throw .wrongPod(expected: serial, found: podInfo.serial) }
         serial = podInfo.serial
         info = podInfo
+        await session.announce(sides: podInfo.sides, channelsPerSide: podInfo.piezoChannelsPerSide)
         continuation.yield(.connected(podInfo, endpoint: session.endpoint))
 
         let clockResponse = try await session.request(.setClock(clock()))

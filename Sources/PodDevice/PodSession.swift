@@ -31,6 +31,9 @@ actor PodSession {
     private var nextRequestID: UInt16 = 1
     private var pending: [UInt16: Waiter] = [:]
     private var endReason: TransportError?
+    /// What HELLO announced (sides, piezo channels per side): streamed frames beyond it are
+    /// dropped and counted as malformed (§6, v1.1). Nil until HELLO is answered.
+    private var announced: (sides: UInt8, channels: UInt8)?
     private(set) var boots = 0
     private var reader: Task<Void, Never>?
     private var stats = LinkCounters()
@@ -101,6 +104,8 @@ actor PodSession {
                 let request = MessageType(rawValue: type & ~MessageType.responseBit)
                 deliver(.wrongType("unreadable \(request.map { "\($0)" } ?? "response") body: \(reason)"),
                         type: request, requestID: frame.header.requestID)
+            case let message where announced.map { !message.fits(sides: $0.sides, channelsPerSide: $0.channels) } ?? false:
+                stats.beyondAnnounced &+= 1
             case .event(let event) where event.kind == .boot:
                 boots += 1
                 stats.podReboots &+= 1
@@ -189,6 +194,9 @@ actor PodSession {
             }
         }
     }
+
+    /// Bounds later streamed frames by what the pod announced in HELLO.
+    func announce(sides: UInt8, channelsPerSide: UInt8) { announced = (sides, channelsPerSide) }
 
     /// Writes the spec's leading 0x00 (ends any half frame the pod was receiving).
     func sendDelimiter() async throws(PodLinkError) {

@@ -439,3 +439,17 @@ public struct LogLine: Sendable, Hashable {
         self.text = text
     }
 }
+
+extension Message {
+    /// Whether a streamed message stays inside what HELLO announced (§6, v1.1): a side
+    /// beyond `sides`, or a piezo block with more channels than `channelsPerSide`, does not;
+    /// the hub drops such a frame and counts it as malformed instead of guessing.
+    public func fits(sides: UInt8, channelsPerSide: UInt8) -> Bool {
+        switch self {
+        case .piezo(let p): UInt8(p.side.index) < sides && p.channels <= channelsPerSide
+        case .capacitance(let c): UInt8(c.side.index) < sides
+        case .event(let e): e.side.map { UInt8($0.index) < sides } ?? true
+        default: true
+        }
+    }
+}

@@ -132,13 +132,15 @@ struct PodFirmware: Sendable {
         requestsAnswered &+= 1
         // §7.2: a request already answered is not acted on again. The whole request must match,
         // so a hub that reopened the link and restarted its ids is not served stale answers.
-        if let hit = cache.first(where: { $0.requestID == id && $0.request == frame.message }) {
+        // v1.1: HELLO is never answered from the cache; every HELLO opens a new session.
+        let isHello = type == MessageType.hello.rawValue
+        if !isHello, let hit = cache.first(where: { $0.requestID == id && $0.request == frame.message }) {
             retransmitsFromCache &+= 1
             return [Outbound(message: hit.response, requestID: id)]
         }
         var events: [PodEvent] = []
         let response = respond(to: frame.message, type: type, tick: tick, events: &events)
-        cache.append(CachedResponse(requestID: id, request: frame.message, response: response))
+        if !isHello { cache.append(CachedResponse(requestID: id, request: frame.message, response: response)) }
         if cache.count > Self.cacheSize { cache.removeFirst(cache.count - Self.cacheSize) }
         return [Outbound(message: response, requestID: id)] + events.map { Outbound(message: .event($0), requestID: 0) }
     }

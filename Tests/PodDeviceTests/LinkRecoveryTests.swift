@@ -46,6 +46,27 @@ struct LinkRecoveryTests {
         #expect(await connection.info?.bootCount == 2)
     }
 
+    @Test("streamed frames beyond HELLO's sides or channels are dropped and counted, never guessed at")
+    func framesBeyondHello() async throws {
+        let pod = try ScriptedPod()  // announces 2 sides, 1 piezo channel per side
+        await pod.start()
+        let connection = PodConnection(opener: PathOpener(path: pod.path), timing: livenessTiming)
+        let runner = Task { try await connection.run() }
+        defer { runner.cancel(); Task { await pod.unplug() } }
+        var events = connection.events.makeAsyncIterator()
+        #expect(await next(&events, where: isStreaming) != nil)
+        let samples: [Int32] = Array(repeating: 5, count: 20)
+        await pod.send(.piezo(PiezoBlock(side: .left, channels: 2, gain: 1, firstTick: 10, samples: samples)))
+        await pod.send(.piezo(PiezoBlock(side: .left, channels: 1, gain: 1, firstTick: 20, samples: samples)))
+        guard case .frame(let frame, _)? = await next(&events, where: { if case .frame = $0 { true } else { false } }),
+              case .piezo(let block) = frame.message else {
+            Issue.record("no piezo frame delivered"); return
+        }
+        #expect(block.channels == 1 && block.firstTick == 20, "the two-channel block must not reach the pipeline")
+        let c = await connection.counters()
+        #expect(c.beyondAnnounced == 1 && c.malformed == 1)
+    }
+
     @Test("a final nack of START_STREAM is reported and asked again after the long interval, not in a loop")
     func refusedStream() async throws {
         let pod = try ScriptedPod()

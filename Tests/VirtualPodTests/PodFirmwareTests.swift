@@ -129,6 +129,22 @@ import SleepDomain
         #expect(s1 != s2)
     }
 
+    @Test func aRepeatedHelloIsActedOnNeverAnsweredFromTheCache() {
+        var fw = PodFirmware(identity: PodIdentity())
+        let hello = frame(.hello(HelloRequest()), id: 1)
+        let first = fw.handle(hello, tick: 1000)
+        _ = fw.handle(frame(.startStream(.all), id: 2), tick: 1100)
+        // The same id and payload again, later (a hub that reopened the link, or a retransmit):
+        // v1.1 §7.2 acts on it, so the answer carries the tick now, not the remembered one.
+        let again = fw.handle(frame(.hello(HelloRequest()), id: 1, flags: .retransmit), tick: 5000)
+        guard case .response(let a) = first.first?.message, case .hello(let infoA) = a.body,
+              case .response(let b) = again.first?.message, case .hello(let infoB) = b.body else {
+            Issue.record("no HELLO answers"); return
+        }
+        #expect(infoA.tick == 1000 && infoB.tick == 5000)
+        #expect(fw.retransmitsFromCache == 0)
+    }
+
     /// Collects the events fired through `tick`.
     func run(_ fw: inout PodFirmware, through tick: UInt64) -> [PodEvent] {
         var events: [PodEvent] = []
