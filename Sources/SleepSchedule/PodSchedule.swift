@@ -1,3 +1,4 @@
+import Foundation
 import SleepDomain
 
 /// Vibration patterns of the pod's alarm motor (firmware-protocol.md SET_ALARM `pattern`:
@@ -47,6 +48,18 @@ public struct PowerWindow: Hashable, Sendable, Codable, CustomStringConvertible 
     }
 
     public var crossesMidnight: Bool { off < on }
+
+    /// Whether `instant` falls inside this window in `zone`: on a day in `days` at or after
+    /// `on` and before `off`, where a window crossing midnight runs on into the next day.
+    public func contains(_ instant: Date, in zone: TimeZone) -> Bool {
+        let local = LocalDateTime(instant, in: zone)
+        let now = local.timeOfDay
+        let today = local.date.weekday
+        if crossesMidnight {
+            return (days.contains(today) && now >= on) || (days.contains(today.advanced(by: -1)) && now < off)
+        }
+        return days.contains(today) && now >= on && now < off
+    }
 
     /// Wall-clock minutes from on to off (ignores a DST change inside the window).
     public var durationMinutes: Int { floorMod(off.minuteOfDay - on.minuteOfDay, TimeOfDay.minutesPerDay) }

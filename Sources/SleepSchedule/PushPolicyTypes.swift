@@ -5,14 +5,17 @@ import SleepDomain
 public enum ScheduleCommandKey: Hashable, Sendable, Comparable, CustomStringConvertible {
     case clock
     case powerSchedule(BedSide)
+    /// The side's power state now (SET_POWER), restored inside a window the pod missed.
+    case power(BedSide)
     case alarm(BedSide)
 
     /// Send order: the clock first (the pod fires local times on it), then power, then alarms.
     var rank: Int {
         switch self {
         case .clock: return 0
-        case .powerSchedule(let s): return 1 + (s == .left ? 0 : 1)
-        case .alarm(let s): return 3 + (s == .left ? 0 : 1)
+        case .powerSchedule(let s): return 1 + s.index
+        case .power(let s): return 3 + s.index
+        case .alarm(let s): return 5 + s.index
         }
     }
 
@@ -22,6 +25,7 @@ public enum ScheduleCommandKey: Hashable, Sendable, Comparable, CustomStringConv
         switch self {
         case .clock: return "set-clock"
         case .powerSchedule(let s): return "set-power-schedule(\(s))"
+        case .power(let s): return "set-power(\(s))"
         case .alarm(let s): return "set-alarm(\(s))"
         }
     }
@@ -53,6 +57,10 @@ public enum ScheduleCommand: Hashable, Sendable {
     /// The side's whole power schedule: one SET_POWER_SCHEDULE per window (their masks are
     /// disjoint); an empty list is a clear (days = 0).
     case setPowerSchedule(BedSide, [PowerWindow])
+    /// SET_POWER on at `level` %: the side is inside one of its windows now. Schedules are
+    /// edge-triggered (firmware-protocol.md §7.4): a pod that reset or first got its clock
+    /// mid-window stays off until the next `on`, so the hub, which knows the window, says so.
+    case setPowerOn(BedSide, level: Int)
     /// The side's one alarm (SET_ALARM), or nil for CLEAR_ALARM.
     case setAlarm(BedSide, AlarmEntry?)
 
@@ -60,6 +68,7 @@ public enum ScheduleCommand: Hashable, Sendable {
         switch self {
         case .setClock: return .clock
         case .setPowerSchedule(let side, _): return .powerSchedule(side)
+        case .setPowerOn(let side, _): return .power(side)
         case .setAlarm(let side, _): return .alarm(side)
         }
     }
@@ -75,7 +84,8 @@ public struct DesiredPodState: Hashable, Sendable {
         self.schedules = schedules
     }
 
-    /// The commands that express this state at `now`, in send order (clock, power, alarms).
+    /// The commands that express this state at `now`, in send order (clock, power schedules,
+    /// power on for a side inside a window now, alarms).
     /// The pod holds one alarm per side: of a side's entries, the one in force is the entry whose
     /// next firing after `now − alarmHoldover` comes first, so an alarm stays in force for
     /// `alarmHoldover` after it fired (vibration and snoozes are not cut short) and is then
@@ -84,6 +94,11 @@ public struct DesiredPodState: Hashable, Sendable {
         let sides = schedules.sorted { $0.side < $1.side }
         var list: [ScheduleCommand] = [.setClock(ClockSync(zone: timeZone, at: now))]
         for s in sides { list.append(.setPowerSchedule(s.side, s.powerWindows)) }
+        for s in sides {
+            if let window = s.powerWindows.first(where: { $0.contains(now, in: timeZone) }) {
+                list.append(.setPowerOn(s.side, level: window.level))
+            }
+        }
         for s in sides { list.append(.setAlarm(s.side, alarmInForce(s, at: now, holdover: alarmHoldover)?.entry)) }
         return list
     }

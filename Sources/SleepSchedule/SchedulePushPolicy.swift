@@ -132,7 +132,14 @@ public struct SchedulePushPolicy: Sendable {
             let windowStart = t.addingTimeInterval(-configuration.preTransitionLeadSeconds)
             if now >= windowStart, prePushedTransition != t {
                 prePushedTransition = t
-                for key in Set(acknowledged.keys).union(failed.keys) where key != .clock { forget(key) }
+                // Schedules and alarms are re-sent; the clock follows at the transition, and the
+                // power state the pod already has does not depend on the offset.
+                for key in Set(acknowledged.keys).union(failed.keys) {
+                    switch key {
+                    case .powerSchedule, .alarm: forget(key)
+                    case .clock, .power: break
+                    }
+                }
             }
             if prePushedTransition != t { wake.append(windowStart) }
             wake.append(t)

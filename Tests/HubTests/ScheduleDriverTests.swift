@@ -125,6 +125,24 @@ import SleepDomain
         await rig.shutdown()
     }
 
+    @Test func aPodThatResetsInsideItsPowerWindowIsSwitchedOnAgain() async throws {
+        // 23:00 in Berlin: inside the default 22:00–07:30 window. Schedules are edge-triggered
+        // (firmware-protocol.md §7.4): after a reset the pod would stay off until tomorrow.
+        let rig = try await ScheduleRig(serial: "VPOD-MIDWIN", start: scheduleDate("Europe/Berlin", 2026, 6, 10, 23), speed: 1)
+        #expect(await eventually { await rig.driver.isInSync && rig.pod.snapshot.powerOn == [true, true] })
+        let firstBoot = rig.pod.snapshot.bootCount
+        rig.pod.inject(.reboot(.watchdog))
+        #expect(await eventually {
+            let s = rig.pod.snapshot
+            guard s.bootCount == firstBoot + 1, s.clock != nil, s.powerOn == [true, true] else { return false }
+            return await rig.driver.isInSync
+        }, "the pod stayed off after its reset mid-window")
+        let commands = try rig.commands()
+        #expect(commands.filter { $0 == "set-power(left)" }.count == 2 && commands.filter { $0 == "set-power(right)" }.count == 2,
+                "\(commands)")
+        await rig.shutdown()
+    }
+
     @Test func prePushesBeforeADSTTransitionAndResyncsTheClockAtIt() async throws {
         // New York springs forward on 2026-03-08 at 07:00 UTC (02:00 EST → 03:00 EDT).
         let transition = Date(timeIntervalSince1970: 1_772_953_200)
@@ -145,7 +163,11 @@ import SleepDomain
         let initial = pushes.filter { $0.sentAt < t - Int64(lead) }
         let prePush = pushes.filter { $0.sentAt >= t - Int64(lead) && $0.sentAt < t }
         let after = pushes.filter { $0.sentAt >= t }
-        #expect(initial.map(\.command) == Self.initialCommands, "the pod must connect before the pre-push window")
+        // 01:20 local is inside the 22:00–07:30 window, so the start-up also switches the sides on
+        // (schedules are edge-triggered, §7.4); the pre-push does not repeat that.
+        let insideWindow = ["set-clock", "set-power-schedule(left)", "set-power-schedule(right)",
+                            "set-power(left)", "set-power(right)", "set-alarm(left)", "set-alarm(right)"]
+        #expect(initial.map(\.command) == insideWindow, "the pod must connect before the pre-push window")
         #expect(initial.first?.description.contains("UTC−05:00") == true)
         #expect(prePush.map(\.command) == Array(Self.initialCommands.dropFirst()))
         #expect(after.map(\.command).first == "set-clock")

@@ -48,6 +48,28 @@ import SleepDomain
         #expect(p.handle(.acknowledged(.alarm(.left)), now: now.addingTimeInterval(7200)).isInSync)
     }
 
+    @Test func aPodThatResetsInsideAPowerWindowIsSwitchedOnAgain() {
+        // Thursday 23:00 in Berlin: inside the 22:30–07:30 window. Schedules are edge-triggered
+        // (§7.4), so after a reset the pod would stay off until tomorrow's 22:30.
+        let late = instant(date(2026, 1, 15), "23:00", Zones.berlin)
+        var p = synced(state(), at: now)
+        let rebooted = p.handle(.podRebooted, now: late)
+        let (sent, last) = acknowledgeAll(&p, rebooted, now: late)
+        #expect(sent.map(\.key) == [.clock, .powerSchedule(.left), .power(.left), .alarm(.left)])
+        #expect(sent.contains(.setPowerOn(.left, level: 100)))
+        #expect(last.isInSync)
+        // After midnight the window still runs (it crossed midnight); at noon it does not.
+        let early = instant(date(2026, 1, 16), "06:00", Zones.berlin)
+        #expect(state().commands(at: early, alarmHoldover: 0).contains(.setPowerOn(.left, level: 100)))
+        #expect(!state().commands(at: now, alarmHoldover: 0).contains { $0.key == .power(.left) })
+        // A window on weekdays only: Saturday night is not inside it.
+        let weekdays = PowerWindow(days: .mondayToFriday, on: t("22:30"), off: t("07:30"))
+        #expect(weekdays.contains(instant(date(2026, 1, 16), "23:00", Zones.berlin), in: Zones.berlin))  // Friday
+        #expect(!weekdays.contains(instant(date(2026, 1, 17), "23:00", Zones.berlin), in: Zones.berlin))  // Saturday
+        #expect(weekdays.contains(instant(date(2026, 1, 17), "07:00", Zones.berlin), in: Zones.berlin))  // Friday's, after midnight
+        #expect(!weekdays.contains(instant(date(2026, 1, 17), "07:30", Zones.berlin), in: Zones.berlin))
+    }
+
     @Test func everyReconnectResendsEverything() {
         var p = synced(state(), at: now)
         #expect(p.handle(.disconnected, now: now.addingTimeInterval(10)).sent.isEmpty)

@@ -369,6 +369,8 @@ public actor ScheduleDriver {
                 }
             case .setPowerSchedule(let side, _), .setAlarm(let side, _):
                 touched.insert(side)
+            case .setPowerOn:
+                break
             }
         case .nack:
             reporter.warning("pod refused \(command.key) [\(command.humanDescription)], attempt \(attempt): \(status ?? "nack")")
@@ -400,7 +402,7 @@ public actor ScheduleDriver {
     private func missingFeature(_ command: ScheduleCommand) -> String? {
         switch command {
         case .setClock: nil
-        case .setPowerSchedule: features.contains(.powerSchedule) ? nil : "power schedule"
+        case .setPowerSchedule, .setPowerOn: features.contains(.powerSchedule) ? nil : "power schedule"
         case .setAlarm: features.contains(.vibrationAlarm) ? nil : "vibration alarm"
         }
     }
@@ -418,6 +420,8 @@ public actor ScheduleDriver {
             let covered = windows.reduce(WeekdayMask()) { $0.union($1.days) }
             let sets = windows.map { Message.setPowerSchedule($0.wire(side: side)) }
             return covered == .everyDay ? sets : [clear] + sets
+        case .setPowerOn(let side, let level):
+            return [.setPower(PowerCommand(side: side, on: true, level: UInt8(clamping: level)))]
         case .setAlarm(let side, let entry):
             guard let entry else { return [.clearAlarm(side: side)] }
             return [.setAlarm(entry.wire(side: side))]

@@ -90,6 +90,8 @@ extension ScheduleCommand {
             return "clock \(sync.timeZoneIdentifier) UTC\(Self.offsetText(sync.utcOffsetMinutes))"
         case .setPowerSchedule(let side, let windows):
             return "\(side) power " + (windows.isEmpty ? "cleared" : windows.map(\.shortDescription).joined(separator: ", "))
+        case .setPowerOn(let side, let level):
+            return "\(side) power on at \(level)% (inside its window now)"
         case .setAlarm(let side, let entry):
             return "\(side) alarm " + (entry.map(\.shortDescription) ?? "cleared")
         }
