@@ -41,14 +41,14 @@ public struct SyncReport: Sendable, Hashable {
 /// when its lease runs out, and the backend's `source_id` deduplication (409) turns a post
 /// that got through before the crash into "delivered".
 public final class OutboxWorker: Sendable {
-    public let store: SleepStore
+    public let store: NightStore
     public let configuration: UploadConfiguration
     let client: HTTPClient
     let jitter: any JitterSource
     let logger: Logger
 
     public init(
-        store: SleepStore, configuration: UploadConfiguration, client: HTTPClient = .shared,
+        store: NightStore, configuration: UploadConfiguration, client: HTTPClient = .shared,
         jitter: any JitterSource = SystemJitter(), logger: Logger = Logger(label: "podbridge.upload")
     ) {
         self.store = store

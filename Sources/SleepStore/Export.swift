@@ -36,9 +36,9 @@ public enum ExportError: Error, Equatable, CustomStringConvertible {
 
 /// Exports stored sessions: selects them by wake date, loads blocks (and epochs) and renders.
 public struct SleepExporter: Sendable {
-    public let store: SleepStore
+    public let store: NightStore
 
-    public init(store: SleepStore) { self.store = store }
+    public init(store: NightStore) { self.store = store }
 
     /// Sessions chosen by `selection` (and `side`), with blocks and optionally epochs.
     /// With `timeZone` nil, wake dates are the ones recorded when each session was stored;

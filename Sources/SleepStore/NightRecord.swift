@@ -88,7 +88,7 @@ public struct NightMetrics: Sendable, Hashable, Codable {
     }
 }
 
-/// One analysed in-bed session of one side: what the hub hands to `SleepStore.save`.
+/// One analysed in-bed session of one side: what the hub hands to `NightStore.save`.
 public struct NightRecord: Sendable, Hashable {
     public var podSerial: String
     public var side: BedSide

@@ -45,7 +45,7 @@ public struct OutboxEvent: Sendable, Hashable {
     public var lastError: String?
 }
 
-extension SleepStore {
+extension NightStore {
     /// Atomically claims the oldest due event: a pending one whose time has come, or an
     /// in-flight one whose lease expired. Returns nil when nothing is due.
     /// The claim and the attempt count are committed before the post starts, so a crash

@@ -59,7 +59,7 @@ public struct ScheduleEntry: Sendable, Hashable {
     public var pushedAt: Int64?
 }
 
-extension SleepStore {
+extension NightStore {
     /// Makes `schedule` the one in force for its pod and side and appends it to the history,
     /// in one transaction. Returns false (and writes nothing) when it equals the one in force,
     /// so callers can push to the pod only on change.

@@ -138,7 +138,7 @@ public struct PodEventRecord: Sendable, Hashable {
     }
 }
 
-extension SleepStore {
+extension NightStore {
     // MARK: Schedule in force
 
     /// Makes `state` the schedule in force for its pod side. Returns true when the schedule

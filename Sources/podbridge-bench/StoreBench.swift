@@ -10,7 +10,7 @@ func runStoreBench(options: BenchOptions) throws {
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }
     let zone = TimeZone(identifier: "Europe/Berlin")!
-    let store = try SleepStore(path: dir.appendingPathComponent("bench.sqlite").path, timeZone: zone)
+    let store = try NightStore(path: dir.appendingPathComponent("bench.sqlite").path, timeZone: zone)
     let nights = options.quick ? 10 : 30
     let firstStart: Int64 = 1_717_279_200  // 2024-06-01 22:00 Berlin
 

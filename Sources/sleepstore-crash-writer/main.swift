@@ -11,7 +11,7 @@ guard arguments.count >= 3, let count = Int(arguments[2]) else {
     exit(2)
 }
 do {
-    let store = try SleepStore(path: arguments[1], timeZone: TimeZone(identifier: "UTC")!)
+    let store = try NightStore(path: arguments[1], timeZone: TimeZone(identifier: "UTC")!)
     let firstStart: Int64 = 1_700_000_000
     for n in 0..<count {
         let start = firstStart + Int64(n) * 86_400

@@ -14,7 +14,7 @@ import SleepStore
     }
 
     /// Saves `count` nights one day apart and returns their source ids.
-    func fill(_ store: SleepStore, count: Int) throws -> [String] {
+    func fill(_ store: NightStore, count: Int) throws -> [String] {
         try (0..<count).map { try store.save(testNight(start: Self.t0 + Int64($0) * 86_400)).sourceID }
     }
 
@@ -23,7 +23,7 @@ import SleepStore
         defer { dir.cleanup() }
         let backend = try await ScriptedBackend()
         let clock = ManualClock(Self.t0 + 10 * 86_400)
-        let store = try SleepStore(path: dir.path("u.sqlite"), timeZone: Self.utc, clock: clock)
+        let store = try NightStore(path: dir.path("u.sqlite"), timeZone: Self.utc, clock: clock)
         let ids = try fill(store, count: 6)
         let (ok, already, rejected, flaky, dropped, lostResponse) = (ids[0], ids[1], ids[2], ids[3], ids[4], ids[5])
         backend.preStore(already)
@@ -87,7 +87,7 @@ import SleepStore
         do {
             // First life: one post gets through but its answer is lost, another fails with
             // a 500, and one event is claimed by a worker that then dies before posting.
-            let store = try SleepStore(path: path, timeZone: Self.utc, clock: clock)
+            let store = try NightStore(path: path, timeZone: Self.utc, clock: clock)
             ids = try fill(store, count: 5)
             backend.script(ids[1], [.storeThenDrop])
             backend.script(ids[2], [.status(502, "bad gateway")])
@@ -101,7 +101,7 @@ import SleepStore
             try store.close()
         }
         // Second life: a new process opens the same file.
-        let store = try SleepStore(path: path, timeZone: Self.utc, clock: clock)
+        let store = try NightStore(path: path, timeZone: Self.utc, clock: clock)
         let worker = OutboxWorker(store: store, configuration: try config(backend), jitter: FixedJitter(value: 0))
         clock.advance(by: 30)
         let beforeLease = try await worker.runOnce()
@@ -125,8 +125,8 @@ import SleepStore
         let backend = try await ScriptedBackend(delay: .milliseconds(15))
         let clock = ManualClock(Self.t0 + 40 * 86_400)
         let path = dir.path("c.sqlite")
-        let storeA = try SleepStore(path: path, timeZone: Self.utc, clock: clock)
-        let storeB = try SleepStore(path: path, timeZone: Self.utc, clock: clock)
+        let storeA = try NightStore(path: path, timeZone: Self.utc, clock: clock)
+        let storeB = try NightStore(path: path, timeZone: Self.utc, clock: clock)
         let ids = try fill(storeA, count: 16)
         let a = OutboxWorker(store: storeA, configuration: try config(backend))
         let b = OutboxWorker(store: storeB, configuration: try config(backend))
@@ -146,7 +146,7 @@ import SleepStore
         defer { dir.cleanup() }
         let backend = try await ScriptedBackend()
         let clock = ManualClock(Self.t0 + 10 * 86_400)
-        let store = try SleepStore(path: dir.path("g.sqlite"), timeZone: Self.utc, clock: clock)
+        let store = try NightStore(path: dir.path("g.sqlite"), timeZone: Self.utc, clock: clock)
         let id = try fill(store, count: 1)[0]
         backend.script(id, Array(repeating: .status(500, #"{"error":"db locked"}"#), count: 3))
         let worker = OutboxWorker(store: store, configuration: try config(backend, maxAttempts: 3), jitter: FixedJitter(value: 0.99))
@@ -171,7 +171,7 @@ import SleepStore
         let url = backend.baseURL
         try await backend.shutdown()   // nothing listens on that port any more
         let clock = ManualClock(Self.t0 + 10 * 86_400)
-        let store = try SleepStore(path: dir.path("n.sqlite"), timeZone: Self.utc, clock: clock)
+        let store = try NightStore(path: dir.path("n.sqlite"), timeZone: Self.utc, clock: clock)
         let ids = try fill(store, count: 3)
         // The client keeps trying to connect until the request deadline, hence a short one.
         let configuration = try UploadConfiguration(baseURL: url, bearerToken: nil, requestTimeoutSeconds: 1, leaseSeconds: 60)

@@ -57,7 +57,7 @@ import Testing
         config.stateDirectory = dir.path("state")
         config.timeZone = "UTC"
         try FileManager.default.createDirectory(atPath: config.stateDirectory, withIntermediateDirectories: true)
-        let store = try SleepStore(path: config.databasePath, timeZone: TimeZone(identifier: "UTC")!)
+        let store = try NightStore(path: config.databasePath, timeZone: TimeZone(identifier: "UTC")!)
         try storedNight(store, serial: "POD-CFG", side: .left, zone: "UTC", wakeDay: (2026, 11, 17), bed: (23, 0), wake: (7, 0))
         try store.recordPod(serial: "POD-CFG", firmware: "1.0.0", seenAt: 1_794_900_000)
         try store.close()

@@ -56,7 +56,7 @@ import Glibc
         running.cancel()
         _ = await running.result
         // The daemon closed its store on the way out; read the file as any other process would.
-        let store = try SleepStore(path: config.databasePath, timeZone: config.hubTimeZone)
+        let store = try NightStore(path: config.databasePath, timeZone: config.hubTimeZone)
         #expect(stored, "no final session; the hub said: \(lines.all.suffix(20))")
         let left = try store.allSessions(side: .left)
         #expect(left.count == 1)
@@ -145,7 +145,7 @@ import Glibc
         var firstEnd: Int64 = 0
         let started = await eventually(120) {
             guard FileManager.default.fileExists(atPath: database),
-                  let store = try? SleepStore(path: database, timeZone: TimeZone(identifier: "UTC")!),
+                  let store = try? NightStore(path: database, timeZone: TimeZone(identifier: "UTC")!),
                   let s = try? store.allSessions(side: .left).first else { return false }
             firstEnd = s.end
             return !s.isFinal
@@ -157,7 +157,7 @@ import Glibc
         process.waitUntilExit()
         #expect(process.terminationReason == .exit && process.terminationStatus == 0, "the daemon said: \(said())")
 
-        let store = try SleepStore(path: database, timeZone: TimeZone(identifier: "UTC")!)
+        let store = try NightStore(path: database, timeZone: TimeZone(identifier: "UTC")!)
         #expect(try store.integrityCheck() == ["ok"])
         let left = try store.allSessions(side: .left)
         #expect(left.count == 1)

@@ -10,8 +10,8 @@ import SleepDomain
     let zone = "Europe/Berlin"
     let serial = "PB-CLI"
 
-    func makeStore(_ dir: ScheduleTempDir) throws -> SleepStore {
-        try SleepStore(path: dir.path("hub.sqlite"), timeZone: TimeZone(identifier: zone)!)
+    func makeStore(_ dir: ScheduleTempDir) throws -> NightStore {
+        try NightStore(path: dir.path("hub.sqlite"), timeZone: TimeZone(identifier: zone)!)
     }
 
     @Test func inferExplainsNightsUsedDroppedMeanAndSpreadAcrossMidnight() throws {

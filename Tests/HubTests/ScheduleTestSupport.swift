@@ -64,7 +64,7 @@ func eventually(_ deadline: Double = 90, _ condition: () async throws -> Bool) a
 /// its timer loop running. The hub clock and the pod run at the same speed.
 final class ScheduleRig: Sendable {
     let dir: ScheduleTempDir
-    let store: SleepStore
+    let store: NightStore
     let driver: ScheduleDriver
     let connection: PodConnection
     let reported: ReportedLines
@@ -78,7 +78,7 @@ final class ScheduleRig: Sendable {
 
     init(serial: String = "VPOD-SCHED", zone: String = "Europe/Berlin", start: Date, speed: Double,
          configure: (inout HubConfiguration) -> Void = { _ in },
-         beforeStart: (SleepStore) throws -> Void = { _ in }) async throws {
+         beforeStart: (NightStore) throws -> Void = { _ in }) async throws {
         dir = try ScheduleTempDir()
         self.serial = serial
         self.speed = speed
@@ -88,7 +88,7 @@ final class ScheduleRig: Sendable {
         config.timeZone = zone
         config.schedule.podTimeZone = zone
         configure(&config)
-        store = try SleepStore(path: dir.path("hub.sqlite"), timeZone: TimeZone(identifier: zone)!)
+        store = try NightStore(path: dir.path("hub.sqlite"), timeZone: TimeZone(identifier: zone)!)
         try beforeStart(store)
         let lines = ReportedLines()
         reported = lines
@@ -167,7 +167,7 @@ extension ScheduleReport {
 }
 
 /// A stored night for `side`: in bed at `bed` (local), out at `wake` the next morning.
-func storedNight(_ store: SleepStore, serial: String, side: BedSide, zone: String, wakeDay: (Int, Int, Int),
+func storedNight(_ store: NightStore, serial: String, side: BedSide, zone: String, wakeDay: (Int, Int, Int),
                  bed: (Int, Int), wake: (Int, Int)) throws {
     let end = scheduleDate(zone, wakeDay.0, wakeDay.1, wakeDay.2, wake.0, wake.1)
     var start = scheduleDate(zone, wakeDay.0, wakeDay.1, wakeDay.2, bed.0, bed.1)

@@ -20,7 +20,7 @@ import SleepStore
 
         let dir = try ScheduleTempDir()
         defer { dir.cleanup() }
-        let store = try SleepStore(path: dir.path("wake.sqlite"), timeZone: zone)
+        let store = try NightStore(path: dir.path("wake.sqlite"), timeZone: zone)
         let saved = try store.save(NightRecordMapping.record(session, podSerial: "PB-MIDNIGHT", side: .left))
         #expect(saved.wakeDate == session.wakeDate)
         let found = try store.sessions(wakeDatesFrom: session.wakeDate, to: session.wakeDate)

@@ -50,7 +50,7 @@ import Glibc
         #expect(process.terminationStatus == SIGKILL)
         #expect(committed.count >= 12)
 
-        let store = try SleepStore(path: path, timeZone: TimeZone(identifier: "UTC")!)
+        let store = try NightStore(path: path, timeZone: TimeZone(identifier: "UTC")!)
         #expect(try store.integrityCheck() == ["ok"])
         for id in committed {
             let session = try #require(try store.session(sourceID: id), "committed session \(id) lost")

@@ -7,8 +7,8 @@ import SleepDomain
     static let zone = "America/New_York"
 
     /// A 3-minute session crossing local midnight (23:58 → 00:01) plus a nap on the right side.
-    static func filledStore(_ dir: TempDir) throws -> SleepStore {
-        let store = try SleepStore(path: dir.path("e.sqlite"), timeZone: TimeZone(identifier: zone)!, clock: ManualClock(1_705_400_000))
+    static func filledStore(_ dir: TempDir) throws -> NightStore {
+        let store = try NightStore(path: dir.path("e.sqlite"), timeZone: TimeZone(identifier: zone)!, clock: ManualClock(1_705_400_000))
         var night = Fixtures.night(serial: "PB-0001", start: Fixtures.local(zone, 2024, 1, 15, 23, 58),
                                    stages: [(.awake, 2), (.core, 3), (.deep, 1)])
         night.epochs[2].heartRate = nil
@@ -207,7 +207,7 @@ podbridge:PB-0001:right:1705431600,PB-0001,right,2024-01-16,rem,5,2024-01-16T14:
         let emptyDir = try TempDir()
         defer { emptyDir.cleanup() }
         #expect(throws: ExportError.emptyDatabase) {
-            try SleepExporter(store: try SleepStore(path: emptyDir.path("empty.sqlite"))).export(.all, format: .json)
+            try SleepExporter(store: try NightStore(path: emptyDir.path("empty.sqlite"))).export(.all, format: .json)
         }
     }
 

@@ -7,7 +7,7 @@ import Testing
     @Test func migratesAnEmptyFileToTheCurrentSchemaInWALWithForeignKeys() throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let store = try SleepStore(path: dir.path("hub.sqlite"), timeZone: TimeZone(identifier: "UTC")!)
+        let store = try NightStore(path: dir.path("hub.sqlite"), timeZone: TimeZone(identifier: "UTC")!)
         #expect(try store.appliedMigrations() == StoreMigrations.versions)
         #expect(try store.journalMode() == "wal")
         #expect(try store.integrityCheck() == ["ok"])
@@ -15,7 +15,7 @@ import Testing
         #expect(fk == 1)
         // Opening again is a no-op migration.
         try store.close()
-        let again = try SleepStore(path: dir.path("hub.sqlite"))
+        let again = try NightStore(path: dir.path("hub.sqlite"))
         #expect(try again.appliedMigrations() == StoreMigrations.versions)
     }
 
@@ -52,7 +52,7 @@ import Testing
             }
             try queue.close()
         }
-        let store = try SleepStore(path: path, timeZone: TimeZone(identifier: "UTC")!, clock: ManualClock(1_000_000))
+        let store = try NightStore(path: path, timeZone: TimeZone(identifier: "UTC")!, clock: ManualClock(1_000_000))
         #expect(try store.appliedMigrations() == ["v1", "v2", "v3"])
         #expect(try store.sessionCount() == 2)
         let first = try #require(try store.session(sourceID: "podbridge:PB-OLD:left:10000"))
@@ -86,14 +86,14 @@ import Testing
             try migrator.migrate(queue)
             try queue.close()
         }
-        #expect(throws: StoreError.newerSchema(unknown: ["v99"])) { try SleepStore(path: path) }
+        #expect(throws: StoreError.newerSchema(unknown: ["v99"])) { try NightStore(path: path) }
     }
 
     @Test func openExistingRefusesAMissingFile() throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
         let path = dir.path("absent.sqlite")
-        #expect(throws: StoreError.missingDatabase(path: path)) { try SleepStore.openExisting(path: path) }
+        #expect(throws: StoreError.missingDatabase(path: path)) { try NightStore.openExisting(path: path) }
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 }

@@ -7,7 +7,7 @@ import Testing
     @Test func scheduleInForceChangesOnlyWhenTheScheduleOrOriginChanges() throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let store = try SleepStore(path: dir.path("hub.sqlite"), timeZone: TimeZone(identifier: "UTC")!)
+        let store = try NightStore(path: dir.path("hub.sqlite"), timeZone: TimeZone(identifier: "UTC")!)
         var state = PodScheduleState(podSerial: "PB-S", side: .left, origin: .default, scheduleJSON: #"{"a":1}"#,
                                      summary: "power 22:00→07:30", reason: "too few nights", timeZoneID: "Europe/Berlin",
                                      setAt: 100)
@@ -35,7 +35,7 @@ import Testing
     @Test func manualScheduleIsSetReplacedClearedAndValidated() throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let store = try SleepStore(path: dir.path("hub.sqlite"))
+        let store = try NightStore(path: dir.path("hub.sqlite"))
         let manual = ManualScheduleRecord(podSerial: "PB-M", side: .right, weekdayBedtime: "22:45", weekdayWake: "06:15",
                                           weekendBedtime: "23:30", weekendWake: "08:30", setAt: 5)
         try store.setManualSchedule(manual)
@@ -58,7 +58,7 @@ import Testing
         defer { dir.cleanup() }
         let path = dir.path("hub.sqlite")
         do {
-            let store = try SleepStore(path: path)
+            let store = try NightStore(path: path)
             try store.recordSchedulePush(SchedulePushRecord(podSerial: "PB-P", sentAt: 10, command: "set-alarm(left)",
                                                             description: "left alarm 07:00", attempt: 1, outcome: .nack,
                                                             status: "busy", detail: "pod refused"))
@@ -76,7 +76,7 @@ import Testing
                                                     argument: 0, description: "stopped"))
             try store.close()
         }
-        let store = try SleepStore.openExisting(path: path)
+        let store = try NightStore.openExisting(path: path)
         let pushes = try store.schedulePushes(podSerial: "PB-P")
         #expect(pushes.map(\.outcome) == [.nack, .ack, .timeout])
         #expect(pushes[0].status == "busy")

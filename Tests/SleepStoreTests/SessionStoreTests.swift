@@ -7,7 +7,7 @@ import SleepDomain
 @Suite struct SessionStoreTests {
     let utc = TimeZone(identifier: "UTC")!
 
-    func counts(_ store: SleepStore) throws -> [String: Int] {
+    func counts(_ store: NightStore) throws -> [String: Int] {
         try store.pool.read { db in
             var result: [String: Int] = [:]
             for table in ["sessions", "epochs", "stage_blocks", "outbox", "pods"] {
@@ -20,7 +20,7 @@ import SleepDomain
     @Test func savesASessionWithEpochsBlocksAndOutboxEventAndReadsThemBack() throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let store = try SleepStore(path: dir.path("s.sqlite"), timeZone: utc, clock: ManualClock(5_000))
+        let store = try NightStore(path: dir.path("s.sqlite"), timeZone: utc, clock: ManualClock(5_000))
         let start = Fixtures.utc(2024, 1, 15, 22)
         let night = Fixtures.night(start: start, stages: [(.awake, 2), (.core, 4), (.deep, 3), (.core, 1)])
         let result = try store.save(night)
@@ -47,7 +47,7 @@ import SleepDomain
         let dir = try TempDir()
         defer { dir.cleanup() }
         let path = dir.path("t.sqlite")
-        let store = try SleepStore(path: path, timeZone: utc)
+        let store = try NightStore(path: path, timeZone: utc)
         let first = Fixtures.night(start: Fixtures.utc(2024, 1, 15, 22), stages: [(.core, 4), (.rem, 2)])
         try store.save(first)
         let before = try counts(store)
@@ -82,7 +82,7 @@ import SleepDomain
         let dir = try TempDir()
         defer { dir.cleanup() }
         let clock = ManualClock(1_000)
-        let store = try SleepStore(path: dir.path("r.sqlite"), timeZone: utc, clock: clock)
+        let store = try NightStore(path: dir.path("r.sqlite"), timeZone: utc, clock: clock)
         let start = Fixtures.utc(2024, 2, 1, 23)
         let preliminary = Fixtures.night(start: start, stages: [(.awake, 2), (.core, 6)], preliminary: true)
         let p = try store.save(preliminary)
@@ -113,7 +113,7 @@ import SleepDomain
     @Test func aReAnalysisThatMovesTheStartSupersedesTheOverlappingSession() throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let store = try SleepStore(path: dir.path("m.sqlite"), timeZone: utc)
+        let store = try NightStore(path: dir.path("m.sqlite"), timeZone: utc)
         let start = Fixtures.utc(2024, 2, 1, 23)
         try store.save(Fixtures.night(start: start, stages: [(.core, 10)], preliminary: true))
         try store.save(Fixtures.night(side: .right, start: start, stages: [(.core, 10)]))
@@ -127,7 +127,7 @@ import SleepDomain
     @Test func refusesInvalidNightsWithAReason() throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let store = try SleepStore(path: dir.path("v.sqlite"), timeZone: utc)
+        let store = try NightStore(path: dir.path("v.sqlite"), timeZone: utc)
         let start = Fixtures.utc(2024, 1, 1, 22)
         var unordered = Fixtures.night(start: start, stages: [(.core, 3)])
         unordered.epochs.swapAt(0, 2)
@@ -149,7 +149,7 @@ import SleepDomain
         let dir = try TempDir()
         defer { dir.cleanup() }
         let clock = ManualClock(Fixtures.utc(2024, 3, 1, 12))
-        let store = try SleepStore(path: dir.path("p.sqlite"), timeZone: utc, clock: clock)
+        let store = try NightStore(path: dir.path("p.sqlite"), timeZone: utc, clock: clock)
         let old = try store.save(Fixtures.night(start: Fixtures.utc(2024, 1, 1, 22), stages: [(.core, 4), (.deep, 4)]))
         let recent = try store.save(Fixtures.night(start: Fixtures.utc(2024, 2, 28, 22), stages: [(.core, 4), (.rem, 4)]))
         #expect(try store.pruneEpochs(maxAgeDays: 30) == 8)
@@ -164,7 +164,7 @@ import SleepDomain
         let dir = try TempDir()
         defer { dir.cleanup() }
         let clock = ManualClock(10_000)
-        let store = try SleepStore(path: dir.path("sch.sqlite"), timeZone: utc, clock: clock)
+        let store = try NightStore(path: dir.path("sch.sqlite"), timeZone: utc, clock: clock)
         var s = ScheduleRecord(podSerial: "PB-1", side: .left, powerOn: "22:30", powerOff: "06:45", weekdayMask: 0b0011111,
                                alarm: AlarmSetting(time: "06:30", intensity: 60, pattern: "pulse", durationSeconds: 120),
                                source: .inferred, timeZoneID: "Europe/Berlin")

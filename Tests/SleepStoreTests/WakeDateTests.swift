@@ -8,7 +8,7 @@ import SleepDomain
     func wakeDates(_ zone: String, _ nights: [NightRecord]) throws -> [String] {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let store = try SleepStore(path: dir.path("w.sqlite"), timeZone: TimeZone(identifier: zone)!)
+        let store = try NightStore(path: dir.path("w.sqlite"), timeZone: TimeZone(identifier: zone)!)
         var dates: [String] = []
         for night in nights {
             let result = try store.save(night)
@@ -77,7 +77,7 @@ import SleepDomain
         let dir = try TempDir()
         defer { dir.cleanup() }
         let z = "Europe/Berlin"
-        let store = try SleepStore(path: dir.path("d.sqlite"), timeZone: TimeZone(identifier: z)!)
+        let store = try NightStore(path: dir.path("d.sqlite"), timeZone: TimeZone(identifier: z)!)
         try store.save(Fixtures.night(start: Fixtures.local(z, 2024, 5, 3, 23), stages: [(.awake, 10), (.core, 600), (.deep, 200)]))
         try store.save(Fixtures.night(start: Fixtures.local(z, 2024, 5, 4, 14), stages: [(.core, 60), (.rem, 20)]))
         try store.save(Fixtures.night(side: .right, start: Fixtures.local(z, 2024, 5, 4, 23, 30), stages: [(.core, 100)]))

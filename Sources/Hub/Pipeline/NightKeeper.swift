@@ -11,13 +11,13 @@ import SleepStore
 /// it never splits what the tracker kept together; it only drops stays shorter than
 /// `sessions.minSessionMinutes` and stages the epochs.
 struct NightKeeper: Sendable {
-    let store: SleepStore
+    let store: NightStore
     let configuration: HubConfiguration
     let bus: HubBus
     let reporter: HubReporter
     private let analyzer: SleepAnalyzer
 
-    init(store: SleepStore, configuration: HubConfiguration, bus: HubBus, reporter: HubReporter) {
+    init(store: NightStore, configuration: HubConfiguration, bus: HubBus, reporter: HubReporter) {
         self.store = store
         self.configuration = configuration
         self.bus = bus
@@ -78,7 +78,7 @@ struct NightKeeper: Sendable {
 
 /// Writes a finished night to `export.directory` in the configured format.
 struct NightExporter: Sendable {
-    let store: SleepStore
+    let store: NightStore
     let configuration: HubConfiguration
     let reporter: HubReporter
 

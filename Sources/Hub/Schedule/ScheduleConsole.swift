@@ -8,13 +8,13 @@ import SleepDomain
 /// uses. A manual schedule set here reaches the pod when the daemon next works the schedule
 /// out: on the pod's next connect or reboot, or when the next session is stored.
 public struct ScheduleConsole: Sendable {
-    public let store: SleepStore
+    public let store: NightStore
     public let settings: HubConfiguration.ScheduleSettings
     /// The pod's zone given on the command line, if any.
     public let zoneOverride: TimeZone?
     public let now: Date
 
-    public init(store: SleepStore, settings: HubConfiguration.ScheduleSettings = .init(), zone: TimeZone? = nil,
+    public init(store: NightStore, settings: HubConfiguration.ScheduleSettings = .init(), zone: TimeZone? = nil,
                 now: Date = Date()) {
         self.store = store
         self.settings = settings

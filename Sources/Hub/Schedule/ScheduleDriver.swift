@@ -24,7 +24,7 @@ import SleepDomain
 /// One operation at a time: the actor holds a lock across each exchange with the pod, so a
 /// timer tick never sends while an answer is awaited (actors are re-entrant at `await`).
 public actor ScheduleDriver {
-    public let store: SleepStore
+    public let store: NightStore
     public let configuration: HubConfiguration
     public let clock: HubClock
     public let reporter: HubReporter
@@ -58,7 +58,7 @@ public actor ScheduleDriver {
     public private(set) var pushesSent = 0
     public private(set) var pushesAcknowledged = 0
 
-    public init(store: SleepStore, configuration: HubConfiguration, clock: HubClock, reporter: HubReporter,
+    public init(store: NightStore, configuration: HubConfiguration, clock: HubClock, reporter: HubReporter,
                 bus: HubBus? = nil) {
         self.store = store
         self.bus = bus

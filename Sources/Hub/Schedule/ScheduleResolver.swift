@@ -47,7 +47,7 @@ public enum ScheduleServiceError: Error, Sendable, CustomStringConvertible {
 /// and conversion of SleepSchedule. Shared by the daemon's `ScheduleDriver` and the
 /// `podbridge schedule` command, so both say the same thing.
 public struct ScheduleResolver: Sendable {
-    public let store: SleepStore
+    public let store: NightStore
     public let settings: HubConfiguration.ScheduleSettings
     public let podZone: TimeZone
     /// A session is a main night only if it is the longest of its side and wake date and at
@@ -55,7 +55,7 @@ public struct ScheduleResolver: Sendable {
     /// usual night).
     public var minimumMainSleepMinutes: Double = 180
 
-    public init(store: SleepStore, settings: HubConfiguration.ScheduleSettings, podZone: TimeZone) {
+    public init(store: NightStore, settings: HubConfiguration.ScheduleSettings, podZone: TimeZone) {
         self.store = store
         self.settings = settings
         self.podZone = podZone

@@ -29,11 +29,11 @@ public struct OutboxService: Service {
 /// Keeps per-epoch detail for `retention.epochDays` days, pruning once a day; sessions and
 /// blocks stay.
 public struct PruneService: Service {
-    let store: SleepStore
+    let store: NightStore
     let days: Int
     let reporter: HubReporter
 
-    public init(store: SleepStore, days: Int, reporter: HubReporter) {
+    public init(store: NightStore, days: Int, reporter: HubReporter) {
         self.store = store
         self.days = days
         self.reporter = reporter

@@ -14,7 +14,7 @@ import SleepStore
 public final class PodLinkService: Service, Sendable {
     public let connection: PodConnection
     private let configuration: HubConfiguration
-    private let store: SleepStore
+    private let store: NightStore
     private let clock: HubClock
     private let bus: HubBus
     private let reporter: HubReporter
@@ -25,7 +25,7 @@ public final class PodLinkService: Service, Sendable {
     /// - Parameters:
     ///   - opener: how the link (re)opens the pod: a fixed path, or discovery by serial.
     ///   - countersEvery: how often the link counters are published (real time).
-    public init(configuration: HubConfiguration, store: SleepStore, clock: HubClock, bus: HubBus, reporter: HubReporter,
+    public init(configuration: HubConfiguration, store: NightStore, clock: HubClock, bus: HubBus, reporter: HubReporter,
                 control: HubControl, schedule: ScheduleDriver?, opener: any PodOpener, recorder: CaptureRecorder? = nil,
                 timing: LinkTiming? = nil, countersEvery: Duration = .seconds(5)) {
         self.configuration = configuration

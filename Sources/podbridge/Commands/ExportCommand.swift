@@ -68,7 +68,7 @@ struct ExportCommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         do {
-            let store = try SleepStore.openExisting(path: db)
+            let store = try NightStore.openExisting(path: db)
             let text = try SleepExporter(store: store).export(
                 selection, side: bedSide, format: format, includeEpochs: epochs, timeZone: zone)
             if let output {

@@ -49,9 +49,9 @@ struct ScheduleCommand: AsyncParsableCommand {
             let configuration = try common.load()
             let settings = configuration.schedule
             let db = configuration.databasePath
-            let store: SleepStore
+            let store: NightStore
             do {
-                store = creating ? try SleepStore(path: db) : try SleepStore.openExisting(path: db)
+                store = creating ? try NightStore(path: db) : try NightStore.openExisting(path: db)
             } catch {
                 FileHandle.standardError.write(Data("error: \(error)\n".utf8))
                 throw ExitCode.failure

@@ -39,9 +39,9 @@ struct SyncCommand: AsyncParsableCommand {
         } catch let error as UploadError {
             throw ValidationError(error.description)
         }
-        let store: SleepStore
+        let store: NightStore
         do {
-            store = try SleepStore.openExisting(path: db)
+            store = try NightStore.openExisting(path: db)
         } catch let error as StoreError {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             throw ExitCode.failure

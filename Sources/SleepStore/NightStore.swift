@@ -7,7 +7,7 @@ import SleepDomain
 /// All writes that belong together run in one transaction (a session, its epochs, its
 /// stage blocks and its outbox event), so a crash or an error never leaves half a night.
 /// Safe to share between tasks and threads; several processes may open the same file.
-public final class SleepStore: Sendable {
+public final class NightStore: Sendable {
     /// Path of the database file.
     public let path: String
     /// Zone in which wake dates are attributed when sessions are saved.
@@ -42,9 +42,9 @@ public final class SleepStore: Sendable {
     }
 
     /// Opens an existing database only; a missing file is an error instead of a new empty store.
-    public static func openExisting(path: String, timeZone: TimeZone = .current, clock: any WallClock = SystemClock()) throws -> SleepStore {
+    public static func openExisting(path: String, timeZone: TimeZone = .current, clock: any WallClock = SystemClock()) throws -> NightStore {
         guard FileManager.default.fileExists(atPath: path) else { throw StoreError.missingDatabase(path: path) }
-        return try SleepStore(path: path, timeZone: timeZone, clock: clock)
+        return try NightStore(path: path, timeZone: timeZone, clock: clock)
     }
 
     /// Migration identifiers applied to this database, oldest first.
