@@ -122,13 +122,13 @@ public final class NightStore: Sendable {
             let existing = try Row.fetchOne(
                 db, sql: "SELECT id, sync_status FROM sessions WHERE source_id = ?", arguments: [sourceID])
             let alreadySynced = existing.map { ($0["sync_status"] as String) == SyncStatus.synced.rawValue } ?? false
-            let status: SyncStatus = alreadySynced ? .synced : (night.isPreliminary ? .local : .pending)
+            let status: SyncStatus = alreadySynced ? .synced : (night.isFinal ? .pending : .local)
             let m = night.metrics
             var values: [(String, (any DatabaseValueConvertible)?)] = [
                 ("pod_serial", night.podSerial), ("side", night.side.rawValue),
                 ("start_time", night.start), ("end_time", night.end),
                 ("wake_date", wakeDate.description), ("time_zone", timeZone.identifier),
-                ("is_final", !night.isPreliminary),
+                ("is_final", night.isFinal),
                 ("time_in_bed_min", m.timeInBedMinutes), ("total_sleep_min", m.totalSleepMinutes),
                 ("efficiency", m.efficiency), ("onset_latency_min", m.onsetLatencyMinutes),
                 ("waso_min", m.wasoMinutes), ("awakenings", m.awakenings),

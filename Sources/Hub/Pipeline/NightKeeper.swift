@@ -28,9 +28,9 @@ struct NightKeeper: Sendable {
 
     /// Stages `night` and stores it; returns how many final sessions were stored.
     @discardableResult
-    func keep(_ night: SessionTracker.Night, serial: String, side: BedSide, final: Bool) -> Int {
-        let sessions = analyzer.analyze(beats: night.beats, vitals: night.seconds, final: final)
-        if final && sessions.isEmpty {
+    func keep(_ night: SessionTracker.Night, serial: String, side: BedSide, isFinal: Bool) -> Int {
+        let sessions = analyzer.analyze(beats: night.beats, vitals: night.seconds, isFinal: isFinal)
+        if isFinal && sessions.isEmpty {
             reporter.event("\(side): \(Int((night.end - night.start) / 60)) min in bed: too short for a session, not kept")
         }
         var stored = 0
@@ -38,7 +38,7 @@ struct NightKeeper: Sendable {
             let record = NightRecordMapping.record(session, podSerial: serial, side: side)
             do {
                 let saved = try store.save(record)
-                guard final else {
+                guard isFinal else {
                     if let last = session.epochs.last {
                         bus.publish(.preliminaryStage(serial: serial, side: side, stage: last.stage,
                                                       epochStart: Date(timeIntervalSince1970: last.start)))

@@ -61,10 +61,10 @@ struct PodPipeline {
             case .started(let at):
                 bus.publish(.presence(serial: serial, side: side, inBed: true, at: Date(timeIntervalSince1970: at)))
             case .preliminary(let night):
-                keeper.keep(night, serial: serial, side: side, final: false)
+                keeper.keep(night, serial: serial, side: side, isFinal: false)
             case .ended(let night):
                 bus.publish(.presence(serial: serial, side: side, inBed: false, at: Date(timeIntervalSince1970: night.end)))
-                let stored = keeper.keep(night, serial: serial, side: side, final: true)
+                let stored = keeper.keep(night, serial: serial, side: side, isFinal: true)
                 nightsStored += stored
                 ended += 1
             }
@@ -76,7 +76,7 @@ struct PodPipeline {
     mutating func flush() {
         for side in BedSide.allCases {
             guard let night = trackers[side]?.flush() else { continue }
-            keeper.keep(night, serial: serial, side: side, final: false)
+            keeper.keep(night, serial: serial, side: side, isFinal: false)
             reporter.event("\(side): open session (\(Int((night.end - night.start) / 60)) min) kept as preliminary")
         }
     }
