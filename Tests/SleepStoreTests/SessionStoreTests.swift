@@ -159,27 +159,4 @@ import SleepDomain
         #expect(try store.sessionCount() == 2)
         #expect(try store.pruneEpochs(maxAgeDays: 30) == 0)
     }
-
-    @Test func scheduleInForceChangesOnlyOnChangeAndKeepsHistory() throws {
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        let clock = ManualClock(10_000)
-        let store = try NightStore(path: dir.path("sch.sqlite"), timeZone: utc, clock: clock)
-        var s = ScheduleRecord(podSerial: "PB-1", side: .left, powerOn: "22:30", powerOff: "06:45", weekdayMask: 0b0011111,
-                               alarm: AlarmSetting(time: "06:30", intensity: 60, pattern: "pulse", durationSeconds: 120),
-                               source: .inferred, timeZoneID: "Europe/Berlin")
-        #expect(try store.setSchedule(s))
-        #expect(try !store.setSchedule(s))
-        clock.advance(by: 100)
-        s.powerOn = "23:00"
-        s.source = .manual
-        #expect(try store.setSchedule(s))
-        try store.markSchedulePushed(podSerial: "PB-1", side: .left, at: 10_200)
-        let inForce = try #require(try store.scheduleInForce(podSerial: "PB-1", side: .left))
-        #expect(inForce.schedule == s && inForce.setAt == 10_100 && inForce.pushedAt == 10_200)
-        #expect(try store.scheduleHistory(podSerial: "PB-1", side: .left).map(\.schedule.powerOn) == ["22:30", "23:00"])
-        #expect(try store.scheduleInForce(podSerial: "PB-1", side: .right) == nil)
-        s.powerOff = "25:00"
-        #expect(throws: StoreError.self) { try store.setSchedule(s) }
-    }
 }
