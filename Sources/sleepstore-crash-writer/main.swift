@@ -28,7 +28,7 @@ do {
             meanHeartRate: 58, meanHRV: 40, meanBreathingRate: 14, score: 75)
         let night = NightRecord(podSerial: "PB-CRASH", side: n % 2 == 0 ? .left : .right, start: start,
                                 end: start + 960 * 30, epochs: epochs, metrics: metrics)
-        try store.save(night)
+        try await store.save(night)
         FileHandle.standardOutput.write(Data("committed \(night.sourceID)\n".utf8))
     }
 } catch {

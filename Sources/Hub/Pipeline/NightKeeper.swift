@@ -28,7 +28,7 @@ struct NightKeeper: Sendable {
 
     /// Stages `night` and stores it; returns how many final sessions were stored.
     @discardableResult
-    func keep(_ night: SessionTracker.Night, serial: String, side: BedSide, isFinal: Bool) -> Int {
+    func keep(_ night: SessionTracker.Night, serial: String, side: BedSide, isFinal: Bool) async -> Int {
         let sessions = analyzer.analyze(beats: night.beats, vitals: night.seconds, isFinal: isFinal)
         if isFinal && sessions.isEmpty {
             reporter.event("\(side): \(Int((night.end - night.start) / 60)) min in bed: too short for a session, not kept")
@@ -37,7 +37,7 @@ struct NightKeeper: Sendable {
         for session in sessions {
             let record = NightRecordMapping.record(session, podSerial: serial, side: side)
             do {
-                let saved = try store.save(record)
+                let saved = try await store.save(record)
                 guard isFinal else {
                     if let last = session.epochs.last {
                         bus.publish(.preliminaryStage(serial: serial, side: side, stage: last.stage,
@@ -52,7 +52,7 @@ struct NightKeeper: Sendable {
                     metrics: session.metrics)))
                 reporter.event(Self.summary(session, side: side, wakeDate: saved.wakeDate.description))
                 reporter.event(HypnogramText.render(session, width: 72))
-                NightExporter(store: store, configuration: configuration, reporter: reporter)
+                await NightExporter(store: store, configuration: configuration, reporter: reporter)
                     .export(wakeDate: saved.wakeDate, side: side)
             } catch {
                 reporter.warning("\(side): could not store the session starting \(record.start): \(error)")
@@ -82,13 +82,13 @@ struct NightExporter: Sendable {
     let configuration: HubConfiguration
     let reporter: HubReporter
 
-    func export(wakeDate: CalendarDay, side: BedSide) {
+    func export(wakeDate: CalendarDay, side: BedSide) async {
         let format = ExportFormat(rawValue: configuration.export.format) ?? .json
         let dir = configuration.exportDirectory
         let path = (dir as NSString).appendingPathComponent("\(wakeDate)-\(side).\(format == .csv ? "csv" : "json")")
         do {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-            let text = try SleepExporter(store: store).export(.date(wakeDate), side: side,
+            let text = try await SleepExporter(store: store).export(.date(wakeDate), side: side,
                                                               format: format, timeZone: configuration.hubTimeZone)
             try text.write(toFile: path, atomically: true, encoding: .utf8)
             reporter.event("\(side): night of \(wakeDate) exported to \(path)")

@@ -43,7 +43,7 @@ public struct PruneService: Service {
         await cancelWhenGracefulShutdown { [self] in
             while !Task.isCancelled {
                 do {
-                    let pruned = try store.pruneEpochs(maxAgeDays: days)
+                    let pruned = try await store.pruneEpochs(maxAgeDays: days)
                     if pruned > 0 { reporter.logger.info("pruned \(pruned) epochs older than \(days) days") }
                 } catch {
                     reporter.warning("pruning epochs failed: \(error)")

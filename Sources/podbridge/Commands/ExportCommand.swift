@@ -69,7 +69,7 @@ struct ExportCommand: AsyncParsableCommand {
         }
         do {
             let store = try NightStore.openExisting(path: db)
-            let text = try SleepExporter(store: store).export(
+            let text = try await SleepExporter(store: store).export(
                 selection, side: bedSide, format: format, includeEpochs: epochs, timeZone: zone)
             if let output {
                 try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)

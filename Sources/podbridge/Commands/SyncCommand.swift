@@ -47,7 +47,7 @@ struct SyncCommand: AsyncParsableCommand {
             throw ExitCode.failure
         }
         if retryFailed {
-            print("requeued: \(try store.requeueFailedEvents())")
+            print("requeued: \(try await store.requeueFailedEvents())")
         }
         let report = try await OutboxWorker(store: store, configuration: configuration).runOnce()
         print("delivered: \(report.delivered.count)")
