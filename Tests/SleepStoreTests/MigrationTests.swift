@@ -4,22 +4,22 @@ import Testing
 @testable import SleepStore
 
 @Suite struct MigrationTests {
-    @Test func migratesAnEmptyFileToTheCurrentSchemaInWALWithForeignKeys() throws {
+    @Test func migratesAnEmptyFileToTheCurrentSchemaInWALWithForeignKeys() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
         let store = try NightStore(path: dir.path("hub.sqlite"), timeZone: TimeZone(identifier: "UTC")!)
-        #expect(try store.appliedMigrations() == StoreMigrations.versions)
-        #expect(try store.journalMode() == "wal")
-        #expect(try store.integrityCheck() == ["ok"])
-        let fk = try store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA foreign_keys") }
+        #expect(try await store.appliedMigrations() == StoreMigrations.versions)
+        #expect(try await store.journalMode() == "wal")
+        #expect(try await store.integrityCheck() == ["ok"])
+        let fk = try await store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA foreign_keys") }
         #expect(fk == 1)
         // Opening again is a no-op migration.
         try store.close()
         let again = try NightStore(path: dir.path("hub.sqlite"))
-        #expect(try again.appliedMigrations() == StoreMigrations.versions)
+        #expect(try await again.appliedMigrations() == StoreMigrations.versions)
     }
 
-    @Test func migratesAVersion1DatabaseKeepingItsData() throws {
+    @Test func migratesAVersion1DatabaseKeepingItsData() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
         let path = dir.path("old.sqlite")
@@ -27,7 +27,7 @@ import Testing
         do {
             let queue = try DatabaseQueue(path: path)
             try StoreMigrations.migrator.migrate(queue, upTo: "v1")
-            try queue.write { db in
+            try await queue.write { db in
                 try db.execute(sql: "INSERT INTO pods VALUES ('PB-OLD', '1.0.0', 100, 200)")
                 for (id, status) in [(1, "failed"), (2, "pending")] {
                     try db.execute(sql: """
@@ -53,30 +53,30 @@ import Testing
             try queue.close()
         }
         let store = try NightStore(path: path, timeZone: TimeZone(identifier: "UTC")!, clock: ManualClock(1_000_000))
-        #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4"])
-        #expect(try store.sessionCount() == 2)
-        let first = try #require(try store.session(sourceID: "podbridge:PB-OLD:left:10000"))
+        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4"])
+        #expect(try await store.sessionCount() == 2)
+        let first = try #require(try await store.session(sourceID: "podbridge:PB-OLD:left:10000"))
         #expect(first.syncStatus == .failed)
         #expect(first.syncError == "HTTP 400: bad stage")
         #expect(first.metrics.score == 70)
-        #expect(try store.blocks(sessionID: 1).map(\.stage) == [.inBed, .deep])
-        let values = try store.pool.read { db in try Int.fetchAll(db, sql: "SELECT health_value FROM stage_blocks ORDER BY id") }
+        #expect(try await store.blocks(sessionID: 1).map(\.stage) == [.inBed, .deep])
+        let values = try await store.pool.read { db in try Int.fetchAll(db, sql: "SELECT health_value FROM stage_blocks ORDER BY id") }
         #expect(values == [0, 4, 0, 4])
         // The v1 worker's unfinished post is due again, not stuck.
-        let events = try store.outboxEvents()
+        let events = try await store.outboxEvents()
         #expect(events.map(\.status) == [.failed, .pending])
-        let claim = try #require(try store.claimNextDueEvent(leaseSeconds: 60))
+        let claim = try #require(try await store.claimNextDueEvent(leaseSeconds: 60))
         #expect(claim.session.sourceID == "podbridge:PB-OLD:left:20000")
         #expect(claim.attempt == 3)
         // The schedule tables added since v1 work on the migrated file.
         let manual = ManualScheduleRecord(podSerial: "PB-OLD", side: .left, weekdayBedtime: "22:15", weekdayWake: "06:30",
                                           weekendBedtime: "23:00", weekendWake: "08:00", setAt: 1_000_000)
-        try store.setManualSchedule(manual)
-        #expect(try store.manualSchedule(podSerial: "PB-OLD", side: .left) == manual)
-        #expect(try store.integrityCheck() == ["ok"])
+        try await store.setManualSchedule(manual)
+        #expect(try await store.manualSchedule(podSerial: "PB-OLD", side: .left) == manual)
+        #expect(try await store.integrityCheck() == ["ok"])
     }
 
-    @Test func v4DropsTheUnusedV2ScheduleTablesAndKeepsSessions() throws {
+    @Test func v4DropsTheUnusedV2ScheduleTablesAndKeepsSessions() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
         let path = dir.path("v3.sqlite")
@@ -84,7 +84,7 @@ import Testing
         do {
             let queue = try DatabaseQueue(path: path)
             try StoreMigrations.migrator.migrate(queue, upTo: "v3")
-            try queue.write { db in
+            try await queue.write { db in
                 try db.execute(sql: "INSERT INTO pods VALUES ('PB-V3', '1.0.0', 100, 200)")
                 try db.execute(sql: """
                     INSERT INTO sessions (id, source_id, pod_serial, side, start_time, end_time, wake_date, time_zone,
@@ -108,22 +108,22 @@ import Testing
             try queue.close()
         }
         let store = try NightStore(path: path, timeZone: TimeZone(identifier: "UTC")!)
-        #expect(try store.appliedMigrations() == ["v1", "v2", "v3", "v4"])
-        let tables = try store.pool.read { db in
+        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4"])
+        let tables = try await store.pool.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'schedule_%' ORDER BY name")
         }
         #expect(tables == ["schedule_pushes"])
-        #expect(try store.sessionCount() == 1)
-        let session = try #require(try store.session(sourceID: "podbridge:PB-V3:right:10000"))
+        #expect(try await store.sessionCount() == 1)
+        let session = try #require(try await store.session(sourceID: "podbridge:PB-V3:right:10000"))
         #expect(session.syncStatus == .synced && session.backendSessionID == "b-7" && session.isFinal)
         #expect(session.metrics.meanHRV == nil && session.metrics.score == 70)
-        #expect(try store.blocks(sessionID: session.id) == [StageBlock(stage: .inBed, start: 10000, end: 13600)])
-        #expect(try store.epochs(sessionID: session.id) == [EpochRecord(start: 10000, stage: .core, heartRate: 57.5)])
-        #expect(try store.pods().map(\.serial) == ["PB-V3"])
-        #expect(try store.integrityCheck() == ["ok"])
+        #expect(try await store.blocks(sessionID: session.id) == [StageBlock(stage: .inBed, start: 10000, end: 13600)])
+        #expect(try await store.epochs(sessionID: session.id) == [EpochRecord(start: 10000, stage: .core, heartRate: 57.5)])
+        #expect(try await store.pods().map(\.serial) == ["PB-V3"])
+        #expect(try await store.integrityCheck() == ["ok"])
     }
 
-    @Test func refusesADatabaseFromANewerRelease() throws {
+    @Test func refusesADatabaseFromANewerRelease() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
         let path = dir.path("new.sqlite")
@@ -137,7 +137,7 @@ import Testing
         #expect(throws: StoreError.newerSchema(unknown: ["v99"])) { try NightStore(path: path) }
     }
 
-    @Test func openExistingRefusesAMissingFile() throws {
+    @Test func openExistingRefusesAMissingFile() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
         let path = dir.path("absent.sqlite")
