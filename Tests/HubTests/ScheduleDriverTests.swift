@@ -101,7 +101,7 @@ import SleepDomain
         // Settled: the pod rebooted, holds the schedule again, and no round of pushes is half done.
         #expect(await eventually {
             let s = rig.pod.snapshot
-            let count = (try? rig.commands().count) ?? 0
+            let count = (try? await rig.commands().count) ?? 0
             guard s.bootCount == firstBoot + 1, s.clock != nil, count >= 10, count % 5 == 0,
                   holds(rig.pod, .left, on: "22:00", off: "07:30", alarm: "07:00"),
                   holds(rig.pod, .right, on: "22:00", off: "07:30", alarm: "07:00") else { return false }
@@ -136,7 +136,7 @@ import SleepDomain
                                         start: transition.addingTimeInterval(-2400), speed: 100,
                                         configure: { $0.schedule.push.preTransitionLeadSeconds = lead })
         #expect(await eventually {
-            (try? rig.pushes().contains { $0.command == "set-clock" && $0.description.contains("UTC−04:00") && $0.outcome == .ack })
+            (try? await rig.pushes().contains { $0.command == "set-clock" && $0.description.contains("UTC−04:00") && $0.outcome == .ack })
                 ?? false
         })
         #expect(await eventually { rig.pod.clock?.utcOffsetMinutes == -240 })
@@ -201,7 +201,10 @@ import SleepDomain
         #expect(await eventually {
             (try? await rig.store.podEvents(podSerial: serial).contains { $0.kind == "alarm_failed" && $0.argument == 2 }) ?? false
         })
-        #expect(await eventually { rig.pod.clock != nil && (try? rig.commands().count) ?? 0 > before })
+        #expect(await eventually {
+            guard rig.pod.clock != nil else { return false }
+            return (try? await rig.commands().count) ?? 0 > before
+        })
         #expect(try await Array(rig.commands().dropFirst(before)).first == "set-clock")
         // The pod's clock is gone, so the hub times the event by its own clock on arrival:
         // the minute of 07:00, or the one before on a machine busy enough to lag.
