@@ -51,16 +51,21 @@ public final class NightStore: Sendable {
     }
 
     /// Runs `body` on a reader connection, off the caller's actor.
+    ///
+    /// GRDB's completion-based access rather than its `async` one: a read or write, once
+    /// asked for, runs to the end even when the calling task is cancelled (as the blocking
+    /// calls did), so a night kept or a claim released during shutdown is still written.
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        let pool = pool
-        // An unstructured task: the caller's cancellation does not abandon the access.
-        return try await Task { try await pool.read(body) }.value
+        try await withCheckedThrowingContinuation { continuation in
+            pool.asyncRead { db in continuation.resume(with: Result { try body(db.get()) }) }
+        }
     }
 
     /// Runs `body` in one write transaction, off the caller's actor.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        let pool = pool
-        return try await Task { try await pool.write(body) }.value
+        try await withCheckedThrowingContinuation { continuation in
+            pool.asyncWrite(body) { _, result in continuation.resume(with: result) }
+        }
     }
 
     /// Migration identifiers applied to this database, oldest first.
