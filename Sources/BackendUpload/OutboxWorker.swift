@@ -41,14 +41,14 @@ public struct SyncReport: Sendable, Hashable {
 /// when its lease runs out, and the backend's `source_id` deduplication (409) turns a post
 /// that got through before the crash into "delivered".
 public final class OutboxWorker: Sendable {
-    public let store: SleepStore
+    public let store: NightStore
     public let configuration: UploadConfiguration
     let client: HTTPClient
     let jitter: any JitterSource
     let logger: Logger
 
     public init(
-        store: SleepStore, configuration: UploadConfiguration, client: HTTPClient = .shared,
+        store: NightStore, configuration: UploadConfiguration, client: HTTPClient = .shared,
         jitter: any JitterSource = SystemJitter(), logger: Logger = Logger(label: "podbridge.upload")
     ) {
         self.store = store
@@ -64,21 +64,21 @@ public final class OutboxWorker: Sendable {
         var report = SyncReport()
         var seen: Set<Int64> = []
         while !Task.isCancelled,
-              let claim = try store.claimNextDueEvent(leaseSeconds: configuration.leaseSeconds, excluding: seen) {
+              let claim = try await store.claimNextDueEvent(leaseSeconds: configuration.leaseSeconds, excluding: seen) {
             seen.insert(claim.eventID)
             let (outcome, unreachable) = await post(claim)
             if Task.isCancelled, case .retryable = outcome {
                 // Shutting down mid-post: hand the event back; if the post got through, the
                 // next attempt receives 409 and records it as delivered.
-                try store.releaseClaim(claim)
+                try await store.releaseClaim(claim)
                 break
             }
-            try record(outcome, for: claim, into: &report)
+            try await record(outcome, for: claim, into: &report)
             // The backend cannot be reached at all (refused, timed out): the other due
             // events would only wait out the same deadline; they stay due for the next pass.
             if unreachable { break }
         }
-        let summary = try store.outboxSummary()
+        let summary = try await store.outboxSummary()
         report.skipped = max(0, summary.pendingDue + summary.pendingLater + summary.inFlight - report.willRetry.count)
         return report
     }
@@ -95,35 +95,35 @@ public final class OutboxWorker: Sendable {
                 ])
             }
             var wait = pollSeconds
-            if let next = try store.outboxSummary().nextAttemptAt {
+            if let next = try await store.outboxSummary().nextAttemptAt {
                 wait = min(wait, max(1, next - store.clock.unixSeconds()))
             }
             try? await Task.sleep(for: .seconds(wait))
         }
     }
 
-    func record(_ outcome: UploadOutcome, for claim: OutboxClaim, into report: inout SyncReport) throws {
+    func record(_ outcome: UploadOutcome, for claim: OutboxClaim, into report: inout SyncReport) async throws {
         let id = claim.session.sourceID
         var kept = true
         switch outcome {
         case let .delivered(backendID):
-            kept = try store.markDelivered(claim, backendSessionID: backendID)
+            kept = try await store.markDelivered(claim, backendSessionID: backendID)
             if kept { report.delivered.append(id) }
         case let .alreadyPresent(backendID):
-            kept = try store.markDelivered(claim, backendSessionID: backendID)
+            kept = try await store.markDelivered(claim, backendSessionID: backendID)
             if kept { report.alreadyPresent.append(id) }
         case let .rejected(reason):
-            kept = try store.markFailed(claim, reason: reason)
+            kept = try await store.markFailed(claim, reason: reason)
             if kept { report.failed.append(UploadFailure(sourceID: id, reason: reason)) }
             logger.warning("upload refused", metadata: ["source_id": "\(id)", "reason": "\(reason)"])
         case let .retryable(reason):
             if claim.attempt >= configuration.maxAttempts {
-                let final = "gave up after \(claim.attempt) attempts; last: \(reason)"
-                kept = try store.markFailed(claim, reason: final)
-                if kept { report.failed.append(UploadFailure(sourceID: id, reason: final)) }
+                let gaveUp = "gave up after \(claim.attempt) attempts; last: \(reason)"
+                kept = try await store.markFailed(claim, reason: gaveUp)
+                if kept { report.failed.append(UploadFailure(sourceID: id, reason: gaveUp)) }
             } else {
                 let delay = configuration.backoff.delay(afterAttempt: claim.attempt, unit: jitter.unit())
-                kept = try store.scheduleRetry(claim, reason: reason, nextAttemptAt: store.clock.unixSeconds() + delay)
+                kept = try await store.scheduleRetry(claim, reason: reason, nextAttemptAt: store.clock.unixSeconds() + delay)
                 if kept { report.willRetry.append(UploadFailure(sourceID: id, reason: reason)) }
             }
         }

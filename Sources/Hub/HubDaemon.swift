@@ -25,7 +25,7 @@ public struct HubDaemon: Sendable {
     public let configuration: HubConfiguration
     public let clock: HubClock
     public let reporter: HubReporter
-    public let store: SleepStore
+    public let store: NightStore
     /// Publish/subscribe of everything that happens, and the `HubState` snapshot.
     public let bus: HubBus
     /// Commands to connected pods and the manual schedule.
@@ -100,11 +100,11 @@ public struct HubDaemon: Sendable {
     /// Opens (creating and migrating) the database. Another process opening the same new
     /// file at the same moment (a CLI command while the daemon starts) can make the first
     /// migration fail with "database is locked": that is retried, anything else is not.
-    static func openStore(_ configuration: HubConfiguration, reporter: HubReporter) async throws -> SleepStore {
+    static func openStore(_ configuration: HubConfiguration, reporter: HubReporter) async throws -> NightStore {
         var attempt = 1
         while true {
             do {
-                return try SleepStore(path: configuration.databasePath, timeZone: configuration.hubTimeZone)
+                return try NightStore(path: configuration.databasePath, timeZone: configuration.hubTimeZone)
             } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && attempt < 5 {
                 reporter.warning("database busy on open (attempt \(attempt)): \(error); retrying")
                 attempt += 1

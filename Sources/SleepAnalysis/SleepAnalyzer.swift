@@ -12,9 +12,14 @@ public struct SleepSession: Sendable, Codable, Hashable {
     /// Time-zone identifier the clock features and wake date were computed in.
     public var timeZone: String
     /// False for preliminary (live, forward-only) stages, true once the session has ended.
-    public var final: Bool
+    public var isFinal: Bool
     public var epochs: [Epoch]
     public var metrics: SessionMetrics
+
+    /// `isFinal` keeps its JSON key `final` (the `analyze --json` output is unchanged).
+    enum CodingKeys: String, CodingKey {
+        case start, end, wakeDate, timeZone, isFinal = "final", epochs, metrics
+    }
 }
 
 /// What the analyzer reads: beat times and/or per-second vitals, plus optional series
@@ -74,12 +79,12 @@ public struct SleepAnalyzer: Sendable {
 
     /// The entry point for the pod: beats and vitals from the front end. With no vitals
     /// the beats are taken as one in-bed period.
-    public func analyze(beats: [Double], vitals: [SecondVitals], final: Bool = true) -> [SleepSession] {
-        analyze(AnalysisInput(beats: beats, vitals: vitals), final: final)
+    public func analyze(beats: [Double], vitals: [SecondVitals], isFinal: Bool = true) -> [SleepSession] {
+        analyze(AnalysisInput(beats: beats, vitals: vitals), isFinal: isFinal)
     }
 
-    /// `final` false gives preliminary stages (each epoch sees only the past), as live.
-    public func analyze(_ input: AnalysisInput, final: Bool = true) -> [SleepSession] {
+    /// `isFinal` false gives preliminary stages (each epoch sees only the past), as live.
+    public func analyze(_ input: AnalysisInput, isFinal: Bool = true) -> [SleepSession] {
         guard let (gridStart, count, present) = grid(input) else { return [] }
         let extractor = EpochFeatureExtractor(timeZone: timeZone)
         var features = extractor.features(gridStart: gridStart, count: count, beats: input.beats,
@@ -90,12 +95,12 @@ public struct SleepAnalyzer: Sendable {
         let ranges = input.inBed == .wholeSpan ? [0..<count] : rules.sessions(present: present)
         return ranges.map { range in
             session(features: Array(features[range]), start: gridStart + Double(range.lowerBound) * epochLength,
-                    final: final, movementMeasured: input.movementMeasured)
+                    isFinal: isFinal, movementMeasured: input.movementMeasured)
         }
     }
 
     /// Stages and metrics for one session's epochs.
-    func session(features input: [EpochFeatures], start: Double, final: Bool,
+    func session(features input: [EpochFeatures], start: Double, isFinal: Bool,
                  movementMeasured: Bool = true) -> SleepSession {
         var features = input
         let (inBed, rows) = Self.modelRows(features, movementMeasured: movementMeasured)
@@ -107,7 +112,7 @@ public struct SleepAnalyzer: Sendable {
             features[i].heartRateZ = z[k]
             features[i].heartRatePercentile = pct[k]
         }
-        let probs = model.probabilities(rows, final: final)
+        let probs = model.probabilities(rows, isFinal: isFinal)
         var p = [StageProbabilities](repeating: .certain(.awake), count: features.count)
         for (k, i) in inBed.enumerated() { p[i] = probs[k] }
         var epochs = features.indices.map { i in
@@ -121,7 +126,7 @@ public struct SleepAnalyzer: Sendable {
         }
         let end = start + Double(epochs.count) * epochLength
         return SleepSession(start: start, end: end, wakeDate: LocalCalendar(timeZone: timeZone).wakeDate(sessionEnd: end), timeZone: timeZone.identifier,
-                            final: final, epochs: epochs, metrics: SessionMetrics(epochs: epochs))
+                            isFinal: isFinal, epochs: epochs, metrics: SessionMetrics(epochs: epochs))
     }
 
     /// The in-bed epochs of a session and their model feature rows (what the model sees;

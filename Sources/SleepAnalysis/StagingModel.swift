@@ -132,10 +132,10 @@ public struct StagingModel: Sendable, Codable, Hashable {
         }
     }
 
-    /// Per-epoch stage probabilities. `final` uses the whole night (forward–backward
+    /// Per-epoch stage probabilities. `isFinal` uses the whole night (forward–backward
     /// smoothing); otherwise each epoch sees only the epochs up to it (forward filtering),
     /// which is what a live, preliminary hypnogram can know.
-    public func probabilities(_ features: [[Double?]], final: Bool = true) -> [StageProbabilities] {
+    public func probabilities(_ features: [[Double?]], isFinal: Bool = true) -> [StageProbabilities] {
         let n = features.count, k = means.count
         guard n > 0 else { return [] }
         var cache: [Int: (indices: [Int], inverse: [[Double]])] = [:]
@@ -155,7 +155,7 @@ public struct StagingModel: Sendable, Codable, Hashable {
             }
             normalise(&alpha[i])
         }
-        guard final else { return alpha.map(StageProbabilities.init) }
+        guard isFinal else { return alpha.map(StageProbabilities.init) }
         var beta = [Double](repeating: 1, count: k)
         var post = alpha
         for i in stride(from: n - 2, through: 0, by: -1) {

@@ -36,9 +36,9 @@ public enum ExportError: Error, Equatable, CustomStringConvertible {
 
 /// Exports stored sessions: selects them by wake date, loads blocks (and epochs) and renders.
 public struct SleepExporter: Sendable {
-    public let store: SleepStore
+    public let store: NightStore
 
-    public init(store: SleepStore) { self.store = store }
+    public init(store: NightStore) { self.store = store }
 
     /// Sessions chosen by `selection` (and `side`), with blocks and optionally epochs.
     /// With `timeZone` nil, wake dates are the ones recorded when each session was stored;
@@ -46,41 +46,43 @@ public struct SleepExporter: Sendable {
     /// - Throws: `ExportError` for an inverted or empty selection.
     public func nights(
         _ selection: ExportSelection, side: BedSide?, includeEpochs: Bool, timeZone: TimeZone?
-    ) throws -> [ExportNight] {
+    ) async throws -> [ExportNight] {
         let zoneName = timeZone?.identifier ?? "recorded zones"
         let sessions: [StoredSession]
         switch selection {
         case .all:
-            sessions = try store.allSessions(side: side)
+            sessions = try await store.allSessions(side: side)
             if sessions.isEmpty { throw ExportError.emptyDatabase }
         case let .date(date):
-            sessions = try select(from: date, to: date, side: side, timeZone: timeZone)
+            sessions = try await select(from: date, to: date, side: side, timeZone: timeZone)
             if sessions.isEmpty { throw ExportError.noSessionsOnDate(date, zone: zoneName) }
         case let .range(from, to):
             guard from <= to else { throw ExportError.invertedRange(from: from, to: to) }
-            sessions = try select(from: from, to: to, side: side, timeZone: timeZone)
+            sessions = try await select(from: from, to: to, side: side, timeZone: timeZone)
             if sessions.isEmpty { throw ExportError.emptyRange(from: from, to: to, zone: zoneName) }
         }
-        return try sessions.map { s in
-            ExportNight(session: s, blocks: try store.blocks(sessionID: s.id),
-                        epochs: includeEpochs ? try store.epochs(sessionID: s.id) : [])
+        var nights: [ExportNight] = []
+        for s in sessions {
+            nights.append(ExportNight(session: s, blocks: try await store.blocks(sessionID: s.id),
+                                      epochs: includeEpochs ? try await store.epochs(sessionID: s.id) : []))
         }
+        return nights
     }
 
-    func select(from: CalendarDay, to: CalendarDay, side: BedSide?, timeZone: TimeZone?) throws -> [StoredSession] {
+    func select(from: CalendarDay, to: CalendarDay, side: BedSide?, timeZone: TimeZone?) async throws -> [StoredSession] {
         if let timeZone {
-            return try store.sessions(endingIn: LocalCalendar(timeZone: timeZone).span(from: from, to: to), side: side)
+            return try await store.sessions(endingIn: LocalCalendar(timeZone: timeZone).span(from: from, to: to), side: side)
         }
-        return try store.sessions(wakeDatesFrom: from, to: to, side: side)
+        return try await store.sessions(wakeDatesFrom: from, to: to, side: side)
     }
 
     /// The whole export as text.
     public func export(
         _ selection: ExportSelection, side: BedSide? = nil, format: ExportFormat, includeEpochs: Bool = false,
         timeZone: TimeZone? = nil
-    ) throws -> String {
+    ) async throws -> String {
         if includeEpochs && format == .blocks { throw ExportError.epochsNeedJSONOrCSV }
-        let nights = try nights(selection, side: side, includeEpochs: includeEpochs, timeZone: timeZone)
+        let nights = try await nights(selection, side: side, includeEpochs: includeEpochs, timeZone: timeZone)
         return try ExportRenderer.render(nights, format: format, includeEpochs: includeEpochs, timeZone: timeZone)
     }
 }

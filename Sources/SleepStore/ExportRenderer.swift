@@ -123,12 +123,18 @@ public enum ExportRenderer {
         var time_zone: String
         var start_time: String
         var end_time: String
-        var final: Bool
+        var isFinal: Bool
         var sync_status: String
         var backend_session_id: String?
         var metrics: MetricsJSON
         var blocks: [BlockJSON]
         var epochs: [EpochJSON]?
+
+        /// `isFinal` is the document's `final` field.
+        enum CodingKeys: String, CodingKey {
+            case source_id, pod_serial, side, wake_date, time_zone, start_time, end_time, isFinal = "final"
+            case sync_status, backend_session_id, metrics, blocks, epochs
+        }
     }
 
     struct DocumentJSON<Item: Encodable>: Encodable {
@@ -154,7 +160,7 @@ public enum ExportRenderer {
                 wake_date: wakeDate(s, cal, override: timeZone).description,
                 time_zone: cal.timeZone.identifier,
                 start_time: cal.rfc3339(s.start), end_time: cal.rfc3339(s.end),
-                final: s.isFinal, sync_status: s.syncStatus.rawValue, backend_session_id: s.backendSessionID,
+                isFinal: s.isFinal, sync_status: s.syncStatus.rawValue, backend_session_id: s.backendSessionID,
                 metrics: MetricsJSON(
                     time_in_bed_min: m.timeInBedMinutes, total_sleep_min: m.totalSleepMinutes,
                     sleep_efficiency: m.efficiency, sleep_onset_latency_min: m.onsetLatencyMinutes,

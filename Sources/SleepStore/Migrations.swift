@@ -10,9 +10,11 @@ import GRDB
 /// - `v3` (additive): the schedule service's state: the full pod schedule in force per side
 ///   with its origin, the user's manual schedule per side, every command pushed to a pod with
 ///   the pod's answer, and the alarm events pods report.
+/// - `v4`: drops v2's `schedule_in_force` and `schedule_history`, which nothing used once
+///   v3's schedule state replaced them.
 public enum StoreMigrations {
     /// Identifiers of all migrations, oldest first.
-    public static let versions = ["v1", "v2", "v3"]
+    public static let versions = ["v1", "v2", "v3", "v4"]
 
     public static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -179,6 +181,12 @@ public enum StoreMigrations {
                     description TEXT NOT NULL
                 );
                 CREATE INDEX pod_events_pod ON pod_events(pod_serial, at);
+                """)
+        }
+        migrator.registerMigration("v4") { db in
+            try db.execute(sql: """
+                DROP TABLE schedule_history;
+                DROP TABLE schedule_in_force;
                 """)
         }
         return migrator

@@ -88,7 +88,7 @@ public struct NightMetrics: Sendable, Hashable, Codable {
     }
 }
 
-/// One analysed in-bed session of one side: what the hub hands to `SleepStore.save`.
+/// One analysed in-bed session of one side: what the hub hands to `NightStore.save`.
 public struct NightRecord: Sendable, Hashable {
     public var podSerial: String
     public var side: BedSide
@@ -98,13 +98,13 @@ public struct NightRecord: Sendable, Hashable {
     /// Epochs in time order, unique starts, stages other than `in_bed`.
     public var epochs: [EpochRecord]
     public var metrics: NightMetrics
-    /// A preliminary session (analysed while the night is still going on) is stored and
-    /// exported but never uploaded: the backend cannot update a session once posted.
-    public var isPreliminary: Bool
+    /// False for a preliminary session (analysed while the night is still going on): it is
+    /// stored and exported but never uploaded, as the backend cannot update a session once posted.
+    public var isFinal: Bool
 
     public init(
         podSerial: String, side: BedSide, start: Int64, end: Int64, epochs: [EpochRecord],
-        metrics: NightMetrics, isPreliminary: Bool = false
+        metrics: NightMetrics, isFinal: Bool = true
     ) {
         self.podSerial = podSerial
         self.side = side
@@ -112,7 +112,7 @@ public struct NightRecord: Sendable, Hashable {
         self.end = end
         self.epochs = epochs
         self.metrics = metrics
-        self.isPreliminary = isPreliminary
+        self.isFinal = isFinal
     }
 
     /// The stable source id (idempotency key) of this session: pod serial, side and

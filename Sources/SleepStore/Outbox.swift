@@ -45,146 +45,146 @@ public struct OutboxEvent: Sendable, Hashable {
     public var lastError: String?
 }
 
-extension SleepStore {
+extension NightStore {
+    /// Queues a session's upload: a new event, or an existing pending or failed one made due
+    /// again from its first attempt. An in-flight (or delivered) one is left to its worker,
+    /// so no two posts of the session ever run at once.
+    static func queueUpload(_ db: Database, sessionID: Int64, now: Int64) throws {
+        typealias C = OutboxRow.Columns
+        guard var event = try OutboxRow.filter(C.sessionID == sessionID).fetchOne(db) else {
+            try OutboxRow(id: nil, sessionID: sessionID, eventType: OutboxRow.sleepSessionEvent,
+                          status: OutboxStatus.pending.rawValue, attempts: 0, nextAttemptAt: now, lastError: nil,
+                          claimToken: nil, claimedUntil: nil, createdAt: now, updatedAt: now).insert(db)
+            return
+        }
+        guard event.status == OutboxStatus.pending.rawValue || event.status == OutboxStatus.failed.rawValue else { return }
+        event.status = OutboxStatus.pending.rawValue
+        event.attempts = 0
+        event.nextAttemptAt = now
+        event.lastError = nil
+        event.updatedAt = now
+        try event.update(db)
+    }
+
+    /// The event `claim` names, if the claim still holds it.
+    static func claimed(_ claim: OutboxClaim) -> QueryInterfaceRequest<OutboxRow> {
+        OutboxRow.filter(OutboxRow.Columns.id == claim.eventID && OutboxRow.Columns.claimToken == claim.token)
+    }
+
     /// Atomically claims the oldest due event: a pending one whose time has come, or an
     /// in-flight one whose lease expired. Returns nil when nothing is due.
     /// The claim and the attempt count are committed before the post starts, so a crash
     /// mid-post neither loses the event nor lets two workers post it at once.
-    public func claimNextDueEvent(leaseSeconds: Int64, excluding: Set<Int64> = []) throws -> OutboxClaim? {
+    public func claimNextDueEvent(leaseSeconds: Int64, excluding: Set<Int64> = []) async throws -> OutboxClaim? {
         let now = clock.unixSeconds()
         let token = UUID().uuidString
-        return try pool.write { db -> OutboxClaim? in
-            let excluded = excluding.isEmpty ? "" : "AND id NOT IN (\(excluding.map(String.init).joined(separator: ",")))"
-            guard let row = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT id, session_id, attempts FROM outbox
-                    WHERE ((status = 'pending' AND next_attempt_at <= ?) OR (status = 'in_flight' AND claimed_until <= ?))
-                    \(excluded)
-                    ORDER BY next_attempt_at, id LIMIT 1
-                    """,
-                arguments: [now, now])
-            else { return nil }
-            let eventID: Int64 = row["id"]
-            let sessionID: Int64 = row["session_id"]
-            let attempt: Int = row["attempts"] + 1
-            try db.execute(
-                sql: """
-                    UPDATE outbox SET status = 'in_flight', claim_token = ?, claimed_until = ?,
-                        attempts = ?, updated_at = ? WHERE id = ?
-                    """,
-                arguments: [token, now + max(1, leaseSeconds), attempt, now, eventID])
-            guard let sessionRow = try Row.fetchOne(
-                db, sql: "SELECT \(Self.sessionColumns) FROM sessions WHERE id = ?", arguments: [sessionID])
-            else { return nil }
-            let blocks = try Row.fetchAll(
-                db,
-                sql: "SELECT stage, start_time, end_time FROM stage_blocks WHERE session_id = ? ORDER BY stage <> 'in_bed', start_time",
-                arguments: [sessionID]
-            ).compactMap { r in
-                SleepCategory(rawValue: r["stage"]).map { StageBlock(stage: $0, start: r["start_time"], end: r["end_time"]) }
-            }
+        return try await write { db -> OutboxClaim? in
+            typealias C = OutboxRow.Columns
+            var due = OutboxRow.filter(
+                (C.status == OutboxStatus.pending.rawValue && C.nextAttemptAt <= now)
+                    || (C.status == OutboxStatus.inFlight.rawValue && C.claimedUntil <= now))
+            if !excluding.isEmpty { due = due.filter(!excluding.contains(C.id)) }
+            guard var event = try due.order(C.nextAttemptAt, C.id).fetchOne(db), let eventID = event.id else { return nil }
+            event.status = OutboxStatus.inFlight.rawValue
+            event.claimToken = token
+            event.claimedUntil = now + max(1, leaseSeconds)
+            event.attempts += 1
+            event.updatedAt = now
+            try event.update(db)
+            guard let session = try SessionRow.fetchOne(db, key: event.sessionID) else { return nil }
             return OutboxClaim(
-                eventID: eventID, token: token, attempt: attempt,
-                session: Self.session(from: sessionRow), blocks: blocks)
+                eventID: eventID, token: token, attempt: event.attempts,
+                session: session.session, blocks: try StageBlockRow.blocks(db, sessionID: event.sessionID))
         }
     }
 
     /// Marks a claimed event delivered and stores the backend's session id on the session.
     /// Returns false when the claim was lost (lease expired and another worker took it).
     @discardableResult
-    public func markDelivered(_ claim: OutboxClaim, backendSessionID: String?) throws -> Bool {
+    public func markDelivered(_ claim: OutboxClaim, backendSessionID: String?) async throws -> Bool {
         let now = clock.unixSeconds()
-        return try pool.write { db in
-            try db.execute(
-                sql: """
-                    UPDATE outbox SET status = 'delivered', last_error = NULL, claim_token = NULL,
-                        claimed_until = NULL, updated_at = ? WHERE id = ? AND claim_token = ?
-                    """,
-                arguments: [now, claim.eventID, claim.token])
-            guard db.changesCount == 1 else { return false }
-            try db.execute(
-                sql: """
-                    UPDATE sessions SET sync_status = 'synced', sync_error = NULL,
-                        backend_session_id = coalesce(?, backend_session_id) WHERE id = ?
-                    """,
-                arguments: [backendSessionID, claim.session.id])
+        return try await write { db in
+            typealias C = OutboxRow.Columns
+            typealias S = SessionRow.Columns
+            let changed = try Self.claimed(claim).updateAll(db, [
+                C.status.set(to: OutboxStatus.delivered.rawValue), C.lastError.set(to: nil), C.claimToken.set(to: nil),
+                C.claimedUntil.set(to: nil), C.updatedAt.set(to: now),
+            ])
+            guard changed == 1 else { return false }
+            var assignments = [S.syncStatus.set(to: SyncStatus.synced.rawValue), S.syncError.set(to: nil)]
+            if let backendSessionID { assignments.append(S.backendSessionID.set(to: backendSessionID)) }
+            try SessionRow.filter(key: claim.session.id).updateAll(db, assignments)
             return true
         }
     }
 
     /// Marks a claimed event failed for good, keeping the reason on the event and the session.
     @discardableResult
-    public func markFailed(_ claim: OutboxClaim, reason: String) throws -> Bool {
+    public func markFailed(_ claim: OutboxClaim, reason: String) async throws -> Bool {
         let now = clock.unixSeconds()
-        return try pool.write { db in
-            try db.execute(
-                sql: """
-                    UPDATE outbox SET status = 'failed', last_error = ?, claim_token = NULL,
-                        claimed_until = NULL, updated_at = ? WHERE id = ? AND claim_token = ?
-                    """,
-                arguments: [reason, now, claim.eventID, claim.token])
-            guard db.changesCount == 1 else { return false }
-            try db.execute(
-                sql: "UPDATE sessions SET sync_status = 'failed', sync_error = ? WHERE id = ?",
-                arguments: [reason, claim.session.id])
+        return try await write { db in
+            typealias C = OutboxRow.Columns
+            typealias S = SessionRow.Columns
+            let changed = try Self.claimed(claim).updateAll(db, [
+                C.status.set(to: OutboxStatus.failed.rawValue), C.lastError.set(to: reason), C.claimToken.set(to: nil),
+                C.claimedUntil.set(to: nil), C.updatedAt.set(to: now),
+            ])
+            guard changed == 1 else { return false }
+            try SessionRow.filter(key: claim.session.id).updateAll(db, [
+                S.syncStatus.set(to: SyncStatus.failed.rawValue), S.syncError.set(to: reason),
+            ])
             return true
         }
     }
 
     /// Returns a claimed event to pending, due at `nextAttemptAt`, keeping the last error.
     @discardableResult
-    public func scheduleRetry(_ claim: OutboxClaim, reason: String, nextAttemptAt: Int64) throws -> Bool {
+    public func scheduleRetry(_ claim: OutboxClaim, reason: String, nextAttemptAt: Int64) async throws -> Bool {
         let now = clock.unixSeconds()
-        return try pool.write { db in
-            try db.execute(
-                sql: """
-                    UPDATE outbox SET status = 'pending', last_error = ?, next_attempt_at = ?, claim_token = NULL,
-                        claimed_until = NULL, updated_at = ? WHERE id = ? AND claim_token = ?
-                    """,
-                arguments: [reason, nextAttemptAt, now, claim.eventID, claim.token])
-            return db.changesCount == 1
+        return try await write { db in
+            typealias C = OutboxRow.Columns
+            return try Self.claimed(claim).updateAll(db, [
+                C.status.set(to: OutboxStatus.pending.rawValue), C.lastError.set(to: reason),
+                C.nextAttemptAt.set(to: nextAttemptAt), C.claimToken.set(to: nil), C.claimedUntil.set(to: nil),
+                C.updatedAt.set(to: now),
+            ]) == 1
         }
     }
 
     /// Gives a claim back unattempted (the worker is shutting down before posting it).
     @discardableResult
-    public func releaseClaim(_ claim: OutboxClaim) throws -> Bool {
+    public func releaseClaim(_ claim: OutboxClaim) async throws -> Bool {
         let now = clock.unixSeconds()
-        return try pool.write { db in
-            try db.execute(
-                sql: """
-                    UPDATE outbox SET status = 'pending', attempts = max(0, attempts - 1), claim_token = NULL,
-                        claimed_until = NULL, updated_at = ? WHERE id = ? AND claim_token = ?
-                    """,
-                arguments: [now, claim.eventID, claim.token])
-            return db.changesCount == 1
+        return try await write { db in
+            typealias C = OutboxRow.Columns
+            return try Self.claimed(claim).updateAll(db, [
+                C.status.set(to: OutboxStatus.pending.rawValue), C.attempts.set(to: SQL("max(0, \(C.attempts) - 1)")),
+                C.claimToken.set(to: nil), C.claimedUntil.set(to: nil), C.updatedAt.set(to: now),
+            ]) == 1
         }
     }
 
     /// Puts every failed event back in the queue (after the cause was fixed, e.g. a token).
     @discardableResult
-    public func requeueFailedEvents() throws -> Int {
+    public func requeueFailedEvents() async throws -> Int {
         let now = clock.unixSeconds()
-        return try pool.write { db in
-            try db.execute(
-                sql: """
-                    UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ?
-                    WHERE status = 'failed'
-                    """,
-                arguments: [now, now])
-            let count = db.changesCount
-            try db.execute(sql: """
-                UPDATE sessions SET sync_status = 'pending'
-                WHERE sync_status = 'failed' AND id IN (SELECT session_id FROM outbox WHERE status = 'pending')
-                """)
+        return try await write { db in
+            typealias C = OutboxRow.Columns
+            typealias S = SessionRow.Columns
+            let count = try OutboxRow.filter(C.status == OutboxStatus.failed.rawValue).updateAll(db, [
+                C.status.set(to: OutboxStatus.pending.rawValue), C.attempts.set(to: 0), C.nextAttemptAt.set(to: now),
+                C.updatedAt.set(to: now),
+            ])
+            let queued = OutboxRow.filter(C.status == OutboxStatus.pending.rawValue).select(C.sessionID)
+            try SessionRow.filter(S.syncStatus == SyncStatus.failed.rawValue && queued.contains(S.id))
+                .updateAll(db, [S.syncStatus.set(to: SyncStatus.pending.rawValue)])
             return count
         }
     }
 
-    public func outboxSummary() throws -> OutboxSummary {
+    public func outboxSummary() async throws -> OutboxSummary {
         let now = clock.unixSeconds()
-        return try pool.read { db in
+        return try await read { db in
             let row = try Row.fetchOne(
                 db,
                 sql: """
@@ -205,19 +205,17 @@ extension SleepStore {
     }
 
     /// All outbox events, oldest first.
-    public func outboxEvents() throws -> [OutboxEvent] {
-        try pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT o.id, o.session_id, s.source_id, o.status, o.attempts, o.next_attempt_at, o.last_error
-                    FROM outbox o JOIN sessions s ON s.id = o.session_id ORDER BY o.id
-                    """
-            ).map { row in
-                OutboxEvent(
-                    eventID: row["id"], sessionID: row["session_id"], sourceID: row["source_id"],
-                    status: OutboxStatus(rawValue: row["status"]) ?? .pending, attempts: row["attempts"],
-                    nextAttemptAt: row["next_attempt_at"], lastError: row["last_error"])
+    public func outboxEvents() async throws -> [OutboxEvent] {
+        try await read { db in
+            let request = OutboxRow
+                .annotated(withRequired: OutboxRow.session.select(SessionRow.Columns.sourceID))
+                .order(OutboxRow.Columns.id)
+            return try Row.fetchAll(db, request).map { row in
+                let event = try OutboxRow(row: row)
+                return OutboxEvent(
+                    eventID: event.id ?? 0, sessionID: event.sessionID, sourceID: row[SessionRow.Columns.sourceID],
+                    status: OutboxStatus(rawValue: event.status) ?? .pending, attempts: event.attempts,
+                    nextAttemptAt: event.nextAttemptAt, lastError: event.lastError)
             }
         }
     }

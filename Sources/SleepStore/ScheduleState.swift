@@ -138,110 +138,68 @@ public struct PodEventRecord: Sendable, Hashable {
     }
 }
 
-extension SleepStore {
+extension NightStore {
     // MARK: Schedule in force
 
     /// Makes `state` the schedule in force for its pod side. Returns true when the schedule
     /// itself (JSON) or its origin changed; then the acknowledgement is cleared. A changed
     /// reason or summary alone is updated and returns false.
     @discardableResult
-    public func setPodSchedule(_ state: PodScheduleState) throws -> Bool {
+    public func setPodSchedule(_ state: PodScheduleState) async throws -> Bool {
         guard !state.podSerial.isEmpty else { throw StoreError.invalidSchedule("pod serial is empty") }
-        return try pool.write { db in
-            let current = try Self.fetchPodSchedule(db, podSerial: state.podSerial, side: state.side)
-            if let current, current.scheduleJSON == state.scheduleJSON, current.origin == state.origin {
+        return try await write { db in
+            typealias C = PodScheduleRow.Columns
+            let inForce = PodScheduleRow.of(podSerial: state.podSerial, side: state.side)
+            if let current = try inForce.fetchOne(db)?.state,
+               current.scheduleJSON == state.scheduleJSON, current.origin == state.origin {
                 if current.reason != state.reason || current.summary != state.summary {
-                    try db.execute(
-                        sql: "UPDATE pod_schedule SET reason = ?, summary = ? WHERE pod_serial = ? AND side = ?",
-                        arguments: [state.reason, state.summary, state.podSerial, state.side.rawValue])
+                    try inForce.updateAll(db, [C.reason.set(to: state.reason), C.summary.set(to: state.summary)])
                 }
                 return false
             }
-            try Self.upsertPod(db, serial: state.podSerial, firmware: nil, seenAt: state.setAt)
-            try db.execute(
-                sql: """
-                    INSERT OR REPLACE INTO pod_schedule (pod_serial, side, origin, schedule_json, summary, reason,
-                        time_zone, set_at, acknowledged_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [state.podSerial, state.side.rawValue, state.origin.rawValue, state.scheduleJSON,
-                            state.summary, state.reason, state.timeZoneID, state.setAt, state.acknowledgedAt])
+            try PodRow.upsert(db, serial: state.podSerial, firmware: nil, seenAt: state.setAt)
+            try PodScheduleRow(state).insert(db, onConflict: .replace)
             return true
         }
     }
 
     /// The schedule in force for a pod side, if one was ever computed.
-    public func podSchedule(podSerial: String, side: BedSide) throws -> PodScheduleState? {
-        try pool.read { db in try Self.fetchPodSchedule(db, podSerial: podSerial, side: side) }
+    public func podSchedule(podSerial: String, side: BedSide) async throws -> PodScheduleState? {
+        try await read { db in try PodScheduleRow.of(podSerial: podSerial, side: side).fetchOne(db)?.state }
     }
 
     /// Records that the pod acknowledged the whole schedule of a side at `at`.
-    public func markPodScheduleAcknowledged(podSerial: String, side: BedSide, at: Int64) throws {
-        try pool.write { db in
-            try db.execute(
-                sql: "UPDATE pod_schedule SET acknowledged_at = ? WHERE pod_serial = ? AND side = ?",
-                arguments: [at, podSerial, side.rawValue])
-        }
-    }
-
-    static func fetchPodSchedule(_ db: Database, podSerial: String, side: BedSide) throws -> PodScheduleState? {
-        try Row.fetchOne(
-            db, sql: "SELECT * FROM pod_schedule WHERE pod_serial = ? AND side = ?",
-            arguments: [podSerial, side.rawValue]
-        ).map { row in
-            PodScheduleState(
-                podSerial: row["pod_serial"], side: BedSide(rawValue: row["side"]) ?? .left,
-                origin: PodScheduleOrigin(rawValue: row["origin"]) ?? .default, scheduleJSON: row["schedule_json"],
-                summary: row["summary"], reason: row["reason"], timeZoneID: row["time_zone"], setAt: row["set_at"],
-                acknowledgedAt: row["acknowledged_at"])
+    public func markPodScheduleAcknowledged(podSerial: String, side: BedSide, at: Int64) async throws {
+        try await write { db in
+            _ = try PodScheduleRow.of(podSerial: podSerial, side: side)
+                .updateAll(db, [PodScheduleRow.Columns.acknowledgedAt.set(to: at)])
         }
     }
 
     // MARK: Manual schedule
 
     /// Sets (or replaces) the user's manual schedule of a side. Times must be `HH:mm`.
-    public func setManualSchedule(_ record: ManualScheduleRecord) throws {
+    public func setManualSchedule(_ record: ManualScheduleRecord) async throws {
         guard !record.podSerial.isEmpty else { throw StoreError.invalidSchedule("pod serial is empty") }
         for (name, value) in [("weekday bedtime", record.weekdayBedtime), ("weekday wake", record.weekdayWake),
                               ("weekend bedtime", record.weekendBedtime), ("weekend wake", record.weekendWake)] {
             guard Self.isHHmm(value) else { throw StoreError.invalidSchedule("\(name) must be HH:mm (got \(value))") }
         }
-        try pool.write { db in
-            try Self.upsertPod(db, serial: record.podSerial, firmware: nil, seenAt: record.setAt)
-            try db.execute(
-                sql: """
-                    INSERT OR REPLACE INTO manual_schedule (pod_serial, side, weekday_bedtime, weekday_wake,
-                        weekend_bedtime, weekend_wake, set_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [record.podSerial, record.side.rawValue, record.weekdayBedtime, record.weekdayWake,
-                            record.weekendBedtime, record.weekendWake, record.setAt])
+        try await write { db in
+            try PodRow.upsert(db, serial: record.podSerial, firmware: nil, seenAt: record.setAt)
+            try ManualScheduleRow(record).insert(db, onConflict: .replace)
         }
     }
 
     /// The manual schedule of a side, nil when none is set (inference applies).
-    public func manualSchedule(podSerial: String, side: BedSide) throws -> ManualScheduleRecord? {
-        try pool.read { db in
-            try Row.fetchOne(
-                db, sql: "SELECT * FROM manual_schedule WHERE pod_serial = ? AND side = ?",
-                arguments: [podSerial, side.rawValue]
-            ).map { row in
-                ManualScheduleRecord(
-                    podSerial: row["pod_serial"], side: BedSide(rawValue: row["side"]) ?? .left,
-                    weekdayBedtime: row["weekday_bedtime"], weekdayWake: row["weekday_wake"],
-                    weekendBedtime: row["weekend_bedtime"], weekendWake: row["weekend_wake"], setAt: row["set_at"])
-            }
-        }
+    public func manualSchedule(podSerial: String, side: BedSide) async throws -> ManualScheduleRecord? {
+        try await read { db in try ManualScheduleRow.of(podSerial: podSerial, side: side).fetchOne(db)?.record }
     }
 
     /// Removes the manual schedule of a side; returns false when there was none.
     @discardableResult
-    public func clearManualSchedule(podSerial: String, side: BedSide) throws -> Bool {
-        try pool.write { db in
-            try db.execute(sql: "DELETE FROM manual_schedule WHERE pod_serial = ? AND side = ?",
-                           arguments: [podSerial, side.rawValue])
-            return db.changesCount > 0
-        }
+    public func clearManualSchedule(podSerial: String, side: BedSide) async throws -> Bool {
+        try await write { db in try ManualScheduleRow.of(podSerial: podSerial, side: side).deleteAll(db) > 0 }
     }
 
     static func isHHmm(_ text: String) -> Bool {
@@ -255,38 +213,20 @@ extension SleepStore {
 
     /// Appends one pushed command and the pod's answer; returns its row id.
     @discardableResult
-    public func recordSchedulePush(_ push: SchedulePushRecord) throws -> Int64 {
+    public func recordSchedulePush(_ push: SchedulePushRecord) async throws -> Int64 {
         guard push.attempt >= 1 else { throw StoreError.invalidSchedule("push attempt must be ≥ 1") }
-        return try pool.write { db in
-            try Self.upsertPod(db, serial: push.podSerial, firmware: nil, seenAt: push.sentAt)
-            try db.execute(
-                sql: """
-                    INSERT INTO schedule_pushes (pod_serial, sent_at, command, description, attempt, outcome, status, detail)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [push.podSerial, push.sentAt, push.command, push.description, push.attempt,
-                            push.outcome.rawValue, push.status, push.detail])
+        return try await write { db in
+            try PodRow.upsert(db, serial: push.podSerial, firmware: nil, seenAt: push.sentAt)
+            try SchedulePushRow(push).insert(db)
             return db.lastInsertedRowID
         }
     }
 
     /// Pushes to a pod, oldest first (the last `limit` when given).
-    public func schedulePushes(podSerial: String, limit: Int? = nil) throws -> [SchedulePushRecord] {
-        try pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT * FROM (SELECT * FROM schedule_pushes WHERE pod_serial = ? ORDER BY id DESC LIMIT ?)
-                    ORDER BY id
-                    """,
-                arguments: [podSerial, limit ?? -1]
-            ).map { row in
-                SchedulePushRecord(
-                    id: row["id"], podSerial: row["pod_serial"], sentAt: row["sent_at"], command: row["command"],
-                    description: row["description"], attempt: row["attempt"],
-                    outcome: PushOutcome(rawValue: row["outcome"]) ?? .timeout, status: row["status"],
-                    detail: row["detail"])
-            }
+    public func schedulePushes(podSerial: String, limit: Int? = nil) async throws -> [SchedulePushRecord] {
+        try await read { db in
+            try SchedulePushRow.filter(SchedulePushRow.Columns.podSerial == podSerial)
+                .lastByID(db, limit: limit).map(\.record)
         }
     }
 
@@ -294,29 +234,18 @@ extension SleepStore {
 
     /// Appends an event a pod reported; returns its row id.
     @discardableResult
-    public func recordPodEvent(_ event: PodEventRecord) throws -> Int64 {
-        try pool.write { db in
-            try Self.upsertPod(db, serial: event.podSerial, firmware: nil, seenAt: event.at)
-            try db.execute(
-                sql: "INSERT INTO pod_events (pod_serial, at, kind, side, argument, description) VALUES (?, ?, ?, ?, ?, ?)",
-                arguments: [event.podSerial, event.at, event.kind, event.side?.rawValue, event.argument, event.description])
+    public func recordPodEvent(_ event: PodEventRecord) async throws -> Int64 {
+        try await write { db in
+            try PodRow.upsert(db, serial: event.podSerial, firmware: nil, seenAt: event.at)
+            try PodEventRow(event).insert(db)
             return db.lastInsertedRowID
         }
     }
 
     /// Events of a pod in the order they were recorded (the last `limit` when given).
-    public func podEvents(podSerial: String, limit: Int? = nil) throws -> [PodEventRecord] {
-        try pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: "SELECT * FROM (SELECT * FROM pod_events WHERE pod_serial = ? ORDER BY id DESC LIMIT ?) ORDER BY id",
-                arguments: [podSerial, limit ?? -1]
-            ).map { row in
-                PodEventRecord(
-                    id: row["id"], podSerial: row["pod_serial"], at: row["at"], kind: row["kind"],
-                    side: (row["side"] as String?).flatMap(BedSide.init(rawValue:)), argument: row["argument"],
-                    description: row["description"])
-            }
+    public func podEvents(podSerial: String, limit: Int? = nil) async throws -> [PodEventRecord] {
+        try await read { db in
+            try PodEventRow.filter(PodEventRow.Columns.podSerial == podSerial).lastByID(db, limit: limit).map(\.record)
         }
     }
 }

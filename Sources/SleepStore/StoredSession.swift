@@ -33,7 +33,7 @@ public struct StoredSession: Sendable, Hashable {
     public var syncError: String?
 }
 
-/// What `SleepStore.save` did.
+/// What `NightStore.save` did.
 public struct SaveResult: Sendable, Hashable {
     public var sessionID: Int64
     public var sourceID: String

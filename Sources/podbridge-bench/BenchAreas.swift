@@ -6,5 +6,5 @@ let benchAreas: [(name: String, run: @Sendable (BenchOptions) async throws -> Vo
     ("staging", { try runStagingBench(options: $0) }),
     ("schedule", { try runScheduleBench(options: $0) }),
     ("wake", { try runWakeBench(options: $0) }),
-    ("store", { try runStoreBench(options: $0) }),
+    ("store", { try await runStoreBench(options: $0) }),
 ]

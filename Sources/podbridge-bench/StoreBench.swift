@@ -5,12 +5,12 @@ import SleepDomain
 /// Store figures: time to store a night (960 epochs per side, blocks, session and outbox
 /// event, one transaction per side) and to export a month of nights, on a real SQLite file
 /// in a temporary directory.
-func runStoreBench(options: BenchOptions) throws {
+func runStoreBench(options: BenchOptions) async throws {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("podbridge-storebench-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }
     let zone = TimeZone(identifier: "Europe/Berlin")!
-    let store = try SleepStore(path: dir.appendingPathComponent("bench.sqlite").path, timeZone: zone)
+    let store = try NightStore(path: dir.appendingPathComponent("bench.sqlite").path, timeZone: zone)
     let nights = options.quick ? 10 : 30
     let firstStart: Int64 = 1_717_279_200  // 2024-06-01 22:00 Berlin
 
@@ -19,7 +19,7 @@ func runStoreBench(options: BenchOptions) throws {
         let start = firstStart + Int64(n) * 86_400
         let pair = [benchNight(side: .left, start: start), benchNight(side: .right, start: start + 600)]
         let t0 = DispatchTime.now().uptimeNanoseconds
-        for night in pair { try store.save(night) }
+        for night in pair { try await store.save(night) }
         storeSeconds.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9)
     }
     storeSeconds.sort()
@@ -30,7 +30,7 @@ func runStoreBench(options: BenchOptions) throws {
     for (label, format, epochs) in [("json", ExportFormat.json, false), ("csv", .csv, false),
                                     ("blocks", .blocks, false), ("csv_epochs", .csv, true)] {
         let t0 = DispatchTime.now().uptimeNanoseconds
-        let text = try exporter.export(.all, format: format, includeEpochs: epochs)
+        let text = try await exporter.export(.all, format: format, includeEpochs: epochs)
         let ms = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6
         print("export_\(nights)_nights_\(label): \(String(format: "%.1f", ms)) ms (\(text.utf8.count / 1024) KiB)")
     }

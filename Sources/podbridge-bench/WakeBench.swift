@@ -39,12 +39,12 @@ func runWakeBench(options: BenchOptions) throws {
         // Before the window, one observation per epoch from a single forward pass stands in for the
         // live epochs (only the heart-rate baseline is taken from them).
         let before = analyzer.analyze(beats: beats.filter { $0 < window.start.timeIntervalSince1970 },
-                                      vitals: vitals.filter { $0.time < window.start.timeIntervalSince1970 }, final: false)
+                                      vitals: vitals.filter { $0.time < window.start.timeIntervalSince1970 }, isFinal: false)
         for session in before { for epoch in session.epochs { _ = decider.observe(WakeObservation(epoch: epoch)) } }
         var decision: WakeDecision?
         var t = window.start.timeIntervalSince1970 + epochLength
         while decision == nil && t <= end {
-            let sessions = analyzer.analyze(beats: beats.filter { $0 < t }, vitals: vitals.filter { $0.time < t }, final: false)
+            let sessions = analyzer.analyze(beats: beats.filter { $0 < t }, vitals: vitals.filter { $0.time < t }, isFinal: false)
             if let last = sessions.last?.epochs.last, last.start + epochLength == t {
                 decision = decider.observe(WakeObservation(epoch: last))
             } else {

@@ -11,7 +11,7 @@ guard arguments.count >= 3, let count = Int(arguments[2]) else {
     exit(2)
 }
 do {
-    let store = try SleepStore(path: arguments[1], timeZone: TimeZone(identifier: "UTC")!)
+    let store = try NightStore(path: arguments[1], timeZone: TimeZone(identifier: "UTC")!)
     let firstStart: Int64 = 1_700_000_000
     for n in 0..<count {
         let start = firstStart + Int64(n) * 86_400
@@ -28,7 +28,7 @@ do {
             meanHeartRate: 58, meanHRV: 40, meanBreathingRate: 14, score: 75)
         let night = NightRecord(podSerial: "PB-CRASH", side: n % 2 == 0 ? .left : .right, start: start,
                                 end: start + 960 * 30, epochs: epochs, metrics: metrics)
-        try store.save(night)
+        try await store.save(night)
         FileHandle.standardOutput.write(Data("committed \(night.sourceID)\n".utf8))
     }
 } catch {

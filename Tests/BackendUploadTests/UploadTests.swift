@@ -14,8 +14,10 @@ import SleepStore
     }
 
     /// Saves `count` nights one day apart and returns their source ids.
-    func fill(_ store: SleepStore, count: Int) throws -> [String] {
-        try (0..<count).map { try store.save(testNight(start: Self.t0 + Int64($0) * 86_400)).sourceID }
+    func fill(_ store: NightStore, count: Int) async throws -> [String] {
+        var ids: [String] = []
+        for n in 0..<count { ids.append(try await store.save(testNight(start: Self.t0 + Int64(n) * 86_400)).sourceID) }
+        return ids
     }
 
     @Test func everySessionEndsDeliveredExactlyOnceOrFailedWithItsReason() async throws {
@@ -23,8 +25,8 @@ import SleepStore
         defer { dir.cleanup() }
         let backend = try await ScriptedBackend()
         let clock = ManualClock(Self.t0 + 10 * 86_400)
-        let store = try SleepStore(path: dir.path("u.sqlite"), timeZone: Self.utc, clock: clock)
-        let ids = try fill(store, count: 6)
+        let store = try NightStore(path: dir.path("u.sqlite"), timeZone: Self.utc, clock: clock)
+        let ids = try await fill(store, count: 6)
         let (ok, already, rejected, flaky, dropped, lostResponse) = (ids[0], ids[1], ids[2], ids[3], ids[4], ids[5])
         backend.preStore(already)
         backend.script(rejected, [.status(400, #"{"success":false,"error":"stage 'core' not accepted"}"#)])
@@ -55,13 +57,13 @@ import SleepStore
         // Exactly once on the backend, and the local state says why for each.
         for id in [ok, already, flaky, dropped, lostResponse] {
             #expect(backend.storedCount(id) == 1, "\(id)")
-            #expect(try store.session(sourceID: id)?.syncStatus == .synced)
+            #expect(try await store.session(sourceID: id)?.syncStatus == .synced)
         }
         #expect(backend.storedCount(rejected) == 0)
-        let failed = try #require(try store.session(sourceID: rejected))
+        let failed = try #require(try await store.session(sourceID: rejected))
         #expect(failed.syncStatus == .failed && failed.syncError == "HTTP 400: stage 'core' not accepted")
-        #expect(try store.session(sourceID: ok)?.backendSessionID?.hasPrefix("srv-") == true)
-        let summary = try store.outboxSummary()
+        #expect(try await store.session(sourceID: ok)?.backendSessionID?.hasPrefix("srv-") == true)
+        let summary = try await store.outboxSummary()
         #expect(summary.delivered == 5 && summary.failed == 1 && summary.pendingDue + summary.pendingLater + summary.inFlight == 0)
         #expect(try await worker.runOnce().deliveredCount == 0)
 
@@ -87,33 +89,33 @@ import SleepStore
         do {
             // First life: one post gets through but its answer is lost, another fails with
             // a 500, and one event is claimed by a worker that then dies before posting.
-            let store = try SleepStore(path: path, timeZone: Self.utc, clock: clock)
-            ids = try fill(store, count: 5)
+            let store = try NightStore(path: path, timeZone: Self.utc, clock: clock)
+            ids = try await fill(store, count: 5)
             backend.script(ids[1], [.storeThenDrop])
             backend.script(ids[2], [.status(502, "bad gateway")])
-            let dead = try #require(try store.claimNextDueEvent(leaseSeconds: 60))
+            let dead = try #require(try await store.claimNextDueEvent(leaseSeconds: 60))
             #expect(dead.session.sourceID == ids[0])
             let worker = OutboxWorker(store: store, configuration: try config(backend), jitter: FixedJitter(value: 0))
             let report = try await worker.runOnce()
             #expect(report.delivered == [ids[3], ids[4]])
             #expect(report.willRetry.map(\.sourceID) == [ids[1], ids[2]])
             #expect(report.skipped == 1)  // the event leased by the dead worker
-            try store.close()
+            try await store.close()
         }
         // Second life: a new process opens the same file.
-        let store = try SleepStore(path: path, timeZone: Self.utc, clock: clock)
+        let store = try NightStore(path: path, timeZone: Self.utc, clock: clock)
         let worker = OutboxWorker(store: store, configuration: try config(backend), jitter: FixedJitter(value: 0))
         clock.advance(by: 30)
         let beforeLease = try await worker.runOnce()
         #expect(beforeLease.alreadyPresent == [ids[1]])
         #expect(beforeLease.delivered == [ids[2]])
-        #expect(try store.outboxSummary().inFlight == 1)   // still leased by the dead worker
+        #expect(try await store.outboxSummary().inFlight == 1)   // still leased by the dead worker
         clock.advance(by: 31)
         let afterLease = try await worker.runOnce()
         #expect(afterLease.delivered == [ids[0]])
         for id in ids {
             #expect(backend.storedCount(id) == 1, "\(id)")
-            #expect(try store.session(sourceID: id)?.syncStatus == .synced)
+            #expect(try await store.session(sourceID: id)?.syncStatus == .synced)
         }
         #expect(backend.received.count == 7)   // 5 sessions + the repeats after the lost answer and the 502
         try await backend.shutdown()
@@ -125,9 +127,9 @@ import SleepStore
         let backend = try await ScriptedBackend(delay: .milliseconds(15))
         let clock = ManualClock(Self.t0 + 40 * 86_400)
         let path = dir.path("c.sqlite")
-        let storeA = try SleepStore(path: path, timeZone: Self.utc, clock: clock)
-        let storeB = try SleepStore(path: path, timeZone: Self.utc, clock: clock)
-        let ids = try fill(storeA, count: 16)
+        let storeA = try NightStore(path: path, timeZone: Self.utc, clock: clock)
+        let storeB = try NightStore(path: path, timeZone: Self.utc, clock: clock)
+        let ids = try await fill(storeA, count: 16)
         let a = OutboxWorker(store: storeA, configuration: try config(backend))
         let b = OutboxWorker(store: storeB, configuration: try config(backend))
         async let reportA = a.runOnce()
@@ -146,8 +148,8 @@ import SleepStore
         defer { dir.cleanup() }
         let backend = try await ScriptedBackend()
         let clock = ManualClock(Self.t0 + 10 * 86_400)
-        let store = try SleepStore(path: dir.path("g.sqlite"), timeZone: Self.utc, clock: clock)
-        let id = try fill(store, count: 1)[0]
+        let store = try NightStore(path: dir.path("g.sqlite"), timeZone: Self.utc, clock: clock)
+        let id = try await fill(store, count: 1)[0]
         backend.script(id, Array(repeating: .status(500, #"{"error":"db locked"}"#), count: 3))
         let worker = OutboxWorker(store: store, configuration: try config(backend, maxAttempts: 3), jitter: FixedJitter(value: 0.99))
         var reports: [SyncReport] = []
@@ -157,9 +159,9 @@ import SleepStore
         }
         #expect(reports.map(\.willRetry.count) == [1, 1, 0])
         #expect(reports[2].failed == [UploadFailure(sourceID: id, reason: "gave up after 3 attempts; last: HTTP 500: db locked")])
-        #expect(try store.session(sourceID: id)?.syncStatus == .failed)
+        #expect(try await store.session(sourceID: id)?.syncStatus == .failed)
         // After the cause is fixed, failed sessions can be queued again and go through.
-        #expect(try store.requeueFailedEvents() == 1)
+        #expect(try await store.requeueFailedEvents() == 1)
         #expect(try await worker.runOnce().delivered == [id])
         try await backend.shutdown()
     }
@@ -171,8 +173,8 @@ import SleepStore
         let url = backend.baseURL
         try await backend.shutdown()   // nothing listens on that port any more
         let clock = ManualClock(Self.t0 + 10 * 86_400)
-        let store = try SleepStore(path: dir.path("n.sqlite"), timeZone: Self.utc, clock: clock)
-        let ids = try fill(store, count: 3)
+        let store = try NightStore(path: dir.path("n.sqlite"), timeZone: Self.utc, clock: clock)
+        let ids = try await fill(store, count: 3)
         // The client keeps trying to connect until the request deadline, hence a short one.
         let configuration = try UploadConfiguration(baseURL: url, bearerToken: nil, requestTimeoutSeconds: 1, leaseSeconds: 60)
         let report = try await OutboxWorker(store: store, configuration: configuration, jitter: FixedJitter(value: 0)).runOnce()
@@ -181,10 +183,10 @@ import SleepStore
         #expect(report.willRetry.map(\.sourceID) == [ids[0]])
         #expect(report.willRetry.first?.reason.hasPrefix("network:") == true)
         #expect(report.skipped == 2)
-        let events = try store.outboxEvents()
+        let events = try await store.outboxEvents()
         #expect(events.map(\.attempts) == [1, 0, 0])
         #expect(events[0].status == .pending && events[0].nextAttemptAt == clock.unixSeconds() + 15)
-        #expect(try store.outboxSummary().pendingDue == 2)
+        #expect(try await store.outboxSummary().pendingDue == 2)
     }
 }
 
@@ -214,7 +216,7 @@ import SleepStore
         #expect(UploadOutcome.classify(status: 503, body: Data()) == .retryable(reason: "HTTP 503"))
     }
 
-    @Test func configurationIsValidated() throws {
+    @Test func configurationIsValidated() async throws {
         #expect(throws: UploadError.self) { try UploadConfiguration(baseURL: "ftp://x", bearerToken: nil) }
         #expect(throws: UploadError.self) { try UploadConfiguration(baseURL: "", bearerToken: nil) }
         #expect(throws: UploadError.self) { try UploadConfiguration(baseURL: "http://h", bearerToken: "a\nb") }

@@ -6,7 +6,7 @@ import Testing
 /// Every command reads the configuration the daemon reads (file, environment, defaults),
 /// so a user who ran the daemon never passes `--db`.
 @Suite struct CommandConfigurationTests {
-    @Test func theFileThenTheEnvironmentWinOverTheDefaults() throws {
+    @Test func theFileThenTheEnvironmentWinOverTheDefaults() async throws {
         let dir = try ScheduleTempDir()
         defer { dir.cleanup() }
         let file = dir.path("config.json")
@@ -49,7 +49,7 @@ import Testing
         return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
     }
 
-    @Test func exportAndScheduleFindTheDaemonsDatabaseWithoutDb() throws {
+    @Test func exportAndScheduleFindTheDaemonsDatabaseWithoutDb() async throws {
         let dir = try ScheduleTempDir()
         defer { dir.cleanup() }
         // The daemon's state: a configuration file naming the state directory, a stored night.
@@ -57,9 +57,9 @@ import Testing
         config.stateDirectory = dir.path("state")
         config.timeZone = "UTC"
         try FileManager.default.createDirectory(atPath: config.stateDirectory, withIntermediateDirectories: true)
-        let store = try SleepStore(path: config.databasePath, timeZone: TimeZone(identifier: "UTC")!)
-        try storedNight(store, serial: "POD-CFG", side: .left, zone: "UTC", wakeDay: (2026, 11, 17), bed: (23, 0), wake: (7, 0))
-        try store.recordPod(serial: "POD-CFG", firmware: "1.0.0", seenAt: 1_794_900_000)
+        let store = try NightStore(path: config.databasePath, timeZone: TimeZone(identifier: "UTC")!)
+        try await storedNight(store, serial: "POD-CFG", side: .left, zone: "UTC", wakeDay: (2026, 11, 17), bed: (23, 0), wake: (7, 0))
+        try await store.recordPod(serial: "POD-CFG", firmware: "1.0.0", seenAt: 1_794_900_000)
         try store.close()
         let file = dir.path("config.json")
         try #"{"stateDirectory": "\#(config.stateDirectory)", "timeZone": "UTC", "export": {"format": "csv"}}"#

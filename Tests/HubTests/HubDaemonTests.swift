@@ -52,13 +52,13 @@ import Glibc
         let heard = BusRecorder(daemon.bus.subscribe(name: "test", bufferSize: 1 << 20))
         let running = Task { try await daemon.run(handleSignals: false) }
         await pod.waitUntilFinished()
-        let stored = try await eventually(120) { try daemon.store.allSessions(side: .left).contains { $0.isFinal } }
+        let stored = try await eventually(120) { try await daemon.store.allSessions(side: .left).contains { $0.isFinal } }
         running.cancel()
         _ = await running.result
         // The daemon closed its store on the way out; read the file as any other process would.
-        let store = try SleepStore(path: config.databasePath, timeZone: config.hubTimeZone)
+        let store = try NightStore(path: config.databasePath, timeZone: config.hubTimeZone)
         #expect(stored, "no final session; the hub said: \(lines.all.suffix(20))")
-        let left = try store.allSessions(side: .left)
+        let left = try await store.allSessions(side: .left)
         #expect(left.count == 1)
         let session = try #require(left.first)
         #expect(session.isFinal)
@@ -75,8 +75,8 @@ import Glibc
         #expect((0.2...1).contains(m.efficiency))
         #expect((45...75).contains(m.meanHeartRate ?? 0), "mean HR \(String(describing: m.meanHeartRate))")
         #expect((0...100).contains(m.score))
-        #expect(try store.blocks(sessionID: session.id).contains { $0.stage == .inBed })
-        #expect(try store.allSessions(side: .right).isEmpty, "the empty side got a session")
+        #expect(try await store.blocks(sessionID: session.id).contains { $0.stage == .inBed })
+        #expect(try await store.allSessions(side: .right).isEmpty, "the empty side got a session")
         let export = URL(fileURLWithPath: config.exportDirectory).appendingPathComponent("\(session.wakeDate)-left.json")
         #expect(FileManager.default.fileExists(atPath: export.path))
 
@@ -145,8 +145,8 @@ import Glibc
         var firstEnd: Int64 = 0
         let started = await eventually(120) {
             guard FileManager.default.fileExists(atPath: database),
-                  let store = try? SleepStore(path: database, timeZone: TimeZone(identifier: "UTC")!),
-                  let s = try? store.allSessions(side: .left).first else { return false }
+                  let store = try? NightStore(path: database, timeZone: TimeZone(identifier: "UTC")!),
+                  let s = try? await store.allSessions(side: .left).first else { return false }
             firstEnd = s.end
             return !s.isFinal
         }
@@ -157,14 +157,14 @@ import Glibc
         process.waitUntilExit()
         #expect(process.terminationReason == .exit && process.terminationStatus == 0, "the daemon said: \(said())")
 
-        let store = try SleepStore(path: database, timeZone: TimeZone(identifier: "UTC")!)
-        #expect(try store.integrityCheck() == ["ok"])
-        let left = try store.allSessions(side: .left)
+        let store = try NightStore(path: database, timeZone: TimeZone(identifier: "UTC")!)
+        #expect(try await store.integrityCheck() == ["ok"])
+        let left = try await store.allSessions(side: .left)
         #expect(left.count == 1)
         // Nothing lost: the session reaches past the last snapshot, up to the shutdown.
         #expect((left.first?.end ?? 0) > firstEnd + 60)
         #expect(left.first?.isFinal == false)
-        #expect(try store.allSessions(side: .right).isEmpty)
+        #expect(try await store.allSessions(side: .right).isEmpty)
     }
 }
 

@@ -29,57 +29,57 @@ import SleepDomain
             await rig.driver.isInSync && holds(rig.pod, .left, on: "22:00", off: "07:30", alarm: "07:00")
                 && holds(rig.pod, .right, on: "22:00", off: "07:30", alarm: "07:00")
         })
-        #expect(try rig.commands() == Self.initialCommands)
-        #expect(try rig.pushes().allSatisfy { $0.outcome == .ack && $0.attempt == 1 })
+        #expect(try await rig.commands() == Self.initialCommands)
+        #expect(try await rig.pushes().allSatisfy { $0.outcome == .ack && $0.attempt == 1 })
         // One SET_CLOCK reached the pod: the handshake's (issue 10 item 6).
         #expect(rig.pod.snapshot.appliedClocks.count == 1)
         #expect(await eventually { rig.reported.contains(
             "schedule left (default): power 22:00→07:30 (every day), alarm 07:00 rise 60% (every day) — pod acknowledged") })
-        let left = try #require(try rig.store.podSchedule(podSerial: serial, side: .left))
+        let left = try #require(try await rig.store.podSchedule(podSerial: serial, side: .left))
         #expect(left.origin == .default)
         #expect(left.acknowledgedAt != nil)
 
         // Nothing changed: nothing is sent.
         await rig.driver.sessionsChanged()
-        #expect(try rig.commands().count == 5)
+        #expect(try await rig.commands().count == 5)
 
         // A manual schedule on the left wins: only the left side's power and alarm go out.
-        try rig.store.setManualSchedule(ManualScheduleRecord(
+        try await rig.store.setManualSchedule(ManualScheduleRecord(
             podSerial: serial, side: .left, weekdayBedtime: "23:00", weekdayWake: "06:30",
             weekendBedtime: "23:00", weekendWake: "06:30", setAt: 0))
         await rig.driver.sessionsChanged()
-        #expect(try Array(rig.commands().dropFirst(5)) == ["set-power-schedule(left)", "set-alarm(left)"])
+        #expect(try await Array(rig.commands().dropFirst(5)) == ["set-power-schedule(left)", "set-alarm(left)"])
         #expect(holds(rig.pod, .left, on: "22:30", off: "07:00", alarm: "06:30"))
         #expect(holds(rig.pod, .right, on: "22:00", off: "07:30", alarm: "07:00"))
-        #expect(try rig.store.podSchedule(podSerial: serial, side: .left)?.origin == .manual)
+        #expect(try await rig.store.podSchedule(podSerial: serial, side: .left)?.origin == .manual)
         await rig.driver.sessionsChanged()
-        #expect(try rig.commands().count == 7)
+        #expect(try await rig.commands().count == 7)
 
         // Five regular nights on the right (in bed 23:30, up 06:45): inferred, right side pushed.
         for day in 5...9 {
-            try storedNight(rig.store, serial: serial, side: .right, zone: "Europe/Berlin", wakeDay: (2026, 6, day),
+            try await storedNight(rig.store, serial: serial, side: .right, zone: "Europe/Berlin", wakeDay: (2026, 6, day),
                             bed: (23, 30), wake: (6, 45))
         }
         await rig.driver.sessionsChanged()
-        #expect(try Array(rig.commands().dropFirst(7)) == ["set-power-schedule(right)", "set-alarm(right)"])
+        #expect(try await Array(rig.commands().dropFirst(7)) == ["set-power-schedule(right)", "set-alarm(right)"])
         #expect(holds(rig.pod, .right, on: "23:00", off: "07:15", alarm: "06:45"))
-        #expect(try rig.store.podSchedule(podSerial: serial, side: .right)?.origin == .inferred)
+        #expect(try await rig.store.podSchedule(podSerial: serial, side: .right)?.origin == .inferred)
         // The left keeps its manual schedule although nights exist only on the right.
         #expect(holds(rig.pod, .left, on: "22:30", off: "07:00", alarm: "06:30"))
 
         // Cleared: the left goes back to what inference gives (the default: it has no nights).
-        #expect(try rig.store.clearManualSchedule(podSerial: serial, side: .left))
+        #expect(try await rig.store.clearManualSchedule(podSerial: serial, side: .left))
         await rig.driver.sessionsChanged()
-        #expect(try Array(rig.commands().dropFirst(9)) == ["set-power-schedule(left)", "set-alarm(left)"])
+        #expect(try await Array(rig.commands().dropFirst(9)) == ["set-power-schedule(left)", "set-alarm(left)"])
         #expect(holds(rig.pod, .left, on: "22:00", off: "07:30", alarm: "07:00"))
-        #expect(try rig.store.podSchedule(podSerial: serial, side: .left)?.origin == .default)
+        #expect(try await rig.store.podSchedule(podSerial: serial, side: .left)?.origin == .default)
         await rig.shutdown()
     }
 
     @Test func pushesEverythingAgainAfterAReconnect() async throws {
         let rig = try await ScheduleRig(serial: "VPOD-RECON", start: scheduleDate("Europe/Berlin", 2026, 6, 10, 12), speed: 1)
         #expect(await eventually { await rig.driver.isInSync && holds(rig.pod, .left, on: "22:00", off: "07:30", alarm: "07:00") })
-        #expect(try rig.commands() == Self.initialCommands)
+        #expect(try await rig.commands() == Self.initialCommands)
         // Unplug: the pod goes away; a pod with the same serial comes back on the same link.
         rig.stopPod()
         #expect(await eventually { await !rig.driver.isInSync })
@@ -88,7 +88,7 @@ import SleepDomain
             await rig.driver.isInSync && holds(second, .left, on: "22:00", off: "07:30", alarm: "07:00")
                 && holds(second, .right, on: "22:00", off: "07:30", alarm: "07:00")
         })
-        #expect(try rig.commands() == Self.initialCommands + Self.initialCommands)
+        #expect(try await rig.commands() == Self.initialCommands + Self.initialCommands)
         #expect(await eventually { await rig.connection.counters().reconnects >= 1 })
         await rig.shutdown()
     }
@@ -101,19 +101,19 @@ import SleepDomain
         // Settled: the pod rebooted, holds the schedule again, and no round of pushes is half done.
         #expect(await eventually {
             let s = rig.pod.snapshot
-            let count = (try? rig.commands().count) ?? 0
+            let count = (try? await rig.commands().count) ?? 0
             guard s.bootCount == firstBoot + 1, s.clock != nil, count >= 10, count % 5 == 0,
                   holds(rig.pod, .left, on: "22:00", off: "07:30", alarm: "07:00"),
                   holds(rig.pod, .right, on: "22:00", off: "07:30", alarm: "07:00") else { return false }
             return await rig.driver.isInSync
         })
         // Every start-up the connection runs after the reboot re-sends all of it, in order.
-        let commands = try rig.commands()
+        let commands = try await rig.commands()
         #expect(commands.count >= 10 && commands.count % 5 == 0)
         for round in stride(from: 0, to: commands.count, by: 5) {
             #expect(Array(commands[round..<min(round + 5, commands.count)]) == Self.initialCommands)
         }
-        #expect(try rig.pushes().allSatisfy { $0.outcome == .ack })
+        #expect(try await rig.pushes().allSatisfy { $0.outcome == .ack })
         #expect(await eventually { rig.reported.contains("restarted (boot \(firstBoot + 1))") })
         // One start-up after the reboot, not two (issue 10 item 6).
         #expect(commands.count == 10)
@@ -154,11 +154,11 @@ import SleepDomain
                                         start: transition.addingTimeInterval(-2400), speed: 100,
                                         configure: { $0.schedule.push.preTransitionLeadSeconds = lead })
         #expect(await eventually {
-            (try? rig.pushes().contains { $0.command == "set-clock" && $0.description.contains("UTC−04:00") && $0.outcome == .ack })
+            (try? await rig.pushes().contains { $0.command == "set-clock" && $0.description.contains("UTC−04:00") && $0.outcome == .ack })
                 ?? false
         })
         #expect(await eventually { rig.pod.clock?.utcOffsetMinutes == -240 })
-        let pushes = try rig.pushes()
+        let pushes = try await rig.pushes()
         let t = Int64(transition.timeIntervalSince1970)
         let initial = pushes.filter { $0.sentAt < t - Int64(lead) }
         let prePush = pushes.filter { $0.sentAt >= t - Int64(lead) && $0.sentAt < t }
@@ -183,17 +183,17 @@ import SleepDomain
             serial: serial, start: scheduleDate("Europe/Berlin", 2026, 6, 10, 6, 30), speed: 120,
             beforeStart: { store in
                 for side in BedSide.allCases {
-                    try store.setManualSchedule(ManualScheduleRecord(
+                    try await store.setManualSchedule(ManualScheduleRecord(
                         podSerial: serial, side: side, weekdayBedtime: "23:00", weekdayWake: "07:00",
                         weekendBedtime: "23:00", weekendWake: "07:00", setAt: 0))
                 }
             })
         #expect(await eventually {
-            let kinds = (try? rig.store.podEvents(podSerial: serial).map { "\($0.kind) \($0.side?.rawValue ?? "")" }) ?? []
+            let kinds = (try? await rig.store.podEvents(podSerial: serial).map { "\($0.kind) \($0.side?.rawValue ?? "")" }) ?? []
             return ["alarm_started left", "alarm_started right", "alarm_stopped left", "alarm_stopped right"]
                 .allSatisfy(kinds.contains)
         })
-        let events = try rig.store.podEvents(podSerial: serial)
+        let events = try await rig.store.podEvents(podSerial: serial)
         let started = try #require(events.first { $0.kind == "alarm_started" && $0.side == .left })
         let seven = scheduleDate("Europe/Berlin", 2026, 6, 10, 7)
         #expect(abs(Double(started.at) - seven.timeIntervalSince1970) <= 1)
@@ -213,18 +213,21 @@ import SleepDomain
             // An hour of simulated time (18 s of real time) to push and lose the clock before 07:00.
             serial: serial, start: scheduleDate("Europe/Berlin", 2026, 6, 10, 6, 0), speed: 200,
             beforeStart: { store in
-                try store.setManualSchedule(ManualScheduleRecord(
+                try await store.setManualSchedule(ManualScheduleRecord(
                     podSerial: serial, side: .left, weekdayBedtime: "23:00", weekdayWake: "07:00",
                     weekendBedtime: "23:00", weekendWake: "07:00", setAt: 0))
             })
         #expect(await eventually { await rig.driver.isInSync })
-        let before = try rig.commands().count
+        let before = try await rig.commands().count
         rig.pod.inject(.clockLoss)
         #expect(await eventually {
-            (try? rig.store.podEvents(podSerial: serial).contains { $0.kind == "alarm_failed" && $0.argument == 2 }) ?? false
+            (try? await rig.store.podEvents(podSerial: serial).contains { $0.kind == "alarm_failed" && $0.argument == 2 }) ?? false
         })
-        #expect(await eventually { rig.pod.clock != nil && (try? rig.commands().count) ?? 0 > before })
-        #expect(try Array(rig.commands().dropFirst(before)).first == "set-clock")
+        #expect(await eventually {
+            guard rig.pod.clock != nil else { return false }
+            return (try? await rig.commands().count) ?? 0 > before
+        })
+        #expect(try await Array(rig.commands().dropFirst(before)).first == "set-clock")
         // The pod's clock is gone, so the hub times the event by its own clock on arrival:
         // the minute of 07:00, or the one before on a machine busy enough to lag.
         #expect(await eventually {

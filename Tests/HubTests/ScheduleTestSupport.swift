@@ -64,7 +64,7 @@ func eventually(_ deadline: Double = 90, _ condition: () async throws -> Bool) a
 /// its timer loop running. The hub clock and the pod run at the same speed.
 final class ScheduleRig: Sendable {
     let dir: ScheduleTempDir
-    let store: SleepStore
+    let store: NightStore
     let driver: ScheduleDriver
     let connection: PodConnection
     let reported: ReportedLines
@@ -78,7 +78,7 @@ final class ScheduleRig: Sendable {
 
     init(serial: String = "VPOD-SCHED", zone: String = "Europe/Berlin", start: Date, speed: Double,
          configure: (inout HubConfiguration) -> Void = { _ in },
-         beforeStart: (SleepStore) throws -> Void = { _ in }) async throws {
+         beforeStart: (NightStore) async throws -> Void = { _ in }) async throws {
         dir = try ScheduleTempDir()
         self.serial = serial
         self.speed = speed
@@ -88,8 +88,8 @@ final class ScheduleRig: Sendable {
         config.timeZone = zone
         config.schedule.podTimeZone = zone
         configure(&config)
-        store = try SleepStore(path: dir.path("hub.sqlite"), timeZone: TimeZone(identifier: zone)!)
-        try beforeStart(store)
+        store = try NightStore(path: dir.path("hub.sqlite"), timeZone: TimeZone(identifier: zone)!)
+        try await beforeStart(store)
         let lines = ReportedLines()
         reported = lines
         let logger = Logger(label: "hub-schedule-test", factory: { _ in CapturingLogHandler(sink: lines) })
@@ -146,9 +146,9 @@ final class ScheduleRig: Sendable {
 
     func stopPod() { pod.stop() }
 
-    func pushes() throws -> [SchedulePushRecord] { try store.schedulePushes(podSerial: serial) }
+    func pushes() async throws -> [SchedulePushRecord] { try await store.schedulePushes(podSerial: serial) }
 
-    func commands() throws -> [String] { try pushes().map(\.command) }
+    func commands() async throws -> [String] { try await pushes().map(\.command) }
 
     /// Waits until the driver reports everything desired as acknowledged.
     func waitInSync() async -> Bool { await eventually { await driver.isInSync } }
@@ -167,8 +167,8 @@ extension ScheduleReport {
 }
 
 /// A stored night for `side`: in bed at `bed` (local), out at `wake` the next morning.
-func storedNight(_ store: SleepStore, serial: String, side: BedSide, zone: String, wakeDay: (Int, Int, Int),
-                 bed: (Int, Int), wake: (Int, Int)) throws {
+func storedNight(_ store: NightStore, serial: String, side: BedSide, zone: String, wakeDay: (Int, Int, Int),
+                 bed: (Int, Int), wake: (Int, Int)) async throws {
     let end = scheduleDate(zone, wakeDay.0, wakeDay.1, wakeDay.2, wake.0, wake.1)
     var start = scheduleDate(zone, wakeDay.0, wakeDay.1, wakeDay.2, bed.0, bed.1)
     if start >= end { start = start.addingTimeInterval(-86_400) }
@@ -178,6 +178,6 @@ func storedNight(_ store: SleepStore, serial: String, side: BedSide, zone: Strin
         wasoMinutes: 10, awakenings: 1, awakeMinutes: 20, coreMinutes: minutes * 0.5, deepMinutes: minutes * 0.2,
         remMinutes: minutes * 0.2, awakePercent: 5, corePercent: 50, deepPercent: 20, remPercent: 20,
         meanHeartRate: 58, meanHRV: 40, meanBreathingRate: 14, score: 80)
-    try store.save(NightRecord(podSerial: serial, side: side, start: Int64(start.timeIntervalSince1970),
+    try await store.save(NightRecord(podSerial: serial, side: side, start: Int64(start.timeIntervalSince1970),
                                end: Int64(end.timeIntervalSince1970), epochs: [], metrics: metrics))
 }

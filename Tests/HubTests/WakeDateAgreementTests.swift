@@ -8,7 +8,7 @@ import SleepStore
 /// `podbridge analyze` (the analyzer) and the store date a night by the one rule in
 /// `LocalCalendar`: a night that ends exactly at local midnight belongs to the new day.
 @Suite struct WakeDateAgreementTests {
-    @Test func aNightEndingAtLocalMidnightHasOneWakeDateInTheAnalyzerAndTheStore() throws {
+    @Test func aNightEndingAtLocalMidnightHasOneWakeDateInTheAnalyzerAndTheStore() async throws {
         let zone = TimeZone(identifier: "America/New_York")!
         let midnight = LocalCalendar(timeZone: zone).startOfDay(CalendarDay("2024-01-15")!)
         // Heartbeats from 22:00 to just before midnight: the last epoch ends at 00:00:00.
@@ -20,10 +20,10 @@ import SleepStore
 
         let dir = try ScheduleTempDir()
         defer { dir.cleanup() }
-        let store = try SleepStore(path: dir.path("wake.sqlite"), timeZone: zone)
-        let saved = try store.save(NightRecordMapping.record(session, podSerial: "PB-MIDNIGHT", side: .left))
+        let store = try NightStore(path: dir.path("wake.sqlite"), timeZone: zone)
+        let saved = try await store.save(NightRecordMapping.record(session, podSerial: "PB-MIDNIGHT", side: .left))
         #expect(saved.wakeDate == session.wakeDate)
-        let found = try store.sessions(wakeDatesFrom: session.wakeDate, to: session.wakeDate)
+        let found = try await store.sessions(wakeDatesFrom: session.wakeDate, to: session.wakeDate)
         #expect(found.map(\.end) == [midnight])
     }
 }

@@ -87,7 +87,7 @@ import SleepDomain
         #expect(throws: InputError(file: "s.csv", line: 2, kind: .unknownStage("light"))) {
             try InputFormats.parseStages("start,end,stage\n0,30,light\n", file: "s.csv")
         }
-        let session = SleepSession(start: 0, end: 60, wakeDate: CalendarDay("1970-01-01")!, timeZone: "UTC", final: true,
+        let session = SleepSession(start: 0, end: 60, wakeDate: CalendarDay("1970-01-01")!, timeZone: "UTC", isFinal: true,
                                    epochs: [Epoch(start: 0, stage: .core, probabilities: .certain(.core), features: EpochFeatures()),
                                             Epoch(start: 30, stage: .deep, probabilities: .certain(.deep), features: EpochFeatures())],
                                    metrics: SessionMetrics(epochs: []))

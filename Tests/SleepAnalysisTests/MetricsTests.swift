@@ -66,7 +66,7 @@ import SleepDomain
     }
 
     @Test func evaluationScoresAtEpochMidpointsAndMissingIsAwake() {
-        let session = SleepSession(start: 30, end: 90, wakeDate: CalendarDay("1970-01-01")!, timeZone: "UTC", final: true,
+        let session = SleepSession(start: 30, end: 90, wakeDate: CalendarDay("1970-01-01")!, timeZone: "UTC", isFinal: true,
                                    epochs: epochs([.core, .core]).map { var e = $0; e.start += 30; return e },
                                    metrics: SessionMetrics(epochs: []))
         let reference: [InputFormats.StagedInterval] = [

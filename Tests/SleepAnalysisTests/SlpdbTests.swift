@@ -39,10 +39,10 @@ import Testing
     @Test func preliminaryStagesCoverTheSameEpochs() throws {
         let r = try LabelledNights.slpdb("slp03")
         let analyzer = SleepAnalyzer(timeZone: TimeZone(identifier: "UTC")!)
-        let live = analyzer.analyze(r.input, final: false)
-        let final = analyzer.analyze(r.input, final: true)
+        let live = analyzer.analyze(r.input, isFinal: false)
+        let final = analyzer.analyze(r.input, isFinal: true)
         #expect(live.map(\.epochs.count) == final.map(\.epochs.count))
-        #expect(live.allSatisfy { !$0.final } && final.allSatisfy(\.final))
+        #expect(live.allSatisfy { !$0.isFinal } && final.allSatisfy(\.isFinal))
         // Measured: k2 0.439 live (forward only), 0.521 final.
         #expect(StagingEvaluation(reference: r.reference, predicted: live).kappa(.two) > 0.3)
     }

@@ -18,7 +18,7 @@ import Glibc
         return nil
     }
 
-    @Test func killNineWhileWritingLosesNoCommittedSession() throws {
+    @Test func killNineWhileWritingLosesNoCommittedSession() async throws {
         let writer = try #require(Self.writerURL(), "sleepstore-crash-writer must be built beside the tests")
         let dir = try TempDir()
         defer { dir.cleanup() }
@@ -50,17 +50,17 @@ import Glibc
         #expect(process.terminationStatus == SIGKILL)
         #expect(committed.count >= 12)
 
-        let store = try SleepStore(path: path, timeZone: TimeZone(identifier: "UTC")!)
-        #expect(try store.integrityCheck() == ["ok"])
+        let store = try NightStore(path: path, timeZone: TimeZone(identifier: "UTC")!)
+        #expect(try await store.integrityCheck() == ["ok"])
         for id in committed {
-            let session = try #require(try store.session(sourceID: id), "committed session \(id) lost")
-            #expect(try store.epochs(sessionID: session.id).count == 960)
+            let session = try #require(try await store.session(sourceID: id), "committed session \(id) lost")
+            #expect(try await store.epochs(sessionID: session.id).count == 960)
         }
         // Whatever else is there is whole: no session without its epochs, blocks and outbox event.
-        for session in try store.allSessions() {
-            #expect(try store.epochs(sessionID: session.id).count == 960)
-            #expect(try store.blocks(sessionID: session.id).first?.stage == .inBed)
+        for session in try await store.allSessions() {
+            #expect(try await store.epochs(sessionID: session.id).count == 960)
+            #expect(try await store.blocks(sessionID: session.id).first?.stage == .inBed)
         }
-        #expect(try store.outboxEvents().count == store.sessionCount())
+        #expect(try await store.outboxEvents().count == store.sessionCount())
     }
 }

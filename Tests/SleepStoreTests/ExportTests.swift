@@ -7,14 +7,14 @@ import SleepDomain
     static let zone = "America/New_York"
 
     /// A 3-minute session crossing local midnight (23:58 → 00:01) plus a nap on the right side.
-    static func filledStore(_ dir: TempDir) throws -> SleepStore {
-        let store = try SleepStore(path: dir.path("e.sqlite"), timeZone: TimeZone(identifier: zone)!, clock: ManualClock(1_705_400_000))
+    static func filledStore(_ dir: TempDir) async throws -> NightStore {
+        let store = try NightStore(path: dir.path("e.sqlite"), timeZone: TimeZone(identifier: zone)!, clock: ManualClock(1_705_400_000))
         var night = Fixtures.night(serial: "PB-0001", start: Fixtures.local(zone, 2024, 1, 15, 23, 58),
                                    stages: [(.awake, 2), (.core, 3), (.deep, 1)])
         night.epochs[2].heartRate = nil
         night.epochs[2].probabilities = nil
-        try store.save(night)
-        try store.save(Fixtures.night(serial: "PB-0001", side: .right, start: Fixtures.local(zone, 2024, 1, 16, 14, 0),
+        try await store.save(night)
+        try await store.save(Fixtures.night(serial: "PB-0001", side: .right, start: Fixtures.local(zone, 2024, 1, 16, 14, 0),
                                       stages: [(.core, 2), (.rem, 2)], preliminary: true))
         return store
     }
@@ -112,19 +112,19 @@ podbridge:PB-0001:right:1705431600,PB-0001,right,2024-01-16,rem,5,2024-01-16T14:
 
 """
 
-    @Test func jsonMatchesTheGoldenDocument() throws {
+    @Test func jsonMatchesTheGoldenDocument() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let exporter = SleepExporter(store: try Self.filledStore(dir))
-        let text = try exporter.export(.date(CalendarDay("2024-01-16")!), side: .left, format: .json)
+        let exporter = SleepExporter(store: try await Self.filledStore(dir))
+        let text = try await exporter.export(.date(CalendarDay("2024-01-16")!), side: .left, format: .json)
         #expect(text == Self.jsonGolden)
     }
 
-    @Test func jsonWithEpochsCarriesEveryEpochAndNullsAsAbsent() throws {
+    @Test func jsonWithEpochsCarriesEveryEpochAndNullsAsAbsent() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let exporter = SleepExporter(store: try Self.filledStore(dir))
-        let text = try exporter.export(.range(from: CalendarDay("2024-01-15")!, to: CalendarDay("2024-01-16")!), format: .json, includeEpochs: true)
+        let exporter = SleepExporter(store: try await Self.filledStore(dir))
+        let text = try await exporter.export(.range(from: CalendarDay("2024-01-15")!, to: CalendarDay("2024-01-16")!), format: .json, includeEpochs: true)
         let document = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         #expect(document["version"] as? Int == ExportRenderer.schemaVersion)
         let sessions = try #require(document["sessions"] as? [[String: Any]])
@@ -137,29 +137,29 @@ podbridge:PB-0001:right:1705431600,PB-0001,right,2024-01-16,rem,5,2024-01-16T14:
         #expect(epochs.map { $0["value"] as? Int } == [2, 2, 3, 3, 3, 4])
     }
 
-    @Test func csvBlocksMatchTheGoldenFile() throws {
+    @Test func csvBlocksMatchTheGoldenFile() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let exporter = SleepExporter(store: try Self.filledStore(dir))
-        #expect(try exporter.export(.date(CalendarDay("2024-01-16")!), format: .csv) == Self.blocksCSVGolden)
+        let exporter = SleepExporter(store: try await Self.filledStore(dir))
+        #expect(try await exporter.export(.date(CalendarDay("2024-01-16")!), format: .csv) == Self.blocksCSVGolden)
     }
 
-    @Test func csvEpochsHaveOneRowPerEpochWithEmptyCellsForUnknowns() throws {
+    @Test func csvEpochsHaveOneRowPerEpochWithEmptyCellsForUnknowns() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let exporter = SleepExporter(store: try Self.filledStore(dir))
-        let lines = try exporter.export(.all, side: .left, format: .csv, includeEpochs: true).split(separator: "\n")
+        let exporter = SleepExporter(store: try await Self.filledStore(dir))
+        let lines = try await exporter.export(.all, side: .left, format: .csv, includeEpochs: true).split(separator: "\n")
         #expect(lines.count == 7)
         #expect(lines[0] == Substring(ExportRenderer.epochsCSVHeader))
         #expect(lines[1] == "podbridge:PB-0001:left:1705381080,PB-0001,left,2024-01-16,2024-01-15T23:58:00-05:00,2024-01-15T23:58:30-05:00,awake,2,0.7,0.1,0.1,0.1,58,42.5,14.25,0.5")
         #expect(lines[3] == "podbridge:PB-0001:left:1705381080,PB-0001,left,2024-01-16,2024-01-15T23:59:00-05:00,2024-01-15T23:59:30-05:00,core,3,,,,,,42.5,14.25,0")
     }
 
-    @Test func stageBlocksDocumentHasAnInBedSamplePerSessionAndHealthValues() throws {
+    @Test func stageBlocksDocumentHasAnInBedSamplePerSessionAndHealthValues() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let exporter = SleepExporter(store: try Self.filledStore(dir))
-        let text = try exporter.export(.date(CalendarDay("2024-01-16")!), format: .blocks)
+        let exporter = SleepExporter(store: try await Self.filledStore(dir))
+        let text = try await exporter.export(.date(CalendarDay("2024-01-16")!), format: .blocks)
         let document = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         #expect(document["format"] as? String == "podbridge.stage-blocks")
         #expect(document["version"] as? Int == 1)
@@ -169,45 +169,45 @@ podbridge:PB-0001:right:1705431600,PB-0001,right,2024-01-16,rem,5,2024-01-16T14:
         #expect(samples[3]["end_time"] as? String == "2024-01-16T00:01:00-05:00")
     }
 
-    @Test func anotherZoneRecomputesWakeDatesAndOffsets() throws {
+    @Test func anotherZoneRecomputesWakeDatesAndOffsets() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let exporter = SleepExporter(store: try Self.filledStore(dir))
+        let exporter = SleepExporter(store: try await Self.filledStore(dir))
         let tokyo = TimeZone(identifier: "Asia/Tokyo")!
         // In Tokyo the nap ends at 04:02 on the 17th; the night ends at 14:01 on the 16th.
-        let csv = try exporter.export(.date(CalendarDay("2024-01-17")!), format: .csv, timeZone: tokyo)
+        let csv = try await exporter.export(.date(CalendarDay("2024-01-17")!), format: .csv, timeZone: tokyo)
         let rows = csv.split(separator: "\n").dropFirst()
         #expect(rows.count == 3)
         #expect(rows.allSatisfy { $0.contains(",right,2024-01-17,") })
         #expect(rows.first?.contains("2024-01-17T04:00:00+09:00") == true)
     }
 
-    @Test func clearErrorsForUnknownDateEmptyRangeBadFormatAndMisuse() throws {
+    @Test func clearErrorsForUnknownDateEmptyRangeBadFormatAndMisuse() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let exporter = SleepExporter(store: try Self.filledStore(dir))
+        let exporter = SleepExporter(store: try await Self.filledStore(dir))
         let d = { (s: String) in CalendarDay(s)! }
-        #expect(throws: ExportError.noSessionsOnDate(d("2024-01-20"), zone: "recorded zones")) {
-            try exporter.export(.date(d("2024-01-20")), format: .json)
+        await #expect(throws: ExportError.noSessionsOnDate(d("2024-01-20"), zone: "recorded zones")) {
+            try await exporter.export(.date(d("2024-01-20")), format: .json)
         }
-        #expect(throws: ExportError.emptyRange(from: d("2023-01-01"), to: d("2023-12-31"), zone: "recorded zones")) {
-            try exporter.export(.range(from: d("2023-01-01"), to: d("2023-12-31")), format: .csv)
+        await #expect(throws: ExportError.emptyRange(from: d("2023-01-01"), to: d("2023-12-31"), zone: "recorded zones")) {
+            try await exporter.export(.range(from: d("2023-01-01"), to: d("2023-12-31")), format: .csv)
         }
-        #expect(throws: ExportError.invertedRange(from: d("2024-02-01"), to: d("2024-01-01"))) {
-            try exporter.export(.range(from: d("2024-02-01"), to: d("2024-01-01")), format: .csv)
+        await #expect(throws: ExportError.invertedRange(from: d("2024-02-01"), to: d("2024-01-01"))) {
+            try await exporter.export(.range(from: d("2024-02-01"), to: d("2024-01-01")), format: .csv)
         }
         #expect(throws: ExportError.badFormat("xml")) { try ExportFormat.parse("xml") }
         #expect(ExportError.badFormat("xml").description == "unknown format 'xml' (use one of: blocks, json, csv)")
         #expect(try ExportFormat.parse("CSV") == .csv)
-        #expect(throws: ExportError.epochsNeedJSONOrCSV) { try exporter.export(.all, format: .blocks, includeEpochs: true) }
+        await #expect(throws: ExportError.epochsNeedJSONOrCSV) { try await exporter.export(.all, format: .blocks, includeEpochs: true) }
         // The date has a session, but not on the side asked for.
-        #expect(throws: ExportError.noSessionsOnDate(d("2024-01-15"), zone: "recorded zones")) {
-            try exporter.export(.date(d("2024-01-15")), side: .right, format: .json)
+        await #expect(throws: ExportError.noSessionsOnDate(d("2024-01-15"), zone: "recorded zones")) {
+            try await exporter.export(.date(d("2024-01-15")), side: .right, format: .json)
         }
         let emptyDir = try TempDir()
         defer { emptyDir.cleanup() }
-        #expect(throws: ExportError.emptyDatabase) {
-            try SleepExporter(store: try SleepStore(path: emptyDir.path("empty.sqlite"))).export(.all, format: .json)
+        await #expect(throws: ExportError.emptyDatabase) {
+            try await SleepExporter(store: try NightStore(path: emptyDir.path("empty.sqlite"))).export(.all, format: .json)
         }
     }
 

@@ -59,7 +59,7 @@ enum Fixtures {
         }
         return NightRecord(
             podSerial: serial, side: side, start: start, end: t, epochs: epochs,
-            metrics: metrics(for: stages), isPreliminary: preliminary)
+            metrics: metrics(for: stages), isFinal: !preliminary)
     }
 
     static func metrics(for stages: [(SleepStage, Int)]) -> NightMetrics {

@@ -4,22 +4,22 @@ import Testing
 @testable import SleepStore
 
 @Suite struct MigrationTests {
-    @Test func migratesAnEmptyFileToTheCurrentSchemaInWALWithForeignKeys() throws {
+    @Test func migratesAnEmptyFileToTheCurrentSchemaInWALWithForeignKeys() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let store = try SleepStore(path: dir.path("hub.sqlite"), timeZone: TimeZone(identifier: "UTC")!)
-        #expect(try store.appliedMigrations() == StoreMigrations.versions)
-        #expect(try store.journalMode() == "wal")
-        #expect(try store.integrityCheck() == ["ok"])
-        let fk = try store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA foreign_keys") }
+        let store = try NightStore(path: dir.path("hub.sqlite"), timeZone: TimeZone(identifier: "UTC")!)
+        #expect(try await store.appliedMigrations() == StoreMigrations.versions)
+        #expect(try await store.journalMode() == "wal")
+        #expect(try await store.integrityCheck() == ["ok"])
+        let fk = try await store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA foreign_keys") }
         #expect(fk == 1)
         // Opening again is a no-op migration.
         try store.close()
-        let again = try SleepStore(path: dir.path("hub.sqlite"))
-        #expect(try again.appliedMigrations() == StoreMigrations.versions)
+        let again = try NightStore(path: dir.path("hub.sqlite"))
+        #expect(try await again.appliedMigrations() == StoreMigrations.versions)
     }
 
-    @Test func migratesAVersion1DatabaseKeepingItsData() throws {
+    @Test func migratesAVersion1DatabaseKeepingItsData() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
         let path = dir.path("old.sqlite")
@@ -27,7 +27,7 @@ import Testing
         do {
             let queue = try DatabaseQueue(path: path)
             try StoreMigrations.migrator.migrate(queue, upTo: "v1")
-            try queue.write { db in
+            try await queue.write { db in
                 try db.execute(sql: "INSERT INTO pods VALUES ('PB-OLD', '1.0.0', 100, 200)")
                 for (id, status) in [(1, "failed"), (2, "pending")] {
                     try db.execute(sql: """
@@ -52,30 +52,78 @@ import Testing
             }
             try queue.close()
         }
-        let store = try SleepStore(path: path, timeZone: TimeZone(identifier: "UTC")!, clock: ManualClock(1_000_000))
-        #expect(try store.appliedMigrations() == ["v1", "v2", "v3"])
-        #expect(try store.sessionCount() == 2)
-        let first = try #require(try store.session(sourceID: "podbridge:PB-OLD:left:10000"))
+        let store = try NightStore(path: path, timeZone: TimeZone(identifier: "UTC")!, clock: ManualClock(1_000_000))
+        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4"])
+        #expect(try await store.sessionCount() == 2)
+        let first = try #require(try await store.session(sourceID: "podbridge:PB-OLD:left:10000"))
         #expect(first.syncStatus == .failed)
         #expect(first.syncError == "HTTP 400: bad stage")
         #expect(first.metrics.score == 70)
-        #expect(try store.blocks(sessionID: 1).map(\.stage) == [.inBed, .deep])
-        let values = try store.pool.read { db in try Int.fetchAll(db, sql: "SELECT health_value FROM stage_blocks ORDER BY id") }
+        #expect(try await store.blocks(sessionID: 1).map(\.stage) == [.inBed, .deep])
+        let values = try await store.pool.read { db in try Int.fetchAll(db, sql: "SELECT health_value FROM stage_blocks ORDER BY id") }
         #expect(values == [0, 4, 0, 4])
         // The v1 worker's unfinished post is due again, not stuck.
-        let events = try store.outboxEvents()
+        let events = try await store.outboxEvents()
         #expect(events.map(\.status) == [.failed, .pending])
-        let claim = try #require(try store.claimNextDueEvent(leaseSeconds: 60))
+        let claim = try #require(try await store.claimNextDueEvent(leaseSeconds: 60))
         #expect(claim.session.sourceID == "podbridge:PB-OLD:left:20000")
         #expect(claim.attempt == 3)
-        // New v2 tables work on the migrated file.
-        let schedule = ScheduleRecord(podSerial: "PB-OLD", side: .left, powerOn: "22:15", powerOff: "06:30",
-                                      weekdayMask: 0x7F, alarm: nil, source: .manual, timeZoneID: "UTC")
-        #expect(try store.setSchedule(schedule))
-        #expect(try store.integrityCheck() == ["ok"])
+        // The schedule tables added since v1 work on the migrated file.
+        let manual = ManualScheduleRecord(podSerial: "PB-OLD", side: .left, weekdayBedtime: "22:15", weekdayWake: "06:30",
+                                          weekendBedtime: "23:00", weekendWake: "08:00", setAt: 1_000_000)
+        try await store.setManualSchedule(manual)
+        #expect(try await store.manualSchedule(podSerial: "PB-OLD", side: .left) == manual)
+        #expect(try await store.integrityCheck() == ["ok"])
     }
 
-    @Test func refusesADatabaseFromANewerRelease() throws {
+    @Test func v4DropsTheUnusedV2ScheduleTablesAndKeepsSessions() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let path = dir.path("v3.sqlite")
+        // A database as the v3 release left it, with rows in v2's schedule tables.
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try StoreMigrations.migrator.migrate(queue, upTo: "v3")
+            try await queue.write { db in
+                try db.execute(sql: "INSERT INTO pods VALUES ('PB-V3', '1.0.0', 100, 200)")
+                try db.execute(sql: """
+                    INSERT INTO sessions (id, source_id, pod_serial, side, start_time, end_time, wake_date, time_zone,
+                        is_final, time_in_bed_min, total_sleep_min, efficiency, onset_latency_min, waso_min, awakenings,
+                        awake_min, core_min, deep_min, rem_min, awake_pct, core_pct, deep_pct, rem_pct,
+                        mean_hr, mean_hrv, mean_br, score, analyzed_at, sync_status, backend_session_id)
+                    VALUES (1, 'podbridge:PB-V3:right:10000', 'PB-V3', 'right', 10000, 13600, '1970-01-01', 'UTC', 1,
+                        60, 50, 83.3, 5, 5, 1, 10, 30, 10, 10, 16.7, 50, 16.7, 16.7, 60, NULL, 14, 70, 300, 'synced', 'b-7')
+                    """)
+                try db.execute(sql: "INSERT INTO stage_blocks (session_id, stage, health_value, start_time, end_time) VALUES (1, 'in_bed', 0, 10000, 13600)")
+                try db.execute(sql: "INSERT INTO epochs (session_id, start_time, stage, heart_rate) VALUES (1, 10000, 'core', 57.5)")
+                try db.execute(sql: """
+                    INSERT INTO schedule_in_force (pod_serial, side, power_on, power_off, weekday_mask, source, time_zone, set_at)
+                    VALUES ('PB-V3', 'left', '22:00', '07:00', 127, 'manual', 'UTC', 50)
+                    """)
+                try db.execute(sql: """
+                    INSERT INTO schedule_history (pod_serial, side, power_on, power_off, weekday_mask, source, time_zone, set_at)
+                    VALUES ('PB-V3', 'left', '22:00', '07:00', 127, 'manual', 'UTC', 50)
+                    """)
+            }
+            try queue.close()
+        }
+        let store = try NightStore(path: path, timeZone: TimeZone(identifier: "UTC")!)
+        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4"])
+        let tables = try await store.pool.read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'schedule_%' ORDER BY name")
+        }
+        #expect(tables == ["schedule_pushes"])
+        #expect(try await store.sessionCount() == 1)
+        let session = try #require(try await store.session(sourceID: "podbridge:PB-V3:right:10000"))
+        #expect(session.syncStatus == .synced && session.backendSessionID == "b-7" && session.isFinal)
+        #expect(session.metrics.meanHRV == nil && session.metrics.score == 70)
+        #expect(try await store.blocks(sessionID: session.id) == [StageBlock(stage: .inBed, start: 10000, end: 13600)])
+        #expect(try await store.epochs(sessionID: session.id) == [EpochRecord(start: 10000, stage: .core, heartRate: 57.5)])
+        #expect(try await store.pods().map(\.serial) == ["PB-V3"])
+        #expect(try await store.integrityCheck() == ["ok"])
+    }
+
+    @Test func refusesADatabaseFromANewerRelease() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
         let path = dir.path("new.sqlite")
@@ -86,14 +134,14 @@ import Testing
             try migrator.migrate(queue)
             try queue.close()
         }
-        #expect(throws: StoreError.newerSchema(unknown: ["v99"])) { try SleepStore(path: path) }
+        #expect(throws: StoreError.newerSchema(unknown: ["v99"])) { try NightStore(path: path) }
     }
 
-    @Test func openExistingRefusesAMissingFile() throws {
+    @Test func openExistingRefusesAMissingFile() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
         let path = dir.path("absent.sqlite")
-        #expect(throws: StoreError.missingDatabase(path: path)) { try SleepStore.openExisting(path: path) }
+        #expect(throws: StoreError.missingDatabase(path: path)) { try NightStore.openExisting(path: path) }
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 }

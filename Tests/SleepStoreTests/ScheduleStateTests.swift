@@ -4,87 +4,87 @@ import Testing
 
 /// The schedule service's tables (migration v3) on a real SQLite file.
 @Suite struct ScheduleStateTests {
-    @Test func scheduleInForceChangesOnlyWhenTheScheduleOrOriginChanges() throws {
+    @Test func scheduleInForceChangesOnlyWhenTheScheduleOrOriginChanges() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let store = try SleepStore(path: dir.path("hub.sqlite"), timeZone: TimeZone(identifier: "UTC")!)
+        let store = try NightStore(path: dir.path("hub.sqlite"), timeZone: TimeZone(identifier: "UTC")!)
         var state = PodScheduleState(podSerial: "PB-S", side: .left, origin: .default, scheduleJSON: #"{"a":1}"#,
                                      summary: "power 22:00→07:30", reason: "too few nights", timeZoneID: "Europe/Berlin",
                                      setAt: 100)
-        #expect(try store.setPodSchedule(state))
-        try store.markPodScheduleAcknowledged(podSerial: "PB-S", side: .left, at: 110)
-        #expect(try store.podSchedule(podSerial: "PB-S", side: .left)?.acknowledgedAt == 110)
+        #expect(try await store.setPodSchedule(state))
+        try await store.markPodScheduleAcknowledged(podSerial: "PB-S", side: .left, at: 110)
+        #expect(try await store.podSchedule(podSerial: "PB-S", side: .left)?.acknowledgedAt == 110)
         // Same schedule, new reason: not a change, the acknowledgement stands, the reason is updated.
         state.reason = "still too few nights"
-        #expect(try !store.setPodSchedule(state))
-        let kept = try #require(try store.podSchedule(podSerial: "PB-S", side: .left))
+        #expect(try await !store.setPodSchedule(state))
+        let kept = try #require(try await store.podSchedule(podSerial: "PB-S", side: .left))
         #expect(kept.reason == "still too few nights")
         #expect(kept.acknowledgedAt == 110)
         // Another schedule: a change, not acknowledged yet.
         state.scheduleJSON = #"{"a":2}"#
         state.origin = .inferred
         state.setAt = 200
-        #expect(try store.setPodSchedule(state))
-        let changed = try #require(try store.podSchedule(podSerial: "PB-S", side: .left))
+        #expect(try await store.setPodSchedule(state))
+        let changed = try #require(try await store.podSchedule(podSerial: "PB-S", side: .left))
         #expect(changed.origin == .inferred)
         #expect(changed.acknowledgedAt == nil)
         #expect(changed.setAt == 200)
-        #expect(try store.podSchedule(podSerial: "PB-S", side: .right) == nil)
+        #expect(try await store.podSchedule(podSerial: "PB-S", side: .right) == nil)
     }
 
-    @Test func manualScheduleIsSetReplacedClearedAndValidated() throws {
+    @Test func manualScheduleIsSetReplacedClearedAndValidated() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
-        let store = try SleepStore(path: dir.path("hub.sqlite"))
+        let store = try NightStore(path: dir.path("hub.sqlite"))
         let manual = ManualScheduleRecord(podSerial: "PB-M", side: .right, weekdayBedtime: "22:45", weekdayWake: "06:15",
                                           weekendBedtime: "23:30", weekendWake: "08:30", setAt: 5)
-        try store.setManualSchedule(manual)
-        #expect(try store.manualSchedule(podSerial: "PB-M", side: .right) == manual)
-        #expect(try store.manualSchedule(podSerial: "PB-M", side: .left) == nil)
+        try await store.setManualSchedule(manual)
+        #expect(try await store.manualSchedule(podSerial: "PB-M", side: .right) == manual)
+        #expect(try await store.manualSchedule(podSerial: "PB-M", side: .left) == nil)
         var later = manual
         later.weekdayWake = "06:45"
-        try store.setManualSchedule(later)
-        #expect(try store.manualSchedule(podSerial: "PB-M", side: .right)?.weekdayWake == "06:45")
+        try await store.setManualSchedule(later)
+        #expect(try await store.manualSchedule(podSerial: "PB-M", side: .right)?.weekdayWake == "06:45")
         var bad = manual
         bad.weekendWake = "8:30"
-        #expect(throws: StoreError.self) { try store.setManualSchedule(bad) }
-        #expect(try store.clearManualSchedule(podSerial: "PB-M", side: .right))
-        #expect(try !store.clearManualSchedule(podSerial: "PB-M", side: .right))
-        #expect(try store.manualSchedule(podSerial: "PB-M", side: .right) == nil)
+        await #expect(throws: StoreError.self) { try await store.setManualSchedule(bad) }
+        #expect(try await store.clearManualSchedule(podSerial: "PB-M", side: .right))
+        #expect(try await !store.clearManualSchedule(podSerial: "PB-M", side: .right))
+        #expect(try await store.manualSchedule(podSerial: "PB-M", side: .right) == nil)
     }
 
-    @Test func pushHistoryAndPodEventsKeepOrderAndAnswersAcrossReopen() throws {
+    @Test func pushHistoryAndPodEventsKeepOrderAndAnswersAcrossReopen() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
         let path = dir.path("hub.sqlite")
         do {
-            let store = try SleepStore(path: path)
-            try store.recordSchedulePush(SchedulePushRecord(podSerial: "PB-P", sentAt: 10, command: "set-alarm(left)",
+            let store = try NightStore(path: path)
+            try await store.recordSchedulePush(SchedulePushRecord(podSerial: "PB-P", sentAt: 10, command: "set-alarm(left)",
                                                             description: "left alarm 07:00", attempt: 1, outcome: .nack,
                                                             status: "busy", detail: "pod refused"))
-            try store.recordSchedulePush(SchedulePushRecord(podSerial: "PB-P", sentAt: 15, command: "set-alarm(left)",
+            try await store.recordSchedulePush(SchedulePushRecord(podSerial: "PB-P", sentAt: 15, command: "set-alarm(left)",
                                                             description: "left alarm 07:00", attempt: 2, outcome: .ack))
-            try store.recordSchedulePush(SchedulePushRecord(podSerial: "PB-P", sentAt: 20, command: "set-clock",
+            try await store.recordSchedulePush(SchedulePushRecord(podSerial: "PB-P", sentAt: 20, command: "set-clock",
                                                             description: "clock UTC", attempt: 1, outcome: .timeout))
-            #expect(throws: StoreError.self) {
-                try store.recordSchedulePush(SchedulePushRecord(podSerial: "PB-P", sentAt: 1, command: "set-clock",
+            await #expect(throws: StoreError.self) {
+                try await store.recordSchedulePush(SchedulePushRecord(podSerial: "PB-P", sentAt: 1, command: "set-clock",
                                                                 description: "", attempt: 0, outcome: .ack))
             }
-            try store.recordPodEvent(PodEventRecord(podSerial: "PB-P", at: 25_200, kind: "alarm_started", side: .left,
+            try await store.recordPodEvent(PodEventRecord(podSerial: "PB-P", at: 25_200, kind: "alarm_started", side: .left,
                                                     argument: 60, description: "alarm fired on the pod (left) at 07:00"))
-            try store.recordPodEvent(PodEventRecord(podSerial: "PB-P", at: 25_320, kind: "alarm_stopped", side: .left,
+            try await store.recordPodEvent(PodEventRecord(podSerial: "PB-P", at: 25_320, kind: "alarm_stopped", side: .left,
                                                     argument: 0, description: "stopped"))
             try store.close()
         }
-        let store = try SleepStore.openExisting(path: path)
-        let pushes = try store.schedulePushes(podSerial: "PB-P")
+        let store = try NightStore.openExisting(path: path)
+        let pushes = try await store.schedulePushes(podSerial: "PB-P")
         #expect(pushes.map(\.outcome) == [.nack, .ack, .timeout])
         #expect(pushes[0].status == "busy")
         #expect(pushes[1].attempt == 2)
-        #expect(try store.schedulePushes(podSerial: "PB-P", limit: 1).map(\.command) == ["set-clock"])
-        let events = try store.podEvents(podSerial: "PB-P")
+        #expect(try await store.schedulePushes(podSerial: "PB-P", limit: 1).map(\.command) == ["set-clock"])
+        let events = try await store.podEvents(podSerial: "PB-P")
         #expect(events.map(\.kind) == ["alarm_started", "alarm_stopped"])
         #expect(events[0].side == .left && events[0].argument == 60 && events[0].at == 25_200)
-        #expect(try store.pods().map(\.serial) == ["PB-P"])
+        #expect(try await store.pods().map(\.serial) == ["PB-P"])
     }
 }

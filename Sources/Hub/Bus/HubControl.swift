@@ -95,7 +95,7 @@ public final class HubControl: Sendable {
         let console = await schedule.console()
         let lines: [String]
         do {
-            lines = try console.setManual(podSerial: podSerial, sides: sides, bedtime: bedtime, wake: wake,
+            lines = try await console.setManual(podSerial: podSerial, sides: sides, bedtime: bedtime, wake: wake,
                                           weekendBedtime: weekendBedtime, weekendWake: weekendWake)
         } catch {
             throw Self.controlError(error)
@@ -117,7 +117,7 @@ public final class HubControl: Sendable {
         guard let schedule else { throw .schedule("the schedule service is off (schedule.enabled is false)") }
         let console = await schedule.console()
         let lines: [String]
-        do { lines = try console.clearManual(podSerial: podSerial, sides: sides) } catch { throw Self.controlError(error) }
+        do { lines = try await console.clearManual(podSerial: podSerial, sides: sides) } catch { throw Self.controlError(error) }
         await schedule.sessionsChanged()
         return lines
     }

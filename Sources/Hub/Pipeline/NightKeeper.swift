@@ -11,13 +11,13 @@ import SleepStore
 /// it never splits what the tracker kept together; it only drops stays shorter than
 /// `sessions.minSessionMinutes` and stages the epochs.
 struct NightKeeper: Sendable {
-    let store: SleepStore
+    let store: NightStore
     let configuration: HubConfiguration
     let bus: HubBus
     let reporter: HubReporter
     private let analyzer: SleepAnalyzer
 
-    init(store: SleepStore, configuration: HubConfiguration, bus: HubBus, reporter: HubReporter) {
+    init(store: NightStore, configuration: HubConfiguration, bus: HubBus, reporter: HubReporter) {
         self.store = store
         self.configuration = configuration
         self.bus = bus
@@ -28,17 +28,17 @@ struct NightKeeper: Sendable {
 
     /// Stages `night` and stores it; returns how many final sessions were stored.
     @discardableResult
-    func keep(_ night: SessionTracker.Night, serial: String, side: BedSide, final: Bool) -> Int {
-        let sessions = analyzer.analyze(beats: night.beats, vitals: night.seconds, final: final)
-        if final && sessions.isEmpty {
+    func keep(_ night: SessionTracker.Night, serial: String, side: BedSide, isFinal: Bool) async -> Int {
+        let sessions = analyzer.analyze(beats: night.beats, vitals: night.seconds, isFinal: isFinal)
+        if isFinal && sessions.isEmpty {
             reporter.event("\(side): \(Int((night.end - night.start) / 60)) min in bed: too short for a session, not kept")
         }
         var stored = 0
         for session in sessions {
             let record = NightRecordMapping.record(session, podSerial: serial, side: side)
             do {
-                let saved = try store.save(record)
-                guard final else {
+                let saved = try await store.save(record)
+                guard isFinal else {
                     if let last = session.epochs.last {
                         bus.publish(.preliminaryStage(serial: serial, side: side, stage: last.stage,
                                                       epochStart: Date(timeIntervalSince1970: last.start)))
@@ -52,7 +52,7 @@ struct NightKeeper: Sendable {
                     metrics: session.metrics)))
                 reporter.event(Self.summary(session, side: side, wakeDate: saved.wakeDate.description))
                 reporter.event(HypnogramText.render(session, width: 72))
-                NightExporter(store: store, configuration: configuration, reporter: reporter)
+                await NightExporter(store: store, configuration: configuration, reporter: reporter)
                     .export(wakeDate: saved.wakeDate, side: side)
             } catch {
                 reporter.warning("\(side): could not store the session starting \(record.start): \(error)")
@@ -78,17 +78,17 @@ struct NightKeeper: Sendable {
 
 /// Writes a finished night to `export.directory` in the configured format.
 struct NightExporter: Sendable {
-    let store: SleepStore
+    let store: NightStore
     let configuration: HubConfiguration
     let reporter: HubReporter
 
-    func export(wakeDate: CalendarDay, side: BedSide) {
+    func export(wakeDate: CalendarDay, side: BedSide) async {
         let format = ExportFormat(rawValue: configuration.export.format) ?? .json
         let dir = configuration.exportDirectory
         let path = (dir as NSString).appendingPathComponent("\(wakeDate)-\(side).\(format == .csv ? "csv" : "json")")
         do {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-            let text = try SleepExporter(store: store).export(.date(wakeDate), side: side,
+            let text = try await SleepExporter(store: store).export(.date(wakeDate), side: side,
                                                               format: format, timeZone: configuration.hubTimeZone)
             try text.write(toFile: path, atomically: true, encoding: .utf8)
             reporter.event("\(side): night of \(wakeDate) exported to \(path)")

@@ -27,6 +27,6 @@ enum NightRecordMapping {
             score: m.score)
         return NightRecord(podSerial: podSerial, side: side, start: Int64(session.start.rounded()),
                            end: Int64(session.end.rounded()), epochs: epochs, metrics: metrics,
-                           isPreliminary: !session.final)
+                           isFinal: session.isFinal)
     }
 }

@@ -41,15 +41,15 @@ struct PodPipeline {
 
     /// Every message goes through the router: BOOT ends the clock anchor in force there.
     /// Returns the nights that ended (already stored), so the caller can reschedule.
-    mutating func apply(_ message: Message) -> Int {
+    mutating func apply(_ message: Message) async -> Int {
         var ended = 0
         for output in router.apply(message) {
-            ended += feed(output.side, output.output)
+            ended += await feed(output.side, output.output)
         }
         return ended
     }
 
-    private mutating func feed(_ side: BedSide, _ output: FrontEndOutput) -> Int {
+    private mutating func feed(_ side: BedSide, _ output: FrontEndOutput) async -> Int {
         for second in output.seconds {
             bus.publish(.live(serial: serial, side: side, LiveSecond(second)))
         }
@@ -61,10 +61,10 @@ struct PodPipeline {
             case .started(let at):
                 bus.publish(.presence(serial: serial, side: side, inBed: true, at: Date(timeIntervalSince1970: at)))
             case .preliminary(let night):
-                keeper.keep(night, serial: serial, side: side, final: false)
+                await keeper.keep(night, serial: serial, side: side, isFinal: false)
             case .ended(let night):
                 bus.publish(.presence(serial: serial, side: side, inBed: false, at: Date(timeIntervalSince1970: night.end)))
-                let stored = keeper.keep(night, serial: serial, side: side, final: true)
+                let stored = await keeper.keep(night, serial: serial, side: side, isFinal: true)
                 nightsStored += stored
                 ended += 1
             }
@@ -73,10 +73,10 @@ struct PodPipeline {
     }
 
     /// The hub is stopping: what the open sessions hold is kept as preliminary, never lost.
-    mutating func flush() {
+    mutating func flush() async {
         for side in BedSide.allCases {
             guard let night = trackers[side]?.flush() else { continue }
-            keeper.keep(night, serial: serial, side: side, final: false)
+            await keeper.keep(night, serial: serial, side: side, isFinal: false)
             reporter.event("\(side): open session (\(Int((night.end - night.start) / 60)) min) kept as preliminary")
         }
     }

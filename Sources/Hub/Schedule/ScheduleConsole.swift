@@ -8,13 +8,13 @@ import SleepDomain
 /// uses. A manual schedule set here reaches the pod when the daemon next works the schedule
 /// out: on the pod's next connect or reboot, or when the next session is stored.
 public struct ScheduleConsole: Sendable {
-    public let store: SleepStore
+    public let store: NightStore
     public let settings: HubConfiguration.ScheduleSettings
     /// The pod's zone given on the command line, if any.
     public let zoneOverride: TimeZone?
     public let now: Date
 
-    public init(store: SleepStore, settings: HubConfiguration.ScheduleSettings = .init(), zone: TimeZone? = nil,
+    public init(store: NightStore, settings: HubConfiguration.ScheduleSettings = .init(), zone: TimeZone? = nil,
                 now: Date = Date()) {
         self.store = store
         self.settings = settings
@@ -23,10 +23,10 @@ public struct ScheduleConsole: Sendable {
     }
 
     /// The pod to talk about: the one given, else the only one the store knows.
-    public func resolvePod(_ serial: String?) throws(ScheduleServiceError) -> String {
+    public func resolvePod(_ serial: String?) async throws(ScheduleServiceError) -> String {
         if let serial, !serial.isEmpty { return serial }
         let pods: [PodRecord]
-        do { pods = try store.pods() } catch { throw .store("\(error)") }
+        do { pods = try await store.pods() } catch { throw .store("\(error)") }
         switch pods.count {
         case 0: throw .noPod("no pod is known in this database yet; pass --pod SERIAL")
         case 1: return pods[0].serial
@@ -36,27 +36,27 @@ public struct ScheduleConsole: Sendable {
 
     /// The zone `HH:mm` values are in: the command line's, else the one the schedule in
     /// force was made for, else the configuration's.
-    public func zone(podSerial: String, side: BedSide) -> TimeZone {
+    public func zone(podSerial: String, side: BedSide) async -> TimeZone {
         if let zoneOverride { return zoneOverride }
-        if let stored = try? store.podSchedule(podSerial: podSerial, side: side),
+        if let stored = try? await store.podSchedule(podSerial: podSerial, side: side),
            let tz = TimeZone(identifier: stored.timeZoneID) { return tz }
         return settings.podTimeZone.flatMap(TimeZone.init(identifier:)) ?? .current
     }
 
-    private func resolver(podSerial: String, side: BedSide) -> ScheduleResolver {
-        ScheduleResolver(store: store, settings: settings, podZone: zone(podSerial: podSerial, side: side))
+    private func resolver(podSerial: String, side: BedSide) async -> ScheduleResolver {
+        ScheduleResolver(store: store, settings: settings, podZone: await zone(podSerial: podSerial, side: side))
     }
 
     // MARK: show
 
     /// What is in force per side, whether the pod acknowledged it, the last push of each
     /// command and the last alarm events.
-    public func show(podSerial: String, sides: [BedSide]) throws(ScheduleServiceError) -> [String] {
+    public func show(podSerial: String, sides: [BedSide]) async throws(ScheduleServiceError) -> [String] {
         var lines = ["pod \(podSerial)"]
         do {
             for side in sides {
                 lines.append("")
-                if let state = try store.podSchedule(podSerial: podSerial, side: side) {
+                if let state = try await store.podSchedule(podSerial: podSerial, side: side) {
                     lines.append("\(side): \(state.origin) schedule in force since \(Self.timestamp(state.setAt, state.timeZoneID))"
                         + (state.acknowledgedAt.map { ", acknowledged by the pod \(Self.timestamp($0, state.timeZoneID))" }
                             ?? ", not yet acknowledged by the pod"))
@@ -69,12 +69,12 @@ public struct ScheduleConsole: Sendable {
                 } else {
                     lines.append("\(side): no schedule worked out yet (the daemon does it when the pod connects)")
                 }
-                if let manual = try store.manualSchedule(podSerial: podSerial, side: side) {
+                if let manual = try await store.manualSchedule(podSerial: podSerial, side: side) {
                     lines.append("  manual schedule set \(Self.timestamp(manual.setAt, nil)): weekday \(manual.weekdayBedtime)–\(manual.weekdayWake), "
                         + "weekend \(manual.weekendBedtime)–\(manual.weekendWake) (wins until cleared)")
                 }
             }
-            let pushes = try store.schedulePushes(podSerial: podSerial, limit: 200)
+            let pushes = try await store.schedulePushes(podSerial: podSerial, limit: 200)
             var lastPerCommand: [String: SchedulePushRecord] = [:]
             for p in pushes { lastPerCommand[p.command] = p }
             let wanted = ["set-clock"] + sides.flatMap { ["set-power-schedule(\($0))", "set-alarm(\($0))"] }
@@ -87,7 +87,7 @@ public struct ScheduleConsole: Sendable {
                 lines.append("  \(Self.timestamp(p.sentAt, nil)) \(key) attempt \(p.attempt): \(Self.answer(p)) — \(p.description)")
             }
             if !any { lines.append("  none yet") }
-            let events = try store.podEvents(podSerial: podSerial, limit: 50)
+            let events = try await store.podEvents(podSerial: podSerial, limit: 50)
                 .filter { $0.kind.hasPrefix("alarm_") && ($0.side.map { sides.contains($0) } ?? true) }
                 .suffix(5)
             if !events.isEmpty {
@@ -121,12 +121,12 @@ public struct ScheduleConsole: Sendable {
     /// What the inference gives and why, without changing anything: sessions offered and
     /// skipped, per group the nights used and dropped, circular mean, R and spread, the
     /// source, and the pod schedule it converts to.
-    public func infer(podSerial: String, sides: [BedSide]) throws(ScheduleServiceError) -> [String] {
+    public func infer(podSerial: String, sides: [BedSide]) async throws(ScheduleServiceError) -> [String] {
         var lines = ["pod \(podSerial) — inference at \(Self.timestamp(Int64(now.timeIntervalSince1970), nil)) (nothing is changed)"]
         for side in sides {
-            let r = resolver(podSerial: podSerial, side: side)
-            let decision = try r.decide(podSerial: podSerial, side: side, now: now)
-            let inferredOnly = try r.decide(podSerial: podSerial, side: side, now: now, ignoreManual: true)
+            let r = await resolver(podSerial: podSerial, side: side)
+            let decision = try await r.decide(podSerial: podSerial, side: side, now: now)
+            let inferredOnly = try await r.decide(podSerial: podSerial, side: side, now: now, ignoreManual: true)
             lines.append("")
             lines.append("\(side): \(decision.sessionsOffered) stored sessions in the last \(settings.inference.lookbackDays) days "
                 + "(\(decision.napsSkipped) naps or short sessions not counted as nights)")
@@ -143,7 +143,7 @@ public struct ScheduleConsole: Sendable {
 
     /// Stores a manual schedule for each side (weekend times default to the weekday ones).
     public func setManual(podSerial: String, sides: [BedSide], bedtime: String, wake: String,
-                          weekendBedtime: String?, weekendWake: String?) throws(ScheduleServiceError) -> [String] {
+                          weekendBedtime: String?, weekendWake: String?) async throws(ScheduleServiceError) -> [String] {
         func parse(_ text: String, _ name: String) throws(ScheduleServiceError) -> TimeOfDay {
             guard let t = TimeOfDay(text) else { throw .badManualSchedule("\(name) must be HH:mm, got '\(text)'") }
             return t
@@ -156,7 +156,7 @@ public struct ScheduleConsole: Sendable {
             do {
                 _ = try PodScheduleConverter.convert(
                     ManualSchedule(weekday: weekday, weekend: weekend), weekendWakeDays: settings.inference.weekendWakeDays,
-                    side: side, timeZoneIdentifier: zone(podSerial: podSerial, side: side).identifier,
+                    side: side, timeZoneIdentifier: await zone(podSerial: podSerial, side: side).identifier,
                     configuration: settings.conversion)
             } catch {
                 throw .schedule(error)
@@ -165,14 +165,14 @@ public struct ScheduleConsole: Sendable {
         var lines: [String] = []
         for side in sides {
             do {
-                try store.setManualSchedule(ManualScheduleRecord(
+                try await store.setManualSchedule(ManualScheduleRecord(
                     podSerial: podSerial, side: side, weekdayBedtime: weekday.bedtime.description,
                     weekdayWake: weekday.wake.description, weekendBedtime: weekend.bedtime.description,
                     weekendWake: weekend.wake.description, setAt: Int64(now.timeIntervalSince1970)))
             } catch {
                 throw .store("\(error)")
             }
-            let decision = try resolver(podSerial: podSerial, side: side).decide(podSerial: podSerial, side: side, now: now)
+            let decision = try await resolver(podSerial: podSerial, side: side).decide(podSerial: podSerial, side: side, now: now)
             lines.append("\(side): manual schedule set — weekday \(weekday), weekend \(weekend)")
             lines.append("  the pod will hold: \(decision.schedule.summary)")
         }
@@ -181,12 +181,12 @@ public struct ScheduleConsole: Sendable {
     }
 
     /// Removes the manual schedule of each side: back to the inferred (or default) one.
-    public func clearManual(podSerial: String, sides: [BedSide]) throws(ScheduleServiceError) -> [String] {
+    public func clearManual(podSerial: String, sides: [BedSide]) async throws(ScheduleServiceError) -> [String] {
         var lines: [String] = []
         for side in sides {
             let removed: Bool
-            do { removed = try store.clearManualSchedule(podSerial: podSerial, side: side) } catch { throw .store("\(error)") }
-            let decision = try resolver(podSerial: podSerial, side: side).decide(podSerial: podSerial, side: side, now: now)
+            do { removed = try await store.clearManualSchedule(podSerial: podSerial, side: side) } catch { throw .store("\(error)") }
+            let decision = try await resolver(podSerial: podSerial, side: side).decide(podSerial: podSerial, side: side, now: now)
             lines.append(removed ? "\(side): manual schedule cleared; back to \(decision.origin): \(decision.schedule.summary)"
                                  : "\(side): no manual schedule was set; \(decision.origin) schedule: \(decision.schedule.summary)")
         }

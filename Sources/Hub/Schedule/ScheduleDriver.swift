@@ -24,7 +24,7 @@ import SleepDomain
 /// One operation at a time: the actor holds a lock across each exchange with the pod, so a
 /// timer tick never sends while an answer is awaited (actors are re-entrant at `await`).
 public actor ScheduleDriver {
-    public let store: SleepStore
+    public let store: NightStore
     public let configuration: HubConfiguration
     public let clock: HubClock
     public let reporter: HubReporter
@@ -58,7 +58,7 @@ public actor ScheduleDriver {
     public private(set) var pushesSent = 0
     public private(set) var pushesAcknowledged = 0
 
-    public init(store: SleepStore, configuration: HubConfiguration, clock: HubClock, reporter: HubReporter,
+    public init(store: NightStore, configuration: HubConfiguration, clock: HubClock, reporter: HubReporter,
                 bus: HubBus? = nil) {
         self.store = store
         self.bus = bus
@@ -106,7 +106,7 @@ public actor ScheduleDriver {
             reporter.event("pod \(serial) restarted (boot \(info.bootCount)): its clock, schedules and alarms were reset; sending them again")
             await process(.podRebooted)
         }
-        if let desired = computeDesired(serial: serial, now: clock.now()) {
+        if let desired = await computeDesired(serial: serial, now: clock.now()) {
             await process(.desiredChanged(desired))
         }
         features = info.features
@@ -115,12 +115,12 @@ public actor ScheduleDriver {
         if let anchor = await connection.anchor {
             let sync = ClockSync(timeZoneIdentifier: podZone.identifier, utcOffsetMinutes: Int(anchor.utcOffsetMinutes))
             reportedClockOffset = sync.utcOffsetMinutes
-            recordHandshakeClock(sync, serial: serial, at: Date(timeIntervalSince1970: Double(anchor.unixMillis) / 1000))
+            await recordHandshakeClock(sync, serial: serial, at: Date(timeIntervalSince1970: Double(anchor.unixMillis) / 1000))
             await process(.connectedWithClock(sync))
         } else {
             await process(.connected)
         }
-        reportAcknowledgedSides()
+        await reportAcknowledgedSides()
     }
 
     /// The link to the pod went away; nothing is sent until it connects again.
@@ -181,7 +181,7 @@ public actor ScheduleDriver {
                                             argument: Int(event.argument), text: text)))
         }
         do {
-            try store.recordPodEvent(PodEventRecord(
+            try await store.recordPodEvent(PodEventRecord(
                 podSerial: serial, at: Int64(time.timeIntervalSince1970.rounded(.down)), kind: kind,
                 side: side, argument: Int(event.argument), description: text))
         } catch {
@@ -203,9 +203,9 @@ public actor ScheduleDriver {
         guard configuration.schedule.enabled else { return }
         await lock()
         defer { unlock() }
-        guard let serial = podSerial, let desired = computeDesired(serial: serial, now: clock.now()) else { return }
+        guard let serial = podSerial, let desired = await computeDesired(serial: serial, now: clock.now()) else { return }
         await process(.desiredChanged(desired))
-        reportAcknowledgedSides()
+        await reportAcknowledgedSides()
     }
 
     /// Timed work: delivers the policy's ticks at the instants it asked for, on the hub's
@@ -221,7 +221,7 @@ public actor ScheduleDriver {
                     continuation.finish()
                     await lock()
                     await process(.tick)
-                    reportAcknowledgedSides()
+                    await reportAcknowledgedSides()
                     unlock()
                     continue
                 }
@@ -250,12 +250,12 @@ public actor ScheduleDriver {
 
     // MARK: Desired state
 
-    private func computeDesired(serial: String, now: Date) -> DesiredPodState? {
+    private func computeDesired(serial: String, now: Date) async -> DesiredPodState? {
         let nowUnix = Int64(now.timeIntervalSince1970.rounded(.down))
         for side in podSides {
             do {
-                let decision = try resolver.decide(podSerial: serial, side: side, now: now)
-                let changed = try store.setPodSchedule(decision.state(at: nowUnix))
+                let decision = try await resolver.decide(podSerial: serial, side: side, now: now)
+                let changed = try await store.setPodSchedule(decision.state(at: nowUnix))
                 if changed || decisions[side]?.schedule != decision.schedule {
                     reporter.event("schedule \(side) (\(decision.origin)): \(decision.schedule.summary) — \(decision.reason)")
                 }
@@ -346,7 +346,7 @@ public actor ScheduleDriver {
             }
         }
         do {
-            try store.recordSchedulePush(SchedulePushRecord(
+            try await store.recordSchedulePush(SchedulePushRecord(
                 podSerial: serial, sentAt: Int64(sentAt.timeIntervalSince1970.rounded(.down)),
                 command: command.key.description, description: command.humanDescription, attempt: attempt,
                 outcome: outcome, status: status, detail: detail))
@@ -384,12 +384,12 @@ public actor ScheduleDriver {
 
     /// The push log shows the clock the handshake set, as if the driver had sent it (it is the
     /// same SET_CLOCK; the pod gets it once).
-    private func recordHandshakeClock(_ sync: ClockSync, serial: String, at time: Date) {
+    private func recordHandshakeClock(_ sync: ClockSync, serial: String, at time: Date) async {
         pushesSent += 1
         pushesAcknowledged += 1
         let command = ScheduleCommand.setClock(sync)
         do {
-            try store.recordSchedulePush(SchedulePushRecord(
+            try await store.recordSchedulePush(SchedulePushRecord(
                 podSerial: serial, sentAt: Int64(time.timeIntervalSince1970.rounded(.down)),
                 command: command.key.description, description: command.humanDescription, attempt: 1,
                 outcome: .ack, status: nil, detail: "sent by the handshake"))
@@ -429,7 +429,7 @@ public actor ScheduleDriver {
     }
 
     /// One line per side whose power and alarm in force are both acknowledged now.
-    private func reportAcknowledgedSides() {
+    private func reportAcknowledgedSides() async {
         guard let serial = podSerial else { return }
         for side in touched.sorted() {
             guard case .setPowerSchedule(_, let windows)? = policy.acknowledged[.powerSchedule(side)],
@@ -440,7 +440,7 @@ public actor ScheduleDriver {
             let alarmText = alarm.map { "alarm \($0.shortDescription)" } ?? "no alarm"
             reporter.event("schedule \(side)\(origin): \(power), \(alarmText) — pod acknowledged")
             do {
-                try store.markPodScheduleAcknowledged(podSerial: serial, side: side,
+                try await store.markPodScheduleAcknowledged(podSerial: serial, side: side,
                                                       at: Int64(clock.now().timeIntervalSince1970.rounded(.down)))
             } catch {
                 reporter.warning("could not record the acknowledgement of schedule \(side): \(error)")

@@ -47,7 +47,7 @@ public enum ScheduleServiceError: Error, Sendable, CustomStringConvertible {
 /// and conversion of SleepSchedule. Shared by the daemon's `ScheduleDriver` and the
 /// `podbridge schedule` command, so both say the same thing.
 public struct ScheduleResolver: Sendable {
-    public let store: SleepStore
+    public let store: NightStore
     public let settings: HubConfiguration.ScheduleSettings
     public let podZone: TimeZone
     /// A session is a main night only if it is the longest of its side and wake date and at
@@ -55,7 +55,7 @@ public struct ScheduleResolver: Sendable {
     /// usual night).
     public var minimumMainSleepMinutes: Double = 180
 
-    public init(store: SleepStore, settings: HubConfiguration.ScheduleSettings, podZone: TimeZone) {
+    public init(store: NightStore, settings: HubConfiguration.ScheduleSettings, podZone: TimeZone) {
         self.store = store
         self.settings = settings
         self.podZone = podZone
@@ -63,13 +63,13 @@ public struct ScheduleResolver: Sendable {
 
     /// The side's final stored sessions that ended within the lookback window before `now`,
     /// as the inference's nights, naps flagged.
-    public func nights(podSerial: String, side: BedSide, now: Date) throws(ScheduleServiceError) -> [SleepNight] {
+    public func nights(podSerial: String, side: BedSide, now: Date) async throws(ScheduleServiceError) -> [SleepNight] {
         let end = Int64(now.timeIntervalSince1970.rounded(.down)) + 1
         // A day more than the lookback so the inference itself counts what falls outside.
         let start = end - Int64(settings.inference.lookbackDays + 1) * 86_400
         let sessions: [StoredSession]
         do {
-            sessions = try store.sessions(endingIn: start..<end, side: side)
+            sessions = try await store.sessions(endingIn: start..<end, side: side)
                 .filter { $0.podSerial == podSerial && $0.isFinal }
         } catch {
             throw .store("\(error)")
@@ -92,9 +92,9 @@ public struct ScheduleResolver: Sendable {
     }
 
     /// The user's manual schedule of a side, if set.
-    public func manual(podSerial: String, side: BedSide) throws(ScheduleServiceError) -> ManualSchedule? {
+    public func manual(podSerial: String, side: BedSide) async throws(ScheduleServiceError) -> ManualSchedule? {
         let record: ManualScheduleRecord?
-        do { record = try store.manualSchedule(podSerial: podSerial, side: side) } catch { throw .store("\(error)") }
+        do { record = try await store.manualSchedule(podSerial: podSerial, side: side) } catch { throw .store("\(error)") }
         guard let record else { return nil }
         guard let wb = TimeOfDay(record.weekdayBedtime), let ww = TimeOfDay(record.weekdayWake),
               let eb = TimeOfDay(record.weekendBedtime), let ew = TimeOfDay(record.weekendWake) else {
@@ -106,9 +106,9 @@ public struct ScheduleResolver: Sendable {
     /// The schedule a side should hold at `now`, and why. `ignoreManual` shows what the
     /// inference alone would give (the manual schedule is still reported beside it).
     public func decide(podSerial: String, side: BedSide, now: Date,
-                       ignoreManual: Bool = false) throws(ScheduleServiceError) -> SideScheduleDecision {
-        let nights = try nights(podSerial: podSerial, side: side, now: now)
-        let manual = ignoreManual ? nil : try manual(podSerial: podSerial, side: side)
+                       ignoreManual: Bool = false) async throws(ScheduleServiceError) -> SideScheduleDecision {
+        let nights = try await nights(podSerial: podSerial, side: side, now: now)
+        let manual = ignoreManual ? nil : try await manual(podSerial: podSerial, side: side)
         do {
             let result = try ScheduleInference.infer(nights: nights, manual: manual, now: now, timeZone: podZone,
                                                      configuration: settings.inference)

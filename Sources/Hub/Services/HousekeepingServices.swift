@@ -29,11 +29,11 @@ public struct OutboxService: Service {
 /// Keeps per-epoch detail for `retention.epochDays` days, pruning once a day; sessions and
 /// blocks stay.
 public struct PruneService: Service {
-    let store: SleepStore
+    let store: NightStore
     let days: Int
     let reporter: HubReporter
 
-    public init(store: SleepStore, days: Int, reporter: HubReporter) {
+    public init(store: NightStore, days: Int, reporter: HubReporter) {
         self.store = store
         self.days = days
         self.reporter = reporter
@@ -43,7 +43,7 @@ public struct PruneService: Service {
         await cancelWhenGracefulShutdown { [self] in
             while !Task.isCancelled {
                 do {
-                    let pruned = try store.pruneEpochs(maxAgeDays: days)
+                    let pruned = try await store.pruneEpochs(maxAgeDays: days)
                     if pruned > 0 { reporter.logger.info("pruned \(pruned) epochs older than \(days) days") }
                 } catch {
                     reporter.warning("pruning epochs failed: \(error)")

@@ -14,7 +14,7 @@ import SleepStore
 public final class PodLinkService: Service, Sendable {
     public let connection: PodConnection
     private let configuration: HubConfiguration
-    private let store: SleepStore
+    private let store: NightStore
     private let clock: HubClock
     private let bus: HubBus
     private let reporter: HubReporter
@@ -25,7 +25,7 @@ public final class PodLinkService: Service, Sendable {
     /// - Parameters:
     ///   - opener: how the link (re)opens the pod: a fixed path, or discovery by serial.
     ///   - countersEvery: how often the link counters are published (real time).
-    public init(configuration: HubConfiguration, store: SleepStore, clock: HubClock, bus: HubBus, reporter: HubReporter,
+    public init(configuration: HubConfiguration, store: NightStore, clock: HubClock, bus: HubBus, reporter: HubReporter,
                 control: HubControl, schedule: ScheduleDriver?, opener: any PodOpener, recorder: CaptureRecorder? = nil,
                 timing: LinkTiming? = nil, countersEvery: Duration = .seconds(5)) {
         self.configuration = configuration
@@ -60,7 +60,7 @@ public final class PodLinkService: Service, Sendable {
                 for await event in connection.events {
                     await link.handle(event)
                 }
-                link.shutdown()
+                await link.shutdown()
                 var result: Result<Void, PodLinkError>?
                 group.cancelAll()
                 while let next = await group.next() {
@@ -102,7 +102,7 @@ public final class PodLinkService: Service, Sendable {
             case .connected(let info, let endpoint):
                 lastFailure = nil
                 if pipeline?.serial != info.serial {
-                    pipeline?.flush()
+                    await pipeline?.flush()
                     pipeline = PodPipeline(serial: info.serial, configuration: service.configuration, bus: service.bus,
                                            keeper: NightKeeper(store: service.store, configuration: service.configuration,
                                                                bus: service.bus, reporter: reporter),
@@ -110,7 +110,7 @@ public final class PodLinkService: Service, Sendable {
                 }
                 let now = service.clock.now()
                 do {
-                    try service.store.recordPod(serial: info.serial, firmware: info.firmware.description,
+                    try await service.store.recordPod(serial: info.serial, firmware: info.firmware.description,
                                                 seenAt: Int64(now.timeIntervalSince1970))
                 } catch {
                     reporter.warning("cannot record pod \(info.serial): \(error)")
@@ -131,7 +131,7 @@ public final class PodLinkService: Service, Sendable {
                     await schedule.podEvent(e, podSerial: serial, at: time)
                 }
                 // In place (optional chaining): the pipeline holds the open nights.
-                let ended = pipeline?.apply(frame.message) ?? 0
+                let ended = await pipeline?.apply(frame.message) ?? 0
                 if ended > 0 { await service.schedule?.sessionsChanged() }
             case .podRebooted:
                 reporter.event("pod \(serial ?? "?") rebooted: clock and schedule are being sent again")
@@ -156,9 +156,9 @@ public final class PodLinkService: Service, Sendable {
             }
         }
 
-        mutating func shutdown() {
+        mutating func shutdown() async {
             if let serial { service.control.unregister(serial: serial) }
-            pipeline?.flush()
+            await pipeline?.flush()
         }
     }
 }

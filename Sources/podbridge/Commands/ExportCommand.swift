@@ -68,8 +68,8 @@ struct ExportCommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         do {
-            let store = try SleepStore.openExisting(path: db)
-            let text = try SleepExporter(store: store).export(
+            let store = try NightStore.openExisting(path: db)
+            let text = try await SleepExporter(store: store).export(
                 selection, side: bedSide, format: format, includeEpochs: epochs, timeZone: zone)
             if let output {
                 try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)

@@ -49,9 +49,9 @@ struct ScheduleCommand: AsyncParsableCommand {
             let configuration = try common.load()
             let settings = configuration.schedule
             let db = configuration.databasePath
-            let store: SleepStore
+            let store: NightStore
             do {
-                store = creating ? try SleepStore(path: db) : try SleepStore.openExisting(path: db)
+                store = creating ? try NightStore(path: db) : try NightStore.openExisting(path: db)
             } catch {
                 FileHandle.standardError.write(Data("error: \(error)\n".utf8))
                 throw ExitCode.failure
@@ -60,9 +60,9 @@ struct ScheduleCommand: AsyncParsableCommand {
         }
     }
 
-    static func run(_ body: () throws(ScheduleServiceError) -> [String]) throws {
+    static func run(_ body: () async throws(ScheduleServiceError) -> [String]) async throws {
         do {
-            for line in try body() { print(line) }
+            for line in try await body() { print(line) }
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             throw ExitCode.failure
@@ -77,8 +77,8 @@ struct ScheduleCommand: AsyncParsableCommand {
         func run() async throws {
             let console = try options.console()
             let sides = try options.sides()
-            try ScheduleCommand.run { () throws(ScheduleServiceError) in
-                try console.show(podSerial: try console.resolvePod(options.pod), sides: sides)
+            try await ScheduleCommand.run { () async throws(ScheduleServiceError) in
+                try await console.show(podSerial: try await console.resolvePod(options.pod), sides: sides)
             }
         }
     }
@@ -91,8 +91,8 @@ struct ScheduleCommand: AsyncParsableCommand {
         func run() async throws {
             let console = try options.console()
             let sides = try options.sides()
-            try ScheduleCommand.run { () throws(ScheduleServiceError) in
-                try console.infer(podSerial: try console.resolvePod(options.pod), sides: sides)
+            try await ScheduleCommand.run { () async throws(ScheduleServiceError) in
+                try await console.infer(podSerial: try await console.resolvePod(options.pod), sides: sides)
             }
         }
     }
@@ -117,8 +117,8 @@ struct ScheduleCommand: AsyncParsableCommand {
         func run() async throws {
             let console = try options.console(creating: options.pod != nil)
             let sides = try options.sides()
-            try ScheduleCommand.run { () throws(ScheduleServiceError) in
-                try console.setManual(podSerial: try console.resolvePod(options.pod), sides: sides, bedtime: bedtime,
+            try await ScheduleCommand.run { () async throws(ScheduleServiceError) in
+                try await console.setManual(podSerial: try await console.resolvePod(options.pod), sides: sides, bedtime: bedtime,
                                       wake: wake, weekendBedtime: weekendBedtime, weekendWake: weekendWake)
             }
         }
@@ -131,8 +131,8 @@ struct ScheduleCommand: AsyncParsableCommand {
         func run() async throws {
             let console = try options.console()
             let sides = try options.sides()
-            try ScheduleCommand.run { () throws(ScheduleServiceError) in
-                try console.clearManual(podSerial: try console.resolvePod(options.pod), sides: sides)
+            try await ScheduleCommand.run { () async throws(ScheduleServiceError) in
+                try await console.clearManual(podSerial: try await console.resolvePod(options.pod), sides: sides)
             }
         }
     }

@@ -39,15 +39,15 @@ struct SyncCommand: AsyncParsableCommand {
         } catch let error as UploadError {
             throw ValidationError(error.description)
         }
-        let store: SleepStore
+        let store: NightStore
         do {
-            store = try SleepStore.openExisting(path: db)
+            store = try NightStore.openExisting(path: db)
         } catch let error as StoreError {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             throw ExitCode.failure
         }
         if retryFailed {
-            print("requeued: \(try store.requeueFailedEvents())")
+            print("requeued: \(try await store.requeueFailedEvents())")
         }
         let report = try await OutboxWorker(store: store, configuration: configuration).runOnce()
         print("delivered: \(report.delivered.count)")

@@ -1,0 +1,252 @@
+import Foundation
+import GRDB
+import SleepDomain
+
+/// The hub's SQLite store: one file in WAL mode with foreign keys on, migrated on open.
+///
+/// All writes that belong together run in one transaction (a session, its epochs, its
+/// stage blocks and its outbox event), so a crash or an error never leaves half a night.
+/// Safe to share between tasks and threads; several processes may open the same file.
+/// Reads and writes are `async`: they run on GRDB's connections, never on the caller's
+/// actor or thread. Once started, a read or write finishes even if the calling task is
+/// cancelled (a night being kept at shutdown is still stored).
+public final class NightStore: Sendable {
+    /// Path of the database file.
+    public let path: String
+    /// Zone in which wake dates are attributed when sessions are saved.
+    public let timeZone: TimeZone
+    public let clock: any WallClock
+    let pool: DatabasePool
+    let calendar: LocalCalendar
+
+    /// Opens (creating if needed) and migrates the database at `path`.
+    /// - Throws: `StoreError.newerSchema` for a file written by a newer podbridge.
+    public init(path: String, timeZone: TimeZone = .current, clock: any WallClock = SystemClock()) throws {
+        self.path = path
+        self.timeZone = timeZone
+        self.clock = clock
+        self.calendar = LocalCalendar(timeZone: timeZone)
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        // Writers wait for each other (another process, or the worker) instead of failing.
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            // In WAL mode NORMAL keeps every committed transaction across a process crash
+            // (kill -9); only an OS crash or power loss may drop the last commits.
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        pool = try DatabasePool(path: path, configuration: configuration)
+        let migrator = StoreMigrations.migrator
+        let unknown = try pool.read { db in
+            try migrator.appliedIdentifiers(db).subtracting(StoreMigrations.versions)
+        }
+        guard unknown.isEmpty else { throw StoreError.newerSchema(unknown: unknown.sorted()) }
+        try migrator.migrate(pool)
+    }
+
+    /// Opens an existing database only; a missing file is an error instead of a new empty store.
+    public static func openExisting(path: String, timeZone: TimeZone = .current, clock: any WallClock = SystemClock()) throws -> NightStore {
+        guard FileManager.default.fileExists(atPath: path) else { throw StoreError.missingDatabase(path: path) }
+        return try NightStore(path: path, timeZone: timeZone, clock: clock)
+    }
+
+    /// Runs `body` on a reader connection, off the caller's actor.
+    ///
+    /// GRDB's completion-based access rather than its `async` one: a read or write, once
+    /// asked for, runs to the end even when the calling task is cancelled (as the blocking
+    /// calls did), so a night kept or a claim released during shutdown is still written.
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            pool.asyncRead { db in continuation.resume(with: Result { try body(db.get()) }) }
+        }
+    }
+
+    /// Runs `body` in one write transaction, off the caller's actor.
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            pool.asyncWrite(body) { _, result in continuation.resume(with: result) }
+        }
+    }
+
+    /// Migration identifiers applied to this database, oldest first.
+    public func appliedMigrations() async throws -> [String] {
+        try await read { db in try StoreMigrations.migrator.appliedMigrations(db) }
+    }
+
+    /// Result of `PRAGMA integrity_check` (`["ok"]` for a sound file).
+    public func integrityCheck() async throws -> [String] {
+        try await read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+    }
+
+    /// The SQLite journal mode in use (`wal`).
+    public func journalMode() async throws -> String {
+        try await read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "" }
+    }
+
+    /// Closes the file; the store must not be used afterwards.
+    public func close() throws { try pool.close() }
+
+    // MARK: Pods
+
+    /// Records that a pod was seen (its firmware, when known, replaces the stored one).
+    public func recordPod(serial: String, firmware: String?, seenAt: Int64) async throws {
+        try await write { db in try PodRow.upsert(db, serial: serial, firmware: firmware, seenAt: seenAt) }
+    }
+
+    public func pods() async throws -> [PodRecord] {
+        try await read { db in try PodRow.order(PodRow.Columns.serial).fetchAll(db).map(\.record) }
+    }
+
+    // MARK: Sessions
+
+    /// Stores an analysed session with its epochs, stage blocks and (when final) its outbox
+    /// event, in one transaction.
+    ///
+    /// Idempotent: saving the same night again (same pod, side and start, hence the same
+    /// source id) replaces the session in place (same row id) with its epochs and blocks,
+    /// never duplicating it. Sessions of the same pod and side that overlap it under another
+    /// source id (a re-analysis that moved the start) are superseded and removed.
+    /// A session the backend already has stays `synced`: the backend cannot update it.
+    @discardableResult
+    public func save(_ night: NightRecord) async throws -> SaveResult {
+        try NightValidation.validate(night)
+        let now = clock.unixSeconds()
+        let sourceID = night.sourceID
+        let wakeDate = calendar.wakeDate(sessionEnd: night.end)
+        let zoneID = timeZone.identifier
+        let blocks = StageBlockBuilder.blocks(sessionStart: night.start, sessionEnd: night.end, epochs: night.epochs)
+        return try await write { db in
+            typealias S = SessionRow.Columns
+            try PodRow.upsert(db, serial: night.podSerial, firmware: nil, seenAt: night.end)
+            let superseded = try SessionRow
+                .filter(S.podSerial == night.podSerial && S.side == night.side.rawValue && S.sourceID != sourceID
+                        && S.startTime < night.end && S.endTime > night.start)
+                .deleteAll(db)
+
+            let existing = try SessionRow.filter(S.sourceID == sourceID).fetchOne(db)
+            let alreadySynced = existing?.syncStatus == SyncStatus.synced.rawValue
+            let status: SyncStatus = alreadySynced ? .synced : (night.isFinal ? .pending : .local)
+            var row = SessionRow(night, wakeDate: wakeDate, timeZoneID: zoneID, analyzedAt: now, syncStatus: status)
+            let sessionID: Int64
+            if let existing, let id = existing.id {
+                // The backend's id is kept; so is the last error of a session the backend has.
+                row.id = id
+                row.backendSessionID = existing.backendSessionID
+                if alreadySynced { row.syncError = existing.syncError }
+                try row.update(db)
+                try EpochRow.filter(EpochRow.Columns.sessionID == id).deleteAll(db)
+                try StageBlockRow.filter(StageBlockRow.Columns.sessionID == id).deleteAll(db)
+                sessionID = id
+            } else {
+                try row.insert(db)
+                sessionID = db.lastInsertedRowID
+            }
+            for epoch in night.epochs { try EpochRow(sessionID: sessionID, epoch).insert(db) }
+            for block in blocks { try StageBlockRow(sessionID: sessionID, block).insert(db) }
+
+            var queued = false
+            if status == .pending {
+                try Self.queueUpload(db, sessionID: sessionID, now: now)
+                queued = true
+            } else if status == .local {
+                try OutboxRow
+                    .filter(OutboxRow.Columns.sessionID == sessionID
+                            && [OutboxStatus.pending.rawValue, OutboxStatus.failed.rawValue].contains(OutboxRow.Columns.status))
+                    .deleteAll(db)
+            }
+            return SaveResult(
+                sessionID: sessionID, sourceID: sourceID, wakeDate: wakeDate,
+                replacedExisting: existing != nil, supersededSessions: superseded, queuedForUpload: queued)
+        }
+    }
+
+    /// The session with this source id, if stored.
+    public func session(sourceID: String) async throws -> StoredSession? {
+        try await read { db in
+            try SessionRow.filter(SessionRow.Columns.sourceID == sourceID).fetchOne(db)?.session
+        }
+    }
+
+    /// Sessions whose stored wake date lies in `from...to` (inclusive), oldest first.
+    public func sessions(wakeDatesFrom from: CalendarDay, to: CalendarDay, side: BedSide? = nil) async throws -> [StoredSession] {
+        try await read { db in
+            try SessionRow.ordered(side: side)
+                .filter((from.description...to.description).contains(SessionRow.Columns.wakeDate))
+                .fetchAll(db).map(\.session)
+        }
+    }
+
+    /// Sessions whose end lies in `span` (Unix seconds), oldest first: wake-date selection in
+    /// any zone (see `LocalCalendar.span`).
+    public func sessions(endingIn span: Range<Int64>, side: BedSide? = nil) async throws -> [StoredSession] {
+        try await read { db in
+            try SessionRow.ordered(side: side)
+                .filter(SessionRow.Columns.endTime >= span.lowerBound && SessionRow.Columns.endTime < span.upperBound)
+                .fetchAll(db).map(\.session)
+        }
+    }
+
+    /// Every session, oldest first.
+    public func allSessions(side: BedSide? = nil) async throws -> [StoredSession] {
+        try await read { db in try SessionRow.ordered(side: side).fetchAll(db).map(\.session) }
+    }
+
+    /// Stored stage blocks of a session: the `in_bed` block first, then stages in time order.
+    public func blocks(sessionID: Int64) async throws -> [StageBlock] {
+        try await read { db in try StageBlockRow.blocks(db, sessionID: sessionID) }
+    }
+
+    /// Stored epochs of a session in time order (empty once retention pruned them).
+    public func epochs(sessionID: Int64) async throws -> [EpochRecord] {
+        try await read { db in
+            try EpochRow.filter(EpochRow.Columns.sessionID == sessionID).order(EpochRow.Columns.startTime)
+                .fetchAll(db).compactMap(\.record)
+        }
+    }
+
+    /// Number of stored sessions.
+    public func sessionCount() async throws -> Int {
+        try await read { db in try SessionRow.fetchCount(db) }
+    }
+
+    /// Per wake date totals (every session ending that day summed), oldest first; days
+    /// without sessions are absent.
+    public func dayTotals(from: CalendarDay, to: CalendarDay, side: BedSide? = nil) async throws -> [DayTotal] {
+        try await read { db in
+            typealias S = SessionRow.Columns
+            var request = SessionRow
+                .select(S.wakeDate, count(S.id).forKey("n"), sum(S.timeInBed).forKey("tib"), sum(S.totalSleep).forKey("tst"),
+                        sum(S.awake).forKey("awake"), sum(S.core).forKey("core"), sum(S.deep).forKey("deep"),
+                        sum(S.rem).forKey("rem"))
+                .filter((from.description...to.description).contains(S.wakeDate))
+                .group(S.wakeDate).order(S.wakeDate)
+            if let side { request = request.filter(S.side == side.rawValue) }
+            return try Row.fetchAll(db, request).compactMap { row in
+                guard let date = CalendarDay(row[S.wakeDate] as String) else { return nil }
+                return DayTotal(
+                    date: date, sessions: row["n"], timeInBedMinutes: row["tib"], totalSleepMinutes: row["tst"],
+                    awakeMinutes: row["awake"], coreMinutes: row["core"], deepMinutes: row["deep"], remMinutes: row["rem"])
+            }
+        }
+    }
+
+    // MARK: Retention
+
+    /// Deletes epochs that start before `cutoff` (Unix seconds); sessions, their metrics and
+    /// stage blocks are kept. Returns the number of epochs deleted.
+    @discardableResult
+    public func pruneEpochs(olderThan cutoff: Int64) async throws -> Int {
+        try await write { db in try EpochRow.filter(EpochRow.Columns.startTime < cutoff).deleteAll(db) }
+    }
+
+    /// Prunes epochs older than `maxAgeDays` days before the clock's now.
+    @discardableResult
+    public func pruneEpochs(maxAgeDays: Int) async throws -> Int {
+        try await pruneEpochs(olderThan: clock.unixSeconds() - Int64(max(0, maxAgeDays)) * 86_400)
+    }
+
+    /// Number of stored epochs (all sessions).
+    public func epochCount() async throws -> Int {
+        try await read { db in try EpochRow.fetchCount(db) }
+    }
+}
