@@ -137,7 +137,7 @@ import SleepDomain
             guard s.bootCount == firstBoot + 1, s.clock != nil, s.powerOn == [true, true] else { return false }
             return await rig.driver.isInSync
         }, "the pod stayed off after its reset mid-window")
-        let commands = try rig.commands()
+        let commands = try await rig.commands()
         #expect(commands.filter { $0 == "set-power(left)" }.count == 2 && commands.filter { $0 == "set-power(right)" }.count == 2,
                 "\(commands)")
         await rig.shutdown()

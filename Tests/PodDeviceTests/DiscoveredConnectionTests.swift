@@ -46,6 +46,12 @@ extension UmockdevTests {
             }
             #expect(frame.message.typeCode == MessageType.piezo.rawValue)
             #expect(await pod.count(of: .hello) == 1)
+            // Tear down in order, before the testbed goes: the hub's link closes its mocked tty,
+            // then the pod end; a descriptor closed after umockdev removed its testbed could
+            // crash the dispatch thread that still watched it.
+            runner.cancel()
+            _ = await runner.result
+            await pod.unplug()
             withExtendedLifetime(testbed) {}
         }
     }
