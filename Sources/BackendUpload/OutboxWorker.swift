@@ -6,30 +6,30 @@ import NIOHTTP1
 import SleepStore
 
 /// An upload that did not go through, with the reason kept.
-public struct UploadFailure: Sendable, Hashable {
-    public var sourceID: String
-    public var reason: String
+package struct UploadFailure: Sendable, Hashable {
+    package var sourceID: String
+    package var reason: String
 }
 
 /// What one pass of the worker did.
-public struct SyncReport: Sendable, Hashable {
+package struct SyncReport: Sendable, Hashable {
     /// Posted and stored by the backend (2xx).
-    public var delivered: [String] = []
+    package var delivered: [String] = []
     /// The backend already had them (409): delivered by an earlier attempt.
-    public var alreadyPresent: [String] = []
+    package var alreadyPresent: [String] = []
     /// Refused (4xx) or given up after the maximum attempts; kept as failed with the reason.
-    public var failed: [UploadFailure] = []
+    package var failed: [UploadFailure] = []
     /// Retryable failures, due again later (backoff).
-    public var willRetry: [UploadFailure] = []
+    package var willRetry: [UploadFailure] = []
     /// Pending events not due yet, or claimed by another live worker, left for later.
-    public var skipped: Int = 0
+    package var skipped: Int = 0
     /// Claims lost because the lease ran out mid-post and another worker took the event.
-    public var lostClaims: Int = 0
+    package var lostClaims: Int = 0
 
-    public init() {}
+    package init() {}
 
     /// Events that ended delivered in this pass (2xx and 409).
-    public var deliveredCount: Int { delivered.count + alreadyPresent.count }
+    package var deliveredCount: Int { delivered.count + alreadyPresent.count }
 }
 
 /// The outbox worker: posts pending sleep sessions to the backend, one event at a time.
@@ -40,14 +40,14 @@ public struct SyncReport: Sendable, Hashable {
 /// database, so a restart loses nothing: a claim left by a dead worker is taken up again
 /// when its lease runs out, and the backend's `source_id` deduplication (409) turns a post
 /// that got through before the crash into "delivered".
-public final class OutboxWorker: Sendable {
-    public let store: NightStore
-    public let configuration: UploadConfiguration
+package final class OutboxWorker: Sendable {
+    package let store: NightStore
+    package let configuration: UploadConfiguration
     let client: HTTPClient
     let jitter: any JitterSource
     let logger: Logger
 
-    public init(
+    package init(
         store: NightStore, configuration: UploadConfiguration, client: HTTPClient = .shared,
         jitter: any JitterSource = SystemJitter(), logger: Logger = Logger(label: "podbridge.upload")
     ) {
@@ -60,7 +60,7 @@ public final class OutboxWorker: Sendable {
 
     /// One pass: every event due now is attempted once (the `podbridge sync` run).
     /// Store errors are thrown; HTTP and network failures are outcomes, not errors.
-    public func runOnce() async throws -> SyncReport {
+    package func runOnce() async throws -> SyncReport {
         var report = SyncReport()
         var seen: Set<Int64> = []
         while !Task.isCancelled,
@@ -85,7 +85,7 @@ public final class OutboxWorker: Sendable {
 
     /// Runs passes until the task is cancelled, sleeping until the next retry is due or
     /// `pollSeconds` pass (new sessions are picked up then).
-    public func run(pollSeconds: Int64 = 60) async throws {
+    package func run(pollSeconds: Int64 = 60) async throws {
         while !Task.isCancelled {
             let report = try await runOnce()
             if report.deliveredCount + report.failed.count + report.willRetry.count > 0 {

@@ -7,20 +7,20 @@ import SleepDomain
 /// `stages` are the merged awake/core/deep/rem blocks, which tile the session; the session's
 /// own span (`start_time`–`end_time`) is its in-bed time, so the `in_bed` block is not sent
 /// again (the backend would count it twice in its stage summary).
-public struct SleepUploadPayload: Codable, Sendable, Hashable {
-    public struct Stage: Codable, Sendable, Hashable {
-        public var stage: String
-        public var start_time: String
-        public var end_time: String
+package struct SleepUploadPayload: Codable, Sendable, Hashable {
+    package struct Stage: Codable, Sendable, Hashable {
+        package var stage: String
+        package var start_time: String
+        package var end_time: String
     }
 
-    public var source: String
-    public var source_id: String
-    public var start_time: String
-    public var end_time: String
-    public var stages: [Stage]
+    package var source: String
+    package var source_id: String
+    package var start_time: String
+    package var end_time: String
+    package var stages: [Stage]
 
-    public init(session: StoredSession, blocks: [StageBlock], source: String) {
+    package init(session: StoredSession, blocks: [StageBlock], source: String) {
         let zone = TimeZone(identifier: session.timeZoneID) ?? TimeZone(identifier: "UTC")!
         let cal = LocalCalendar(timeZone: zone)
         self.source = source
@@ -32,7 +32,7 @@ public struct SleepUploadPayload: Codable, Sendable, Hashable {
         }
     }
 
-    public func jsonData() throws -> Data {
+    package func jsonData() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(self)
@@ -40,7 +40,7 @@ public struct SleepUploadPayload: Codable, Sendable, Hashable {
 }
 
 /// What one upload attempt came to. Pure classification of the backend's answer.
-public enum UploadOutcome: Sendable, Hashable {
+package enum UploadOutcome: Sendable, Hashable {
     /// 2xx: stored; the backend's session id when its body had one.
     case delivered(backendSessionID: String?)
     /// 409: the backend already has this `source_id` (an earlier attempt got through).
@@ -51,7 +51,7 @@ public enum UploadOutcome: Sendable, Hashable {
     case retryable(reason: String)
 
     /// Classifies an HTTP status and response body.
-    public static func classify(status: Int, body: Data) -> UploadOutcome {
+    package static func classify(status: Int, body: Data) -> UploadOutcome {
         let backendID = backendSessionID(in: body)
         switch status {
         case 200...299: return .delivered(backendSessionID: backendID)

@@ -2,25 +2,25 @@ import Foundation
 
 /// Where and how the worker uploads. Upload is off unless a configuration exists: the hub
 /// builds one only when a backend URL is configured.
-public struct UploadConfiguration: Sendable, Hashable {
+package struct UploadConfiguration: Sendable, Hashable {
     /// Base URL of the backend, e.g. `https://sleep.example.com`; the worker posts to
     /// `<base>/api/v1/sleep`.
-    public var baseURL: String
+    package var baseURL: String
     /// Bearer token sent as `Authorization: Bearer <token>`; nil sends none.
-    public var bearerToken: String?
+    package var bearerToken: String?
     /// `source` field of every upload.
-    public var source: String
-    public var backoff: BackoffPolicy
+    package var source: String
+    package var backoff: BackoffPolicy
     /// Attempts after which a retryable failure becomes a final one.
-    public var maxAttempts: Int
+    package var maxAttempts: Int
     /// Per-request deadline, seconds.
-    public var requestTimeoutSeconds: Int64
+    package var requestTimeoutSeconds: Int64
     /// How long a claim on an event lasts; a worker that dies mid-post frees its events when
     /// this runs out. Must exceed the request timeout.
-    public var leaseSeconds: Int64
+    package var leaseSeconds: Int64
 
     /// - Throws: `UploadError.invalidConfiguration` for a URL that is not http(s) with a host.
-    public init(
+    package init(
         baseURL: String, bearerToken: String?, source: String = "podbridge", backoff: BackoffPolicy = BackoffPolicy(),
         maxAttempts: Int = 12, requestTimeoutSeconds: Int64 = 30, leaseSeconds: Int64 = 120
     ) throws {
@@ -45,13 +45,13 @@ public struct UploadConfiguration: Sendable, Hashable {
     }
 
     /// Full URL of the sleep endpoint.
-    public var endpoint: String { baseURL + "/api/v1/sleep" }
+    package var endpoint: String { baseURL + "/api/v1/sleep" }
 }
 
-public enum UploadError: Error, Equatable, CustomStringConvertible {
+package enum UploadError: Error, Equatable, CustomStringConvertible {
     case invalidConfiguration(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case let .invalidConfiguration(reason): "upload configuration: \(reason)"
         }

@@ -5,30 +5,30 @@ import SleepDomain
 /// faster than real time from a chosen start, so that a virtual pod playing a night at
 /// N× speed and the hub that sets its clock agree on the date and time of day. Data is
 /// never timed by this clock: samples are placed by the pod's ticks and the clock anchor.
-public struct HubClock: WallClock {
+package struct HubClock: WallClock {
     /// Wall-clock instant the simulated clock was started at.
-    public let origin: Date
+    package let origin: Date
     /// What the clock read at `origin`.
-    public let start: Date
+    package let start: Date
     /// Simulated seconds per real second (1 = real time).
-    public let speed: Double
+    package let speed: Double
 
-    public init(start: Date? = nil, speed: Double = 1, origin: Date = Date()) {
+    package init(start: Date? = nil, speed: Double = 1, origin: Date = Date()) {
         self.origin = origin
         self.start = start ?? origin
         self.speed = speed
     }
 
-    public static let system = HubClock()
+    package static let system = HubClock()
 
-    public var isAccelerated: Bool { speed != 1 || start != origin }
+    package var isAccelerated: Bool { speed != 1 || start != origin }
 
-    public func now() -> Date {
+    package func now() -> Date {
         start.addingTimeInterval(Date().timeIntervalSince(origin) * speed)
     }
 
     /// How long to sleep in real time for `simulated` seconds to pass on this clock.
-    public func realDuration(of simulated: TimeInterval) -> Duration {
+    package func realDuration(of simulated: TimeInterval) -> Duration {
         .milliseconds(Int64(max(0, simulated / speed) * 1000))
     }
 }

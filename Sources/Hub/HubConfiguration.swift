@@ -6,101 +6,101 @@ import SleepSchedule
 /// Read from a JSON file (`--config PATH`, else `/etc/podbridge/config.json` if present),
 /// where any key may be left out, then overridden by `PODBRIDGE_*` environment variables
 /// (see `applyEnvironment`). docs/configuration.md lists every key.
-public struct HubConfiguration: Codable, Sendable, Equatable {
+package struct HubConfiguration: Codable, Sendable, Equatable {
     /// Where the database and exports live (systemd's StateDirectory).
-    public var stateDirectory: String = "state"
+    package var stateDirectory: String = "state"
     /// SQLite file; default `<stateDirectory>/podbridge.sqlite`.
-    public var database: String?
+    package var database: String?
     /// The hub's time zone: wake dates and exports. Default: the system's.
-    public var timeZone: String?
-    public var pod = PodSettings()
-    public var sessions = SessionSettings()
-    public var schedule = ScheduleSettings()
-    public var export = ExportSettings()
-    public var upload = UploadSettings()
-    public var retention = RetentionSettings()
+    package var timeZone: String?
+    package var pod = PodSettings()
+    package var sessions = SessionSettings()
+    package var schedule = ScheduleSettings()
+    package var export = ExportSettings()
+    package var upload = UploadSettings()
+    package var retention = RetentionSettings()
     /// Seconds between live-reading lines on the console.
-    public var progressSeconds: Double = 2
+    package var progressSeconds: Double = 2
 
-    public init() {}
+    package init() {}
 
-    public struct PodSettings: Codable, Sendable, Equatable {
+    package struct PodSettings: Codable, Sendable, Equatable {
         /// A tty to use instead of udev discovery (e.g. the virtual pod's link path).
-        public var path: String?
+        package var path: String?
         /// Only this pod (USB serial); default the first pod found.
-        public var serial: String?
+        package var serial: String?
         /// USB ids to match, hex (firmware-protocol.md §1).
-        public var usbVendorID = "1209"
-        public var usbProductID = "5050"
+        package var usbVendorID = "1209"
+        package var usbProductID = "5050"
         /// Use the vendor bulk interface (libusb) rather than the tty when both exist.
-        public var preferUSB = false
+        package var preferUSB = false
         /// Re-enumerate this often when no udev daemon sends hot-plug events.
-        public var rescanSeconds: Double = 5
+        package var rescanSeconds: Double = 5
         /// Longest wait between reconnect attempts (the backoff doubles up to it).
-        public var reconnectMaxSeconds: Double = 30
-        public init() {}
+        package var reconnectMaxSeconds: Double = 30
+        package init() {}
     }
 
-    public struct SessionSettings: Codable, Sendable, Equatable {
+    package struct SessionSettings: Codable, Sendable, Equatable {
         /// An absence longer than this ends a session (shorter ones are bathroom trips).
-        public var maxGapMinutes: Double = 20
+        package var maxGapMinutes: Double = 20
         /// Sessions shorter than this are dropped.
-        public var minSessionMinutes: Double = 15
+        package var minSessionMinutes: Double = 15
         /// While someone is in bed, preliminary stages are stored this often (data time).
-        public var preliminaryEveryMinutes: Double = 30
-        public init() {}
+        package var preliminaryEveryMinutes: Double = 30
+        package init() {}
     }
 
-    public struct ScheduleSettings: Codable, Sendable, Equatable {
+    package struct ScheduleSettings: Codable, Sendable, Equatable {
         /// Push power schedules and alarms to the pod.
-        public var enabled = true
+        package var enabled = true
         /// The pod's time zone when it differs from the hub's.
-        public var podTimeZone: String?
-        public var inference = ScheduleInferenceConfiguration()
-        public var conversion = PodScheduleConfiguration()
-        public var push = PushPolicyConfiguration()
-        public init() {}
+        package var podTimeZone: String?
+        package var inference = ScheduleInferenceConfiguration()
+        package var conversion = PodScheduleConfiguration()
+        package var push = PushPolicyConfiguration()
+        package init() {}
     }
 
-    public struct ExportSettings: Codable, Sendable, Equatable {
+    package struct ExportSettings: Codable, Sendable, Equatable {
         /// Each finished night is written here; default `<stateDirectory>/exports`.
-        public var directory: String?
+        package var directory: String?
         /// json, csv or blocks.
-        public var format = "json"
-        public init() {}
+        package var format = "json"
+        package init() {}
     }
 
-    public struct UploadSettings: Codable, Sendable, Equatable {
+    package struct UploadSettings: Codable, Sendable, Equatable {
         /// Sleep backend base URL; upload is off while this is unset.
-        public var baseURL: String?
-        public var token: String?
-        public var pollSeconds: Double = 60
-        public init() {}
+        package var baseURL: String?
+        package var token: String?
+        package var pollSeconds: Double = 60
+        package init() {}
     }
 
-    public struct RetentionSettings: Codable, Sendable, Equatable {
+    package struct RetentionSettings: Codable, Sendable, Equatable {
         /// Per-epoch detail older than this is pruned; sessions and blocks are kept.
-        public var epochDays = 90
-        public init() {}
+        package var epochDays = 90
+        package init() {}
     }
 
     // MARK: Derived values
 
-    public var databasePath: String { database ?? (stateDirectory as NSString).appendingPathComponent("podbridge.sqlite") }
-    public var exportDirectory: String { export.directory ?? (stateDirectory as NSString).appendingPathComponent("exports") }
-    public var hubTimeZone: TimeZone { timeZone.flatMap(TimeZone.init(identifier:)) ?? .current }
-    public var podTimeZone: TimeZone { schedule.podTimeZone.flatMap(TimeZone.init(identifier:)) ?? hubTimeZone }
+    package var databasePath: String { database ?? (stateDirectory as NSString).appendingPathComponent("podbridge.sqlite") }
+    package var exportDirectory: String { export.directory ?? (stateDirectory as NSString).appendingPathComponent("exports") }
+    package var hubTimeZone: TimeZone { timeZone.flatMap(TimeZone.init(identifier:)) ?? .current }
+    package var podTimeZone: TimeZone { schedule.podTimeZone.flatMap(TimeZone.init(identifier:)) ?? hubTimeZone }
 }
 
 // MARK: Loading
 
-public enum ConfigurationError: Error, CustomStringConvertible, Equatable {
+package enum ConfigurationError: Error, CustomStringConvertible, Equatable {
     case unreadable(path: String, reason: String)
     case invalid(path: String, reason: String)
     case unknownKey(path: String, key: String)
     case badValue(key: String, reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unreadable(let p, let r): "cannot read configuration \(p): \(r)"
         case .invalid(let p, let r): "configuration \(p) is not valid JSON for podbridge: \(r)"
@@ -119,7 +119,7 @@ extension HubConfiguration {
 
     /// Reads `path` over the defaults: a key left out keeps its default; an unknown key is an
     /// error (a typo must not silently do nothing).
-    public static func load(path: String) throws(ConfigurationError) -> HubConfiguration {
+    package static func load(path: String) throws(ConfigurationError) -> HubConfiguration {
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
             throw .unreadable(path: path, reason: error.localizedDescription)
@@ -166,7 +166,7 @@ extension HubConfiguration {
     /// `PODBRIDGE_STATE_DIRECTORY`, `PODBRIDGE_DATABASE`, `PODBRIDGE_TIME_ZONE`,
     /// `PODBRIDGE_POD_PATH`, `PODBRIDGE_POD_SERIAL`, `PODBRIDGE_UPLOAD_URL`,
     /// `PODBRIDGE_UPLOAD_TOKEN` override the file.
-    public mutating func applyEnvironment(_ env: [String: String]) throws(ConfigurationError) {
+    package mutating func applyEnvironment(_ env: [String: String]) throws(ConfigurationError) {
         if let v = env["PODBRIDGE_STATE_DIRECTORY"], !v.isEmpty { stateDirectory = v }
         if let v = env["PODBRIDGE_DATABASE"], !v.isEmpty { database = v }
         if let v = env["PODBRIDGE_TIME_ZONE"], !v.isEmpty { timeZone = v }
@@ -177,7 +177,7 @@ extension HubConfiguration {
         try validate()
     }
 
-    public func validate() throws(ConfigurationError) {
+    package func validate() throws(ConfigurationError) {
         if let tz = timeZone, TimeZone(identifier: tz) == nil { throw .badValue(key: "timeZone", reason: "unknown zone '\(tz)'") }
         if let tz = schedule.podTimeZone, TimeZone(identifier: tz) == nil {
             throw .badValue(key: "schedule.podTimeZone", reason: "unknown zone '\(tz)'")
@@ -208,13 +208,13 @@ extension HubConfiguration {
 
 extension HubConfiguration {
     /// Where the configuration file is looked for when none is given.
-    public static let systemPath = "/etc/podbridge/config.json"
+    package static let systemPath = "/etc/podbridge/config.json"
 
     /// The configuration every command uses (`run`, `export`, `sync`, `schedule`,
     /// `analyze`, and the API): the defaults, then the file (`file`, else `PODBRIDGE_CONFIG`,
     /// else `systemPath` if it exists), then the `PODBRIDGE_*` environment. Command-line
     /// options are applied by the caller afterwards, and it validates the result.
-    public static func resolve(file: String?, environment: [String: String],
+    package static func resolve(file: String?, environment: [String: String],
                                systemPath: String = HubConfiguration.systemPath) throws(ConfigurationError) -> HubConfiguration {
         var settings: HubConfiguration
         if let path = file ?? environment["PODBRIDGE_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {

@@ -21,24 +21,24 @@ import SleepStore
 /// Services added by `run(adding:)` (the API, MQTT) start last and are stopped first on
 /// SIGTERM/SIGINT; the pod link is stopped after them and keeps what the open nights hold,
 /// and the store is closed once every service has returned.
-public struct HubDaemon: Sendable {
-    public let configuration: HubConfiguration
-    public let clock: HubClock
-    public let reporter: HubReporter
-    public let store: NightStore
+package struct HubDaemon: Sendable {
+    package let configuration: HubConfiguration
+    package let clock: HubClock
+    package let reporter: HubReporter
+    package let store: NightStore
     /// Publish/subscribe of everything that happens, and the `HubState` snapshot.
-    public let bus: HubBus
+    package let bus: HubBus
     /// Commands to connected pods and the manual schedule.
-    public let control: HubControl
-    public let schedule: ScheduleDriver?
-    public let link: PodLinkService
-    public let discovery: DiscoveryService?
+    package let control: HubControl
+    package let schedule: ScheduleDriver?
+    package let link: PodLinkService
+    package let discovery: DiscoveryService?
     /// In start order.
-    public let services: [any Service]
+    package let services: [any Service]
 
     /// Opens the store and builds every part. `opener` replaces the configured way to find
     /// the pod (tests); `recordPath` also writes everything received to a capture file.
-    public static func assemble(configuration: HubConfiguration, clock: HubClock, reporter: HubReporter,
+    package static func assemble(configuration: HubConfiguration, clock: HubClock, reporter: HubReporter,
                                 recordPath: String? = nil, opener: (any PodOpener)? = nil,
                                 timing: LinkTiming? = nil) async throws -> HubDaemon {
         try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true)
@@ -82,7 +82,7 @@ public struct HubDaemon: Sendable {
 
     /// Runs every service (and `extra` ones, started after the hub's own) until SIGTERM or
     /// SIGINT (when `handleSignals`, a graceful shutdown) or cancellation; then closes the store.
-    public func run(adding extra: [any Service] = [], handleSignals: Bool = true) async throws {
+    package func run(adding extra: [any Service] = [], handleSignals: Bool = true) async throws {
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: (services + extra).map {
                 .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup,

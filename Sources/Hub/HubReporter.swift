@@ -4,34 +4,34 @@ import Synchronization
 
 /// Where the hub tells people what happens: the console (the demo, `podbridge run` in a
 /// terminal) and the log (journald under systemd). One line per event, plain text.
-public struct HubReporter: Sendable {
-    public let logger: Logger
+package struct HubReporter: Sendable {
+    package let logger: Logger
     /// Also print human-readable lines on standard output.
-    public let console: Bool
+    package let console: Bool
 
     /// Whether a progress line is on screen, shared by every copy of this reporter so any
     /// event line (from whichever part of the hub) first ends it.
     private let progressShown = ProgressFlag()
 
-    public init(logger: Logger, console: Bool) {
+    package init(logger: Logger, console: Bool) {
         self.logger = logger
         self.console = console
     }
 
     /// Something a person watching wants to see (pod found, night summary, schedule pushed).
-    public func event(_ text: String, metadata: Logger.Metadata = [:]) {
+    package func event(_ text: String, metadata: Logger.Metadata = [:]) {
         logger.info("\(text)", metadata: metadata)
         if console { endProgress(); Self.write(text + "\n") }
     }
 
     /// A problem that did not stop the hub (nack, timeout, bad frame burst).
-    public func warning(_ text: String, metadata: Logger.Metadata = [:]) {
+    package func warning(_ text: String, metadata: Logger.Metadata = [:]) {
         logger.warning("\(text)", metadata: metadata)
         if console { endProgress(); Self.write("warning: " + text + "\n") }
     }
 
     /// A status line that replaces itself on a terminal (live readings).
-    public func progress(_ text: String) {
+    package func progress(_ text: String) {
         logger.debug("\(text)")
         guard console else { return }
         progressShown.set(true)
@@ -39,7 +39,7 @@ public struct HubReporter: Sendable {
     }
 
     /// Ends a progress line before ordinary output (event and warning lines do it themselves).
-    public func endProgress() {
+    package func endProgress() {
         guard progressShown.set(false) else { return }
         if console && Self.isTerminal { Self.write("\r\u{1B}[K") }
     }

@@ -5,39 +5,39 @@
 /// Every config is retained at `<prefix>/<component>/podbridge_<serial>/<object>/config`
 /// and names both availability topics (the hub's, with its last will, and the pod's link)
 /// with `availability_mode: all`, so entities go unavailable when either is down. Pure.
-public struct HomeAssistantDiscovery: Sendable {
-    public struct Pod: Sendable, Hashable {
-        public var serial: String
-        public var firmware: String?
-        public var sides: Int
-        public init(serial: String, firmware: String?, sides: Int) {
+package struct HomeAssistantDiscovery: Sendable {
+    package struct Pod: Sendable, Hashable {
+        package var serial: String
+        package var firmware: String?
+        package var sides: Int
+        package init(serial: String, firmware: String?, sides: Int) {
             self.serial = serial
             self.firmware = firmware
             self.sides = sides
         }
     }
 
-    public struct Entity: Sendable, Hashable {
+    package struct Entity: Sendable, Hashable {
         /// `binary_sensor`, `sensor`, `switch`, `button`, `text`.
-        public var component: String
+        package var component: String
         /// Unique within the pod: `left_heart_rate`, `link`, …
-        public var object: String
-        public var config: JSONValue
+        package var object: String
+        package var config: JSONValue
     }
 
-    public let topics: MQTTTopics
+    package let topics: MQTTTopics
     /// The dashboard (the API's root) when the API is on: the device's `configuration_url`.
-    public let configurationURL: String?
-    public let softwareVersion: String
+    package let configurationURL: String?
+    package let softwareVersion: String
 
-    public init(topics: MQTTTopics, configurationURL: String?, softwareVersion: String) {
+    package init(topics: MQTTTopics, configurationURL: String?, softwareVersion: String) {
         self.topics = topics
         self.configurationURL = configurationURL
         self.softwareVersion = softwareVersion
     }
 
     /// The retained config messages announcing `pod`.
-    public func messages(for pod: Pod) -> [MQTTMessage] {
+    package func messages(for pod: Pod) -> [MQTTMessage] {
         entities(for: pod).map {
             MQTTMessage(topic: topics.discoveryConfig(component: $0.component, serial: pod.serial, object: $0.object),
                         payload: $0.config.encoded, qos: .atLeastOnce, retain: true)
@@ -45,11 +45,11 @@ public struct HomeAssistantDiscovery: Sendable {
     }
 
     /// The empty retained message that removes one config (and its entity) from HA.
-    public static func removal(topic: String) -> MQTTMessage {
+    package static func removal(topic: String) -> MQTTMessage {
         MQTTMessage(topic: topic, payload: [], qos: .atLeastOnce, retain: true)
     }
 
-    public func entities(for pod: Pod) -> [Entity] {
+    package func entities(for pod: Pod) -> [Entity] {
         let serial = pod.serial
         let node = topics.nodeID(serial)
         var device: [String: JSONValue] = [
@@ -161,5 +161,5 @@ public struct HomeAssistantDiscovery: Sendable {
     }
 
     /// `H:mm` or `HH:mm`, 00:00–23:59 (what the command parser accepts).
-    public static let timePattern = "^([01]?[0-9]|2[0-3]):[0-5][0-9]$"
+    package static let timePattern = "^([01]?[0-9]|2[0-3]):[0-5][0-9]$"
 }

@@ -5,17 +5,17 @@ import Foundation
 /// Parsing is total: every topic and payload either becomes a `MQTTCommand` or an
 /// `MQTTCommandError` saying what was wrong (meant for `<base>/error`), so a bad
 /// command never reaches a pod. Pure: no I/O.
-public struct MQTTCommand: Sendable, Hashable {
+package struct MQTTCommand: Sendable, Hashable {
     /// The pod's serial as it appears in the topic (see `MQTTTopics.topicLevel`).
-    public var serialLevel: String
-    public var side: CommandSide
-    public var action: Action
+    package var serialLevel: String
+    package var side: CommandSide
+    package var action: Action
 
-    public enum CommandSide: String, Sendable, Hashable, CaseIterable {
+    package enum CommandSide: String, Sendable, Hashable, CaseIterable {
         case left, right
     }
 
-    public enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         /// Power the side now; `level` 1–100 (percent), nil keeps the pod's default (100).
         case power(on: Bool, level: Int?)
         /// Snooze the ringing alarm; nil seconds = the pod's default (540 s); else 1–3600.
@@ -31,7 +31,7 @@ public struct MQTTCommand: Sendable, Hashable {
     }
 
     /// Short name for results and logs: `power`, `snooze`, `stop`, `bedtime`, `wake`, `clear`.
-    public var name: String {
+    package var name: String {
         switch action {
         case .power: "power"
         case .snooze: "snooze"
@@ -43,7 +43,7 @@ public struct MQTTCommand: Sendable, Hashable {
     }
 
     /// Reads a message on one of `topics.commandFilters`.
-    public static func parse(topic: String, payload: [UInt8], topics: MQTTTopics) -> Result<MQTTCommand, MQTTCommandError> {
+    package static func parse(topic: String, payload: [UInt8], topics: MQTTTopics) -> Result<MQTTCommand, MQTTCommandError> {
         func fail(_ reason: String) -> Result<MQTTCommand, MQTTCommandError> {
             .failure(MQTTCommandError(topic: topic, payload: String(decoding: payload.prefix(200), as: UTF8.self), reason: reason))
         }
@@ -128,10 +128,10 @@ public struct MQTTCommand: Sendable, Hashable {
 }
 
 /// Why a command was refused before reaching the pod (for `<base>/error`).
-public struct MQTTCommandError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var topic: String
-    public var payload: String
-    public var reason: String
+package struct MQTTCommandError: Error, Sendable, Hashable, CustomStringConvertible {
+    package var topic: String
+    package var payload: String
+    package var reason: String
 
-    public var description: String { "MQTT command on \(topic) refused: \(reason)" }
+    package var description: String { "MQTT command on \(topic) refused: \(reason)" }
 }

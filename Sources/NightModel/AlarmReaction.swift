@@ -2,15 +2,15 @@ import SleepDomain
 /// How a simulated sleeper answers the pod's alarm, so smart wake can be measured: up a few
 /// minutes after an alarm that finds them in light sleep or awake, later from REM, and later
 /// still from deep sleep (sleep inertia). Minutes are drawn uniformly from each range.
-public struct AlarmResponse: Sendable, Hashable, Codable {
-    public var lightOrAwakeMinutes: ClosedRange<Double> = 1...4
-    public var remMinutes: ClosedRange<Double> = 2...6
-    public var deepMinutes: ClosedRange<Double> = 6...12
+package struct AlarmResponse: Sendable, Hashable, Codable {
+    package var lightOrAwakeMinutes: ClosedRange<Double> = 1...4
+    package var remMinutes: ClosedRange<Double> = 2...6
+    package var deepMinutes: ClosedRange<Double> = 6...12
     /// Alarms slept through before one gets the sleeper up (they stay in bed, asleep on the
     /// same course); the "until out of bed" repeats exist for this sleeper.
-    public var ignoredAlarms: Int = 0
+    package var ignoredAlarms: Int = 0
 
-    public init(lightOrAwakeMinutes: ClosedRange<Double> = 1...4, remMinutes: ClosedRange<Double> = 2...6,
+    package init(lightOrAwakeMinutes: ClosedRange<Double> = 1...4, remMinutes: ClosedRange<Double> = 2...6,
                 deepMinutes: ClosedRange<Double> = 6...12, ignoredAlarms: Int = 0) {
         self.lightOrAwakeMinutes = lightOrAwakeMinutes
         self.remMinutes = remMinutes
@@ -29,16 +29,16 @@ public struct AlarmResponse: Sendable, Hashable, Codable {
 
 /// One alarm the sleeper heard, for the truth files: the stage it found them in and when they
 /// got out of bed because of it (nil: slept through it, or nobody was in bed).
-public struct AlarmReaction: Sendable, Hashable, Codable {
-    public var side: Int
+package struct AlarmReaction: Sendable, Hashable, Codable {
+    package var side: Int
     /// Model seconds.
-    public var heardAt: Double
+    package var heardAt: Double
     /// The true stage at that second; nil when the side was empty.
-    public var stage: SleepStage?
+    package var stage: SleepStage?
     /// Model seconds; nil when the sleeper stayed in bed.
-    public var gotUpAt: Double?
+    package var gotUpAt: Double?
 
-    public init(side: Int, heardAt: Double, stage: SleepStage?, gotUpAt: Double?) {
+    package init(side: Int, heardAt: Double, stage: SleepStage?, gotUpAt: Double?) {
         self.side = side
         self.heardAt = heardAt
         self.stage = stage

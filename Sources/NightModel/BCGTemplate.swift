@@ -3,9 +3,9 @@ import SleepDomain
 
 /// The ballistocardiogram complex of one heartbeat as a bed sensor sees it: the body's
 /// recoil to blood ejection, H-I-J-K-L(-M) waves after the R-wave, J the largest.
-public enum BCGTemplate {
+package enum BCGTemplate {
     /// Seconds from the heartbeat (ECG R-wave) to the J-wave peak.
-    public static let jDelay = 0.25
+    package static let jDelay = 0.25
     /// Length of the complex in seconds.
     static let length = 0.55
     /// Table resolution: samples per second (oversampled so beats land between samples).
@@ -44,13 +44,13 @@ public enum BCGTemplate {
 
 /// One run of the water pump: a vibration at `frequency` with two harmonics, and a
 /// low-frequency thump as it starts and as it stops. It shakes the whole bed, both sides.
-public struct PumpBurst: Sendable, Hashable, Codable {
-    public var start: Double
-    public var duration: Double
-    public var frequency: Double
-    public var amplitude: Double
+package struct PumpBurst: Sendable, Hashable, Codable {
+    package var start: Double
+    package var duration: Double
+    package var frequency: Double
+    package var amplitude: Double
 
-    public var end: Double { start + duration }
+    package var end: Double { start + duration }
 
     /// Thump: a damped 2.5 Hz swing lasting about a second.
     static let thumpSpan = 1.5

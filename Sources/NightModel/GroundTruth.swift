@@ -1,31 +1,31 @@
 import SleepDomain
 
 /// What the simulator actually played, so the analyzer can be scored against it.
-public struct GroundTruth: Sendable {
+package struct GroundTruth: Sendable {
     /// Whole seconds in the night; per-second arrays have this many entries.
-    public var duration: Int
-    public var sides: [SideTruth]
+    package var duration: Int
+    package var sides: [SideTruth]
     /// When the pump ran (model seconds).
-    public var pumpBursts: [PumpBurst]
+    package var pumpBursts: [PumpBurst]
     /// The alarms the sleepers heard, in order, and what they did (`NightSimulator.alarmHeard`).
-    public var alarmReactions: [AlarmReaction] = []
+    package var alarmReactions: [AlarmReaction] = []
 }
 
 /// One side's truth, per second of model time (index = second) and per heartbeat.
-public struct SideTruth: Sendable {
-    public var occupied: Bool
-    public var present: [Bool]
+package struct SideTruth: Sendable {
+    package var occupied: Bool
+    package var present: [Bool]
     /// Stage per second; nil while the side is empty.
-    public var stage: [SleepStage?]
+    package var stage: [SleepStage?]
     /// Beats per minute over each second (time-weighted 60/RR, so a minute's mean equals
     /// the minute's beat count rate); nil while empty.
-    public var heartRate: [Double?]
+    package var heartRate: [Double?]
     /// Breaths per minute in each second; nil while empty.
-    public var breathingRate: [Double?]
+    package var breathingRate: [Double?]
     /// True when a movement burst touches the second.
-    public var movement: [Bool]
+    package var movement: [Bool]
     /// Heartbeat (R-wave) times in model seconds; the BCG J-peak follows by `BCGTemplate.jDelay`.
-    public var beatTimes: [Double]
+    package var beatTimes: [Double]
 }
 
 extension GroundTruth {
@@ -33,7 +33,7 @@ extension GroundTruth {
     /// `t` (seconds, model time + `timeOffset`), `side` (0 left, 1 right), `present` (0/1),
     /// `stage` (awake/core/deep/rem, empty when absent), `heart_rate` (bpm, empty when absent),
     /// `breathing_rate` (per minute, empty when absent), `movement` (0/1).
-    public func csv(timeOffset: Double = 0) -> String {
+    package func csv(timeOffset: Double = 0) -> String {
         var out = "t,side,present,stage,heart_rate,breathing_rate,movement\n"
         out.reserveCapacity(duration * sides.count * 40)
         for s in 0..<duration {
@@ -51,7 +51,7 @@ extension GroundTruth {
 
     /// One side's heartbeats in the analyzer's beats-CSV format: header `beat_time`, one
     /// R-wave time per line in seconds (model time + `timeOffset`, e.g. Unix seconds).
-    public func beatsCSV(side: Int, timeOffset: Double = 0) -> String {
+    package func beatsCSV(side: Int, timeOffset: Double = 0) -> String {
         guard sides.indices.contains(side) else { return "beat_time\n" }
         var out = "beat_time\n"
         out.reserveCapacity(sides[side].beatTimes.count * 18)

@@ -3,34 +3,34 @@
 /// one night, bit for bit.
 
 /// How much sensor noise the piezo channels carry (white plus in-band coloured noise).
-public enum NoiseLevel: String, Sendable, Codable, CaseIterable, Hashable {
+package enum NoiseLevel: String, Sendable, Codable, CaseIterable, Hashable {
     case low, normal, high
 }
 
 /// A sleeper's physiology. Defaults are a healthy adult; stage effects are added on top.
-public struct SleeperProfile: Sendable, Hashable, Codable {
+package struct SleeperProfile: Sendable, Hashable, Codable {
     /// Heart rate in light (core) sleep early in the night, beats per minute.
-    public var restingHeartRate: Double
+    package var restingHeartRate: Double
     /// Breathing rate in light sleep, breaths per minute.
-    public var breathingRate: Double
+    package var breathingRate: Double
     /// Scales beat-to-beat variability (respiratory sinus arrhythmia and jitter); 1 = typical.
-    public var hrvScale: Double
+    package var hrvScale: Double
     /// Ballistocardiogram J-wave amplitude in counts on channel 0.
-    public var bcgAmplitude: Double
+    package var bcgAmplitude: Double
     /// Respiration amplitude (half peak-to-peak) in counts on channel 0.
-    public var respirationAmplitude: Double
+    package var respirationAmplitude: Double
     /// Seconds after the start of the night when the sleeper gets into bed; nil = drawn (3–10 min).
-    public var getsIn: Double?
+    package var getsIn: Double?
     /// Seconds before the end of the night when the sleeper gets out; nil = drawn (3–10 min).
-    public var getsOutBeforeEnd: Double?
+    package var getsOutBeforeEnd: Double?
     /// Minutes awake in bed before falling asleep; nil = drawn (6–25 min).
-    public var sleepOnsetLatency: Double?
+    package var sleepOnsetLatency: Double?
     /// Whether the sleeper leaves the bed once mid-night; nil = drawn (half of nights).
-    public var bathroomTrip: Bool?
+    package var bathroomTrip: Bool?
     /// How they answer the pod's alarm; nil = `AlarmResponse()` defaults.
-    public var alarmResponse: AlarmResponse?
+    package var alarmResponse: AlarmResponse?
 
-    public init(restingHeartRate: Double = 58, breathingRate: Double = 14, hrvScale: Double = 1,
+    package init(restingHeartRate: Double = 58, breathingRate: Double = 14, hrvScale: Double = 1,
                 bcgAmplitude: Double = 60_000, respirationAmplitude: Double = 90_000,
                 getsIn: Double? = nil, getsOutBeforeEnd: Double? = nil,
                 sleepOnsetLatency: Double? = nil, bathroomTrip: Bool? = nil, alarmResponse: AlarmResponse? = nil) {
@@ -48,38 +48,38 @@ public struct SleeperProfile: Sendable, Hashable, Codable {
 }
 
 /// One side of the bed: empty, or occupied by a sleeper.
-public struct SideConfig: Sendable, Hashable, Codable {
-    public var occupied: Bool
-    public var sleeper: SleeperProfile
+package struct SideConfig: Sendable, Hashable, Codable {
+    package var occupied: Bool
+    package var sleeper: SleeperProfile
 
-    public init(occupied: Bool = true, sleeper: SleeperProfile = SleeperProfile()) {
+    package init(occupied: Bool = true, sleeper: SleeperProfile = SleeperProfile()) {
         self.occupied = occupied
         self.sleeper = sleeper
     }
 
-    public static let empty = SideConfig(occupied: false)
+    package static let empty = SideConfig(occupied: false)
 }
 
 /// A whole night for the simulator.
-public struct NightConfig: Sendable, Hashable, Codable {
-    public var seed: UInt64
+package struct NightConfig: Sendable, Hashable, Codable {
+    package var seed: UInt64
     /// Length of the night in seconds (model time runs from 0 to `duration`).
-    public var duration: Double
+    package var duration: Double
     /// Left then right (index 0 and 1); one or two sides.
-    public var sides: [SideConfig]
-    public var noise: NoiseLevel
+    package var sides: [SideConfig]
+    package var noise: NoiseLevel
     /// Whether the water pump runs in bursts through the night, shaking the whole bed.
-    public var pumpVibration: Bool
+    package var pumpVibration: Bool
     /// Piezo channels per side: 1 or 2 (other values are clamped to this range).
-    public var channelsPerSide: Int
+    package var channelsPerSide: Int
     /// Piezo samples per second per channel.
-    public var sampleRate: Double
+    package var sampleRate: Double
     /// Capacitance readings per second per side.
-    public var capacitanceRate: Double
+    package var capacitanceRate: Double
     /// Fraction of one side's body signal that the mattress couples into the other side.
-    public var partnerCoupling: Double
+    package var partnerCoupling: Double
 
-    public init(seed: UInt64 = 1, duration: Double = 8 * 3600,
+    package init(seed: UInt64 = 1, duration: Double = 8 * 3600,
                 sides: [SideConfig] = [SideConfig(), SideConfig()],
                 noise: NoiseLevel = .normal, pumpVibration: Bool = true,
                 channelsPerSide: Int = 2, sampleRate: Double = 500, capacitanceRate: Double = 2,

@@ -4,15 +4,15 @@ import SleepDomain
 /// Plays a night: piezo samples, capacitance and environment readings for each side,
 /// rendered on demand from a plan drawn once from the seed. Deterministic: the same config
 /// gives the same samples whatever the chunk sizes asked for.
-public struct NightSimulator: Sendable {
-    public let config: NightConfig
+package struct NightSimulator: Sendable {
+    package let config: NightConfig
     private var plan: NightPlan
     /// Next piezo sample index per side.
     private var cursors: [Int]
     /// Coloured-noise filter state per side and channel.
     private var noiseState: [[Double]]
 
-    public init(config: NightConfig) {
+    package init(config: NightConfig) {
         var c = config
         c.channelsPerSide = min(max(c.channelsPerSide, 1), 2)
         if !(c.sampleRate > 0) { c.sampleRate = 500 }
@@ -26,16 +26,16 @@ public struct NightSimulator: Sendable {
     }
 
     /// What was played (stages, rates, presence, beats per side; pump runs).
-    public var truth: GroundTruth { plan.truth }
+    package var truth: GroundTruth { plan.truth }
 
     /// The index of the next piezo sample `piezo(side:count:)` returns for `side`.
-    public func piezoCursor(side: Int) -> Int { cursors.indices.contains(side) ? cursors[side] : 0 }
+    package func piezoCursor(side: Int) -> Int { cursors.indices.contains(side) ? cursors[side] : 0 }
 
     /// The next `count` piezo samples of `side` (channels interleaved: c0, c1, c0, c1, …),
     /// continuing from where the last call for that side ended (model time 0 at first).
     /// An unknown side or a non-positive count gives an empty array. After the night ends
     /// the bed is empty and only noise, drift and coupling remain.
-    public mutating func piezo(side: Int, count: Int) -> [Int32] {
+    package mutating func piezo(side: Int, count: Int) -> [Int32] {
         guard cursors.indices.contains(side), count > 0 else { return [] }
         let start = cursors[side]
         cursors[side] += count
@@ -73,7 +73,7 @@ public struct NightSimulator: Sendable {
 
     /// The three capacitance channels of `side` at model time `t` (readings are held
     /// between the capacitance sample instants). Unknown side: an empty array.
-    public func capacitance(side: Int, at t: Double) -> [Int32] {
+    package func capacitance(side: Int, at t: Double) -> [Int32] {
         guard plan.sides.indices.contains(side) else { return [] }
         let tick = (t * config.capacitanceRate).rounded(.down)
         let tq = tick / config.capacitanceRate
@@ -98,7 +98,7 @@ public struct NightSimulator: Sendable {
     }
 
     /// Temperatures and humidity at model time `t`.
-    public func environment(at t: Double) -> Environment {
+    package func environment(at t: Double) -> Environment {
         let d = max(config.duration, 1)
         let ambient = 21 + 0.8 * sin(2 * Double.pi * t / 43_200 + 0.4) - 1.0 * min(max(t / d, 0), 1)
         let tick = UInt64(max(0, (t / 5).rounded(.down)))
@@ -121,7 +121,7 @@ public struct NightSimulator: Sendable {
     /// out for the rest of that stay. Samples already rendered are not changed. Recorded in
     /// `truth.alarmReactions`. Nil for an unknown side.
     @discardableResult
-    public mutating func alarmHeard(side: Int, at t: Double) -> AlarmReaction? {
+    package mutating func alarmHeard(side: Int, at t: Double) -> AlarmReaction? {
         guard plan.sides.indices.contains(side), t.isFinite else { return nil }
         let sp = plan.sides[side]
         let s = Int(t.rounded(.down))
@@ -143,10 +143,10 @@ public struct NightSimulator: Sendable {
     }
 
     /// Per-second ground truth as CSV (see `GroundTruth.csv(timeOffset:)` for the columns).
-    public func groundTruthCSV(timeOffset: Double = 0) -> String { plan.truth.csv(timeOffset: timeOffset) }
+    package func groundTruthCSV(timeOffset: Double = 0) -> String { plan.truth.csv(timeOffset: timeOffset) }
 
     /// One side's beat times as a beats CSV (header `beat_time`).
-    public func beatsCSV(side: Int, timeOffset: Double = 0) -> String {
+    package func beatsCSV(side: Int, timeOffset: Double = 0) -> String {
         plan.truth.beatsCSV(side: side, timeOffset: timeOffset)
     }
 }

@@ -3,7 +3,7 @@ import SleepAnalysis
 import SleepDomain
 
 /// Why a capture could not be analysed.
-public enum CaptureAnalysisError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum CaptureAnalysisError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The bytes are not a capture (magic missing) or a record header is impossible.
     case unreadable(Capture.ReadError)
     /// No SET_CLOCK answer in the capture: no sample can be placed in time.
@@ -12,7 +12,7 @@ public enum CaptureAnalysisError: Error, Sendable, Hashable, CustomStringConvert
     /// them is wrong, and staging such a span would not fit in memory.
     case spanTooLong(days: Double)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unreadable(let e):
             e.description
@@ -25,7 +25,7 @@ public enum CaptureAnalysisError: Error, Sendable, Hashable, CustomStringConvert
     }
 
     /// The error as a user sees it, naming the file.
-    public func message(file: String) -> String { "\(file): \(description)" }
+    package func message(file: String) -> String { "\(file): \(description)" }
 }
 
 /// A capture (firmware-protocol.md §9) run through the same router and front ends as the
@@ -35,41 +35,41 @@ public enum CaptureAnalysisError: Error, Sendable, Hashable, CustomStringConvert
 /// Samples are placed by their ticks and the clock anchors recorded in the capture (the
 /// SET_CLOCK answers), never by receive times, so a capture analysed later, or one the
 /// virtual pod played at 100×, gives what the hub would have seen live.
-public struct CaptureAnalysis: Sendable, Hashable {
+package struct CaptureAnalysis: Sendable, Hashable {
     /// One side's front-end output over the whole capture.
-    public struct SideResult: Sendable, Hashable {
+    package struct SideResult: Sendable, Hashable {
         /// J-peak times, Unix seconds, ascending.
-        public var beats: [Double] = []
+        package var beats: [Double] = []
         /// One entry per second the front end emitted, ascending (except after a clock
         /// that stepped back, counted in `counters`).
-        public var vitals: [SecondVitals] = []
+        package var vitals: [SecondVitals] = []
     }
 
-    public var left = SideResult()
-    public var right = SideResult()
+    package var left = SideResult()
+    package var right = SideResult()
     /// The router's counters (frames, drops before an anchor, tick gaps, reboots).
-    public var counters: PodSignalCounters
+    package var counters: PodSignalCounters
     /// Records in the capture, and pod → hub frames among them that failed their CRC or
     /// framing checks (skipped).
-    public var records = 0
-    public var invalidFrames = 0
+    package var records = 0
+    package var invalidFrames = 0
     /// The last record was cut short (a recorder killed mid-write); everything before it
     /// was used.
-    public var truncatedTail = false
+    package var truncatedTail = false
     /// Clock anchors in the capture, in order.
-    public var anchors: [ClockAnchor] = []
+    package var anchors: [ClockAnchor] = []
     /// The pod's serial from a HELLO answer in the capture, if one was recorded.
-    public var serial: String?
+    package var serial: String?
 
-    public subscript(side: BedSide) -> SideResult { side == .left ? left : right }
+    package subscript(side: BedSide) -> SideResult { side == .left ? left : right }
 
     /// The UTC offset (minutes) of the last anchor: the sleeper's local time as the hub
     /// set it when the capture was recorded.
-    public var utcOffsetMinutes: Int16? { anchors.last?.utcOffsetMinutes }
+    package var utcOffsetMinutes: Int16? { anchors.last?.utcOffsetMinutes }
 
     /// What a user should know about the capture although it was analysed (a cut-short
     /// tail, damaged frames, data no anchor could place, lost samples), naming the file.
-    public func warnings(file: String) -> [String] {
+    package func warnings(file: String) -> [String] {
         var w: [String] = []
         if truncatedTail { w.append("\(file): the last record is cut short (recorder stopped mid-write); everything before it was used") }
         if invalidFrames > 0 { w.append("\(file): \(invalidFrames) damaged frame(s) skipped (CRC or framing)") }
@@ -89,7 +89,7 @@ public struct CaptureAnalysis: Sendable, Hashable {
     /// Reads and analyses a whole capture held in memory (tests, small files). A file is
     /// better fed in chunks to `CaptureStreamAnalyzer`, which gives the same result in
     /// memory that does not grow with the night.
-    public init(capture bytes: [UInt8], frontEnd: FrontEndConfig = FrontEndConfig(),
+    package init(capture bytes: [UInt8], frontEnd: FrontEndConfig = FrontEndConfig(),
                 sampleRate: Int = Wire.tickRate) throws(CaptureAnalysisError) {
         var sink = CaptureRecordSink(frontEnd: frontEnd, sampleRate: sampleRate)
         let truncated: Bool

@@ -3,19 +3,19 @@ import PodProtocol
 /// Builds capture bytes (firmware-protocol.md §9) from messages in memory: how tests and
 /// benchmarks turn a generated night into the exact input `podbridge analyze --capture`
 /// reads. Each direction has its own sequence counter, as on a real link.
-public struct CaptureBuilder: Sendable {
-    public private(set) var bytes: [UInt8]
+package struct CaptureBuilder: Sendable {
+    package private(set) var bytes: [UInt8]
     private var pod = FrameEncoder()
     private var hub = FrameEncoder()
     private var stuffed: [UInt8] = []
 
-    public init(reservingCapacity capacity: Int = 0) {
+    package init(reservingCapacity capacity: Int = 0) {
         bytes = Capture.magic
         bytes.reserveCapacity(capacity)
     }
 
     /// Appends one record holding `message` as an unstuffed frame.
-    public mutating func append(_ message: Message, direction: Capture.Direction = .podToHub,
+    package mutating func append(_ message: Message, direction: Capture.Direction = .podToHub,
                                 requestID: UInt16 = 0, receivedMicros: UInt64) throws(FrameEncoder.EncodingError) {
         stuffed.removeAll(keepingCapacity: true)
         if direction == .podToHub {
@@ -29,7 +29,7 @@ public struct CaptureBuilder: Sendable {
     }
 
     /// Appends the SET_CLOCK exchange: the hub's request and the pod's answer with `anchor`.
-    public mutating func appendClockExchange(_ anchor: ClockAnchor, requestID: UInt16,
+    package mutating func appendClockExchange(_ anchor: ClockAnchor, requestID: UInt16,
                                              receivedMicros: UInt64) throws(FrameEncoder.EncodingError) {
         try append(.setClock(ClockSetting(unixMillis: anchor.unixMillis, utcOffsetMinutes: anchor.utcOffsetMinutes)),
                    direction: .hubToPod, requestID: requestID, receivedMicros: receivedMicros)

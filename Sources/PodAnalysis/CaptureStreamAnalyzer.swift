@@ -7,20 +7,20 @@ import SleepAnalysis
 /// hold and the front ends' windows, and the per-second vitals and beats (a few MB for
 /// eight hours), never the capture (about 250 MB for an 8-hour two-sided night).
 /// Pure: the caller reads the file.
-public struct CaptureStreamAnalyzer: Sendable {
+package struct CaptureStreamAnalyzer: Sendable {
     private var reader = Capture.RecordReader()
     private var sink: CaptureRecordSink
 
-    public init(frontEnd: FrontEndConfig = FrontEndConfig(), sampleRate: Int = Wire.tickRate) {
+    package init(frontEnd: FrontEndConfig = FrontEndConfig(), sampleRate: Int = Wire.tickRate) {
         sink = CaptureRecordSink(frontEnd: frontEnd, sampleRate: sampleRate)
     }
 
     /// Bytes fed so far.
-    public var bytesRead: Int { reader.bytesRead }
+    package var bytesRead: Int { reader.bytesRead }
 
     /// The next piece of the file. Throws as soon as the bytes cannot be a capture (the
     /// magic is wrong, a record header is impossible); the records before were analysed.
-    public mutating func feed(_ chunk: UnsafeRawBufferPointer) throws(CaptureAnalysisError) {
+    package mutating func feed(_ chunk: UnsafeRawBufferPointer) throws(CaptureAnalysisError) {
         // The reader is taken out while it calls back into the sink (both live in self).
         var reader = Capture.RecordReader()
         swap(&reader, &self.reader)
@@ -32,7 +32,7 @@ public struct CaptureStreamAnalyzer: Sendable {
         }
     }
 
-    public mutating func feed(_ chunk: [UInt8]) throws(CaptureAnalysisError) {
+    package mutating func feed(_ chunk: [UInt8]) throws(CaptureAnalysisError) {
         try chunk.withUnsafeBytes { raw in
             Result { () throws(CaptureAnalysisError) in try feed(raw) }
         }.get()
@@ -40,7 +40,7 @@ public struct CaptureStreamAnalyzer: Sendable {
 
     /// The end of the file: the analysis, or why there is none (not a capture, no clock
     /// anchor).
-    public consuming func finish() throws(CaptureAnalysisError) -> CaptureAnalysis {
+    package consuming func finish() throws(CaptureAnalysisError) -> CaptureAnalysis {
         let truncated: Bool
         do {
             truncated = try reader.finish()

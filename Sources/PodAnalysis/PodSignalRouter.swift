@@ -4,11 +4,11 @@ import SleepDomain
 
 /// What the router produced for one side in one call: the seconds (and their beats) that
 /// side's front end completed.
-public struct SideOutput: Sendable, Hashable {
-    public var side: BedSide
-    public var output: FrontEndOutput
+package struct SideOutput: Sendable, Hashable {
+    package var side: BedSide
+    package var output: FrontEndOutput
 
-    public init(side: BedSide, output: FrontEndOutput) {
+    package init(side: BedSide, output: FrontEndOutput) {
         self.side = side
         self.output = output
     }
@@ -29,12 +29,12 @@ public struct SideOutput: Sendable, Hashable {
 /// router guarantees more: piezo blocks wait (at most one second of samples) until a
 /// capacitance reading at or after their last tick has arrived, so readings always enter
 /// before the samples that follow them.
-public struct PodSignalRouter: Sendable {
-    public let frontEndConfig: FrontEndConfig
+package struct PodSignalRouter: Sendable {
+    package let frontEndConfig: FrontEndConfig
     /// Ticks (and piezo samples) per second.
-    public let sampleRate: Int
+    package let sampleRate: Int
     /// The anchor in force; nil before the first and between a BOOT and the next.
-    public private(set) var currentAnchor: ClockAnchor?
+    package private(set) var currentAnchor: ClockAnchor?
 
     private var lanes: [SideLane]
     private var bootEra = 0
@@ -47,7 +47,7 @@ public struct PodSignalRouter: Sendable {
     /// index calculation exact in Int64 and Double.
     static let maxTick: UInt64 = 1 << 52
 
-    public init(frontEnd: FrontEndConfig = FrontEndConfig(), sampleRate: Int = 500) {
+    package init(frontEnd: FrontEndConfig = FrontEndConfig(), sampleRate: Int = 500) {
         var config = frontEnd
         let rate = max(sampleRate, 1)
         config.sampleRate = Double(rate)
@@ -56,7 +56,7 @@ public struct PodSignalRouter: Sendable {
         lanes = BedSide.allCases.map { SideLane(side: $0, config: config, sampleRate: rate) }
     }
 
-    public var counters: PodSignalCounters {
+    package var counters: PodSignalCounters {
         var c = PodSignalCounters()
         c.anchors = anchorsTaken
         c.reboots = reboots
@@ -66,7 +66,7 @@ public struct PodSignalRouter: Sendable {
 
     /// The hub got a SET_CLOCK answer. Repeating the anchor in force changes nothing; an
     /// anchor whose tick lies below ticks already seen means the pod restarted.
-    public mutating func anchor(_ anchor: ClockAnchor) {
+    package mutating func anchor(_ anchor: ClockAnchor) {
         guard anchor.tick <= Self.maxTick else { return }
         if let current = currentAnchor, current == anchor { return }
         if let high = highestTick, anchor.tick < high {
@@ -81,7 +81,7 @@ public struct PodSignalRouter: Sendable {
     /// Routes one message: PIEZO and CAPACITANCE to their side's front end; a SET_CLOCK
     /// answer with its anchor to `anchor(_:)`; a BOOT event ends the anchor in force (the
     /// pod's ticks restart at 0); everything else is ignored.
-    public mutating func apply(_ message: Message) -> [SideOutput] {
+    package mutating func apply(_ message: Message) -> [SideOutput] {
         var out: [SideOutput] = []
         switch message {
         case .piezo(let block):
@@ -103,7 +103,7 @@ public struct PodSignalRouter: Sendable {
 
     /// End of the data (end of a capture, the daemon stopping): releases held blocks and
     /// every second the front ends still hold for lookahead.
-    public mutating func finish() -> [SideOutput] {
+    package mutating func finish() -> [SideOutput] {
         var out: [SideOutput] = []
         for i in lanes.indices {
             let o = lanes[i].finish()

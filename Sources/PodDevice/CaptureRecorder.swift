@@ -8,13 +8,13 @@ import Synchronization
 import Glibc
 #endif
 
-public final class CaptureRecorder: Sendable {
-    public let path: String
+package final class CaptureRecorder: Sendable {
+    package let path: String
     private let fd: Int32
     private let failure = Mutex<SystemError?>(nil)
 
     /// Creates (or truncates) `path` and writes the magic.
-    public init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         do {
             fd = try SystemCalls.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o644)
@@ -25,7 +25,7 @@ public final class CaptureRecorder: Sendable {
     }
 
     /// The first write error (a full disk), if any: recording stops there, the link does not.
-    public var error: SystemError? { failure.withLock { $0 } }
+    package var error: SystemError? { failure.withLock { $0 } }
 
     func record(_ direction: Capture.Direction, frame: [UInt8], at micros: UInt64) {
         let bytes = Capture.encode(Capture.Record(receivedMicros: micros, direction: direction, frame: frame))

@@ -14,15 +14,15 @@ import Synchronization
 import Glibc
 #endif
 
-public struct DiscoveryConfiguration: Sendable {
-    public var match: PodMatch
+package struct DiscoveryConfiguration: Sendable {
+    package var match: PodMatch
     /// Re-enumeration period. `nil` means: only when no udev daemon runs (`/run/udev/control`
     /// absent), every 2 seconds; `.some(.zero)` disables rescans.
-    public var rescanInterval: Duration?
+    package var rescanInterval: Duration?
     /// Also report the vendor bulk interface of a pod (libusb path), not only its tty.
-    public var includeUSBInterface: Bool
+    package var includeUSBInterface: Bool
 
-    public init(match: PodMatch = .default, rescanInterval: Duration? = nil, includeUSBInterface: Bool = true) {
+    package init(match: PodMatch = .default, rescanInterval: Duration? = nil, includeUSBInterface: Bool = true) {
         self.match = match
         self.rescanInterval = rescanInterval
         self.includeUSBInterface = includeUSBInterface
@@ -37,9 +37,9 @@ public struct DiscoveryConfiguration: Sendable {
     }
 }
 
-public enum DiscoveryError: Error, Sendable, CustomStringConvertible {
+package enum DiscoveryError: Error, Sendable, CustomStringConvertible {
     case udevUnavailable(String)
-    public var description: String {
+    package var description: String {
         switch self { case .udevUnavailable(let why): "libudev unavailable: \(why)" }
     }
 }
@@ -47,13 +47,13 @@ public enum DiscoveryError: Error, Sendable, CustomStringConvertible {
 /// Watches for pods on its own thread. `events` yields the pods present at start (as
 /// `.added`) and then every arrival and departure. Call `stop()` to end it. Creating one
 /// returns after the monitor is listening and the initial enumeration is queued.
-public final class PodDiscovery: Sendable {
-    public let events: AsyncStream<DiscoveryEvent>
+package final class PodDiscovery: Sendable {
+    package let events: AsyncStream<DiscoveryEvent>
     private let wake: (read: Int32, write: Int32)
     private let stopped = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
 
-    public init(configuration: DiscoveryConfiguration = DiscoveryConfiguration()) throws {
+    package init(configuration: DiscoveryConfiguration = DiscoveryConfiguration()) throws {
         let wake = try SystemCalls.makeWakePipe()
         self.wake = wake
         let (stream, continuation) = AsyncStream<DiscoveryEvent>.makeStream(bufferingPolicy: .unbounded)
@@ -74,7 +74,7 @@ public final class PodDiscovery: Sendable {
 
     /// Stops the thread (it frees its udev objects) and finishes `events`. Idempotent; returns
     /// once the thread has exited.
-    public func stop() {
+    package func stop() {
         if stopped.exchange(true, ordering: .acquiringAndReleasing) { return }
         SystemCalls.wake(wake.write)
         done.wait()
@@ -86,7 +86,7 @@ public final class PodDiscovery: Sendable {
 
     /// One enumeration on the calling thread, with its own udev context (created, used and
     /// freed here). For `podbridge devices` and tests.
-    public static func enumerate(configuration: DiscoveryConfiguration = DiscoveryConfiguration()) throws -> [DiscoveredPod] {
+    package static func enumerate(configuration: DiscoveryConfiguration = DiscoveryConfiguration()) throws -> [DiscoveredPod] {
         guard let udev = udev_new() else { throw DiscoveryError.udevUnavailable("udev_new failed") }
         defer { udev_unref(udev) }
         return UdevScanner(udev: udev, configuration: configuration).enumerate().sorted { ($0.key, $0.devnode) < ($1.key, $1.devnode) }

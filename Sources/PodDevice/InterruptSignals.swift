@@ -5,10 +5,10 @@ import Dispatch
 import Glibc
 #endif
 
-public enum InterruptSignals {
+package enum InterruptSignals {
     /// Yields the signal number each time SIGINT or SIGTERM arrives. The default action
     /// (terminate) is disabled for both while the process lives.
-    public static func stream() -> AsyncStream<Int32> {
+    package static func stream() -> AsyncStream<Int32> {
         AsyncStream { continuation in
             let sources = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
                 signal(number, SIG_IGN)

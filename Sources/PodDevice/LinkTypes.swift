@@ -4,27 +4,27 @@ import PodProtocol
 
 /// Timeouts, retries and backoff. Defaults are the spec's (firmware-protocol.md §7.2);
 /// tests inject short ones.
-public struct LinkTiming: Sendable, Hashable {
+package struct LinkTiming: Sendable, Hashable {
     /// How long to wait for a response before re-sending (spec: 500 ms).
-    public var responseTimeout: Duration
+    package var responseTimeout: Duration
     /// Re-sends after the first attempt, same request id, RETRANSMIT flag (spec: 3).
-    public var retries: Int
+    package var retries: Int
     /// Wait before re-asking after a BUSY nack (spec: 100 ms), with a fresh request id.
-    public var busyDelay: Duration
+    package var busyDelay: Duration
     /// First reconnect delay; doubles per failed attempt up to `reconnectMaxDelay`.
-    public var reconnectInitialDelay: Duration
-    public var reconnectMaxDelay: Duration
+    package var reconnectInitialDelay: Duration
+    package var reconnectMaxDelay: Duration
     /// Each delay is scaled by a random factor in 1 ± jitter, so many hubs (or a hub and
     /// a flapping pod) do not fall into lock-step.
-    public var jitter: Double
+    package var jitter: Double
     /// Silence after which the hub probes the pod with GET_STATUS (spec §7.7: a streaming
     /// pod sends at least one frame a second; 3 s leaves room for a stalled USB host).
-    public var livenessTimeout: Duration
+    package var livenessTimeout: Duration
     /// After a final nack of a start-up request (HELLO, START_STREAM), the hub reports it and
     /// asks again after this long, not in a loop (spec §7.6).
-    public var refusedRetryDelay: Duration
+    package var refusedRetryDelay: Duration
 
-    public init(responseTimeout: Duration = .milliseconds(500), retries: Int = 3, busyDelay: Duration = .milliseconds(100),
+    package init(responseTimeout: Duration = .milliseconds(500), retries: Int = 3, busyDelay: Duration = .milliseconds(100),
                 reconnectInitialDelay: Duration = .milliseconds(500), reconnectMaxDelay: Duration = .seconds(30),
                 jitter: Double = 0.2, livenessTimeout: Duration = .seconds(3), refusedRetryDelay: Duration = .seconds(300)) {
         self.responseTimeout = responseTimeout
@@ -38,7 +38,7 @@ public struct LinkTiming: Sendable, Hashable {
     }
 
     /// The delay before reconnect attempt `attempt` (0-based): capped exponential, jittered.
-    public func reconnectDelay(attempt: Int, random: Double) -> Duration {
+    package func reconnectDelay(attempt: Int, random: Double) -> Duration {
         let base = reconnectInitialDelay * Double(1 << min(attempt, 20))
         let capped = min(base, reconnectMaxDelay)
         let factor = 1 + jitter * (2 * min(max(random, 0), 1) - 1)
@@ -47,7 +47,7 @@ public struct LinkTiming: Sendable, Hashable {
 }
 
 /// What can go wrong talking to a pod, in words a user can act on.
-public enum PodLinkError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum PodLinkError: Error, Equatable, Sendable, CustomStringConvertible {
     /// HELLO found no common protocol version: the pod needs other firmware (or the hub an update).
     case protocolVersionMismatch(hub: ClosedRange<UInt8>, pod: String)
     /// The pod refused a request; it changed nothing (spec §6.1).
@@ -67,7 +67,7 @@ public enum PodLinkError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The hub tried to send something that is not a request or cannot be encoded (a bug).
     case invalidRequest(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .protocolVersionMismatch(let hub, let pod):
             "protocol version mismatch: this hub speaks v\(hub.lowerBound)–v\(hub.upperBound), the pod \(pod); update the pod firmware or podbridge"
@@ -85,44 +85,44 @@ public enum PodLinkError: Error, Equatable, Sendable, CustomStringConvertible {
 
 /// Link health, cumulative over every session of a connection: what the frame decoder
 /// counted (`decoder`) and what the request layer counted besides.
-public struct LinkCounters: Sendable, Hashable {
+package struct LinkCounters: Sendable, Hashable {
     /// Bytes, frames and every frame the decoder had to drop, by reason.
-    public var decoder = DecoderCounters()
+    package var decoder = DecoderCounters()
     /// Links re-established after a disconnect.
-    public var reconnects: UInt64 = 0
+    package var reconnects: UInt64 = 0
     /// Request re-sends after a timeout (same id, RETRANSMIT).
-    public var retransmits: UInt64 = 0
+    package var retransmits: UInt64 = 0
     /// Requests that never got an answer after every retry.
-    public var timeouts: UInt64 = 0
-    public var nacks: UInt64 = 0
+    package var timeouts: UInt64 = 0
+    package var nacks: UInt64 = 0
     /// Responses nobody waited for any more (a second answer to a retransmitted request).
-    public var lateResponses: UInt64 = 0
+    package var lateResponses: UInt64 = 0
     /// BOOT events seen (pod resets).
-    public var podReboots: UInt64 = 0
+    package var podReboots: UInt64 = 0
     /// Pod resets found by the liveness probe (boot count changed, BOOT event lost).
-    public var unannouncedReboots: UInt64 = 0
+    package var unannouncedReboots: UInt64 = 0
     /// GET_STATUS probes sent because the link fell silent or an answer put the session in doubt.
-    public var livenessProbes: UInt64 = 0
+    package var livenessProbes: UInt64 = 0
     /// Streamed frames naming a side or more piezo channels than HELLO announced: dropped (§6).
-    public var beyondAnnounced: UInt64 = 0
+    package var beyondAnnounced: UInt64 = 0
 
-    public init() {}
+    package init() {}
 
     /// Valid frames received.
-    public var frames: UInt64 { decoder.frames }
+    package var frames: UInt64 { decoder.frames }
     /// Frames the pod sent that never arrived valid (sum of sequence gaps).
-    public var droppedFrames: UInt64 { decoder.droppedFrames }
+    package var droppedFrames: UInt64 { decoder.droppedFrames }
     /// Number of gaps (bursts of loss).
-    public var sequenceGaps: UInt64 { decoder.sequenceGaps }
-    public var crcErrors: UInt64 { decoder.crcErrors }
+    package var sequenceGaps: UInt64 { decoder.sequenceGaps }
+    package var crcErrors: UInt64 { decoder.crcErrors }
     /// Cut-short, oversize, unreadable, wrong-version or incompatible-flag frames, and
     /// frames beyond what HELLO announced.
-    public var malformed: UInt64 {
+    package var malformed: UInt64 {
         decoder.malformed &+ decoder.oversize &+ decoder.badVersion &+ decoder.unsupportedFlags &+ beyondAnnounced
     }
-    public var unknownTypes: UInt64 { decoder.unknownTypes }
-    public var outOfOrder: UInt64 { decoder.outOfOrder }
-    public var bytes: UInt64 { decoder.bytes }
+    package var unknownTypes: UInt64 { decoder.unknownTypes }
+    package var outOfOrder: UInt64 { decoder.outOfOrder }
+    package var bytes: UInt64 { decoder.bytes }
 
     /// Adds another session's counts to these.
     mutating func add(_ other: LinkCounters) {
@@ -135,7 +135,7 @@ public struct LinkCounters: Sendable, Hashable {
 }
 
 /// What a `PodConnection` reports, in order.
-public enum LinkEvent: Sendable {
+package enum LinkEvent: Sendable {
     /// Opening `endpoint` and starting the handshake.
     case connecting(endpoint: String)
     /// HELLO succeeded.
@@ -160,21 +160,21 @@ public enum LinkEvent: Sendable {
 
 /// Why a connection attempt or a live link ended, with its cause kept typed (errno, libusb
 /// code, the pod's status) so the hub can tell the user what to do without parsing text.
-public enum LinkFailure: Error, Equatable, Sendable, CustomStringConvertible {
+package enum LinkFailure: Error, Equatable, Sendable, CustomStringConvertible {
     /// The device could not be opened, or went away.
     case transport(TransportError)
     /// The pod was reached but the handshake or a start-up request failed.
     case link(PodLinkError)
 
     /// Sorts any error a connection attempt threw.
-    public init(_ error: any Error) {
+    package init(_ error: any Error) {
         switch error {
         case let error as PodLinkError: self = .link(error)
         default: self = .transport(TransportError(error))
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .transport(let error): error.description
         case .link(let error): error.description

@@ -5,12 +5,12 @@ import PodProtocol
 import SleepDomain
 
 /// Per-side results of a live analyzer; nil where it has nothing (yet).
-public struct SideVitals: Sendable, Hashable {
-    public var present: Bool?
-    public var heartRate: Double?
-    public var breathingRate: Double?
-    public var movement: Double?
-    public init(present: Bool? = nil, heartRate: Double? = nil, breathingRate: Double? = nil, movement: Double? = nil) {
+package struct SideVitals: Sendable, Hashable {
+    package var present: Bool?
+    package var heartRate: Double?
+    package var breathingRate: Double?
+    package var movement: Double?
+    package init(present: Bool? = nil, heartRate: Double? = nil, breathingRate: Double? = nil, movement: Double? = nil) {
         self.present = present
         self.heartRate = heartRate
         self.breathingRate = breathingRate
@@ -21,38 +21,38 @@ public struct SideVitals: Sendable, Hashable {
 /// The seam for live analysis: receives every decoded piezo block and capacitance reading
 /// in arrival order (lost frames show as tick gaps, never filled in) and answers with the
 /// current vitals per side.
-public protocol LiveAnalyzer: AnyObject {
+package protocol LiveAnalyzer: AnyObject {
     func consume(_ block: PiezoBlock)
     func consume(_ reading: CapacitanceReading)
     func vitals(for side: BedSide) -> SideVitals
 }
 
 /// What the stream view shows for one side.
-public struct SideReadings: Sendable, Hashable {
+package struct SideReadings: Sendable, Hashable {
     /// Piezo peak-to-peak over about the last second (counts, first channel).
-    public var piezoPeakToPeak: Int64?
+    package var piezoPeakToPeak: Int64?
     /// Latest capacitance channels (raw counts).
-    public var capacitance: [Int32] = []
+    package var capacitance: [Int32] = []
     /// Bed temperature in °C.
-    public var bedTemperature: Double?
-    public var vitals = SideVitals()
+    package var bedTemperature: Double?
+    package var vitals = SideVitals()
 }
 
-public final class LiveReadings {
+package final class LiveReadings {
     private let sampleRate: Int
     private let analyzer: (any LiveAnalyzer)?
     private var recent: [BedSide: [PiezoBlock]] = [:]
     private var sides: [BedSide: SideReadings] = [:]
-    public private(set) var ambientTemperature: Double?
-    public private(set) var humidity: Double?
-    public private(set) var lastTick: UInt64?
+    package private(set) var ambientTemperature: Double?
+    package private(set) var humidity: Double?
+    package private(set) var lastTick: UInt64?
 
-    public init(sampleRate: Int = Wire.tickRate, analyzer: (any LiveAnalyzer)? = nil) {
+    package init(sampleRate: Int = Wire.tickRate, analyzer: (any LiveAnalyzer)? = nil) {
         self.sampleRate = max(sampleRate, 1)
         self.analyzer = analyzer
     }
 
-    public func apply(_ message: Message) {
+    package func apply(_ message: Message) {
         switch message {
         case .piezo(let block):
             analyzer?.consume(block)
@@ -79,7 +79,7 @@ public final class LiveReadings {
         }
     }
 
-    public func side(_ side: BedSide) -> SideReadings {
+    package func side(_ side: BedSide) -> SideReadings {
         var r = sides[side] ?? SideReadings()
         if let analyzer { r.vitals = analyzer.vitals(for: side) }
         return r

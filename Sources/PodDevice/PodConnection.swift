@@ -12,11 +12,11 @@ import SleepDomain
 /// What the daemon wants in force on the pod after every (re)connect or pod reboot, sent
 /// between SET_CLOCK and START_STREAM: schedules and alarms. Errors it throws are
 /// reported but do not stop the stream (the pod keeps its previous state on a nack).
-public typealias AfterConnectHook = @Sendable (PodConnection) async throws -> Void
+package typealias AfterConnectHook = @Sendable (PodConnection) async throws -> Void
 
-public actor PodConnection {
+package actor PodConnection {
     /// Events in order. One consumer.
-    public nonisolated let events: AsyncStream<LinkEvent>
+    package nonisolated let events: AsyncStream<LinkEvent>
     private let continuation: AsyncStream<LinkEvent>.Continuation
     private let opener: any PodOpener
     private let timing: LinkTiming
@@ -36,16 +36,16 @@ public actor PodConnection {
     /// When to ask again for a stream the pod refused with a final status.
     private var streamRetryAt: ContinuousClock.Instant?
     /// The pod's serial once known: a reconnect must find the same one.
-    public private(set) var serial: String?
-    public private(set) var info: PodInfo?
-    public private(set) var anchor: ClockAnchor?
-    public private(set) var hookError: String?
+    package private(set) var serial: String?
+    package private(set) var info: PodInfo?
+    package private(set) var anchor: ClockAnchor?
+    package private(set) var hookError: String?
 
     /// - Parameters:
     ///   - expectedSerial: only accept this pod (otherwise the first one that answers, then that one).
     ///   - clock: the hub's time and the pod zone's current UTC offset, for SET_CLOCK.
     ///   - random: uniform in 0...1, for backoff jitter (injectable for tests).
-    public init(opener: any PodOpener, expectedSerial: String? = nil, timing: LinkTiming = LinkTiming(),
+    package init(opener: any PodOpener, expectedSerial: String? = nil, timing: LinkTiming = LinkTiming(),
                 streams: StreamMask = .all, recorder: CaptureRecorder? = nil,
                 clock: @escaping @Sendable () -> ClockSetting = ClockSetting.systemNow,
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) },
@@ -63,7 +63,7 @@ public actor PodConnection {
 
     /// Runs until the task is cancelled (returns normally, after `.stopped(nil)`) or the
     /// pod speaks no common protocol version (throws, after `.stopped(error)`).
-    public func run() async throws(PodLinkError) {
+    package func run() async throws(PodLinkError) {
         var attempt = 0
         var everConnected = false
         defer { continuation.finish() }
@@ -263,7 +263,7 @@ public actor PodConnection {
     /// Sends a request on the current link (schedules, alarms, power, status...). A nack
     /// throws `.nack` with the pod's status code; no link throws `.notConnected`; a request
     /// for a feature the pod did not announce in HELLO throws `.unsupportedByPod` unsent.
-    public func send(_ message: Message) async throws(PodLinkError) -> Response {
+    package func send(_ message: Message) async throws(PodLinkError) -> Response {
         guard let session else { throw .notConnected }
         if let info, let (request, feature, name) = Self.feature(needed: message), !info.features.contains(feature) {
             throw .unsupportedByPod(request: request, feature: name)
@@ -280,7 +280,7 @@ public actor PodConnection {
 
     /// TRIGGER_ALARM (v1.1): fire `trigger.side`'s alarm now; the pod disarms that side's
     /// alarm for the rest of its local day. Needs the pod's alarm-trigger feature bit.
-    public func triggerAlarm(_ trigger: AlarmTrigger) async throws(PodLinkError) {
+    package func triggerAlarm(_ trigger: AlarmTrigger) async throws(PodLinkError) {
         _ = try await send(.triggerAlarm(trigger))
     }
 
@@ -297,7 +297,7 @@ public actor PodConnection {
     }
 
     /// Counters over every session so far, including the live one.
-    public func counters() async -> LinkCounters {
+    package func counters() async -> LinkCounters {
         var c = settled
         if let session { c.add(await session.counters()) }
         c.reconnects = reconnects
@@ -309,7 +309,7 @@ public actor PodConnection {
 
 extension ClockSetting {
     /// The hub's clock now and the system zone's current UTC offset.
-    @Sendable public static func systemNow() -> ClockSetting {
+    @Sendable package static func systemNow() -> ClockSetting {
         let now = SystemClock().now()
         return ClockSetting(unixMillis: Int64((now.timeIntervalSince1970 * 1000).rounded(.down)),
                             utcOffsetMinutes: Int16(clamping: TimeZone.current.secondsFromGMT(for: now) / 60))

@@ -2,30 +2,30 @@
 
 /// The USB ids that identify a pod. Defaults to the pid.codes test vendor (0x1209) and the
 /// product id of `firmware-protocol.md`; both are configurable for other builds of the pod.
-public struct PodMatch: Sendable, Hashable, CustomStringConvertible {
-    public var vendorID: UInt16
-    public var productID: UInt16
+package struct PodMatch: Sendable, Hashable, CustomStringConvertible {
+    package var vendorID: UInt16
+    package var productID: UInt16
 
     /// pid.codes test vendor id.
-    public static let pidCodesVendor: UInt16 = 0x1209
+    package static let pidCodesVendor: UInt16 = 0x1209
     /// The pod's product id under the pid.codes vendor (firmware-protocol.md, "USB identity").
-    public static let defaultProductID: UInt16 = 0x5050
+    package static let defaultProductID: UInt16 = 0x5050
 
-    public static let `default` = PodMatch(vendorID: pidCodesVendor, productID: defaultProductID)
+    package static let `default` = PodMatch(vendorID: pidCodesVendor, productID: defaultProductID)
 
-    public init(vendorID: UInt16, productID: UInt16) {
+    package init(vendorID: UInt16, productID: UInt16) {
         self.vendorID = vendorID
         self.productID = productID
     }
 
     /// Parses "1209:5050" (hex, as lsusb prints it).
-    public init?(parsing text: String) {
+    package init?(parsing text: String) {
         let parts = text.split(separator: ":")
         guard parts.count == 2, let v = UInt16(parts[0], radix: 16), let p = UInt16(parts[1], radix: 16) else { return nil }
         self.init(vendorID: v, productID: p)
     }
 
-    public var description: String { hex4(vendorID) + ":" + hex4(productID) }
+    package var description: String { hex4(vendorID) + ":" + hex4(productID) }
 }
 
 func hex4(_ v: UInt16) -> String {
@@ -34,13 +34,13 @@ func hex4(_ v: UInt16) -> String {
 }
 
 /// How bytes reach the pod.
-public enum PodLink: Sendable, Hashable, CustomStringConvertible {
+package enum PodLink: Sendable, Hashable, CustomStringConvertible {
     /// CDC-ACM tty, e.g. /dev/ttyACM0.
     case serial
     /// The vendor bulk interface through usbfs (/dev/bus/usb/BBB/DDD) and libusb.
     case usb(interface: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .serial: "serial"
         case .usb(let i): "usb(if \(i))"
@@ -50,20 +50,20 @@ public enum PodLink: Sendable, Hashable, CustomStringConvertible {
 
 /// One way to reach one pod, as discovery found it. Plain values only: no libudev object
 /// ever leaves the discovery thread.
-public struct DiscoveredPod: Sendable, Hashable, CustomStringConvertible {
+package struct DiscoveredPod: Sendable, Hashable, CustomStringConvertible {
     /// Stable identity: the USB serial (`ID_SERIAL_SHORT` / sysfs `serial`), or the USB
     /// device's syspath when the pod reports none. Never the ttyACMn name, which changes
     /// from one plug to the next.
-    public var key: String
-    public var serial: String?
+    package var key: String
+    package var serial: String?
     /// sysfs path of the node's device (the tty or the usb_device): what removal events name.
-    public var syspath: String
+    package var syspath: String
     /// The node to open: /dev/ttyACM0 or /dev/bus/usb/001/011.
-    public var devnode: String
-    public var link: PodLink
-    public var match: PodMatch
+    package var devnode: String
+    package var link: PodLink
+    package var match: PodMatch
 
-    public init(key: String, serial: String?, syspath: String, devnode: String, link: PodLink, match: PodMatch) {
+    package init(key: String, serial: String?, syspath: String, devnode: String, link: PodLink, match: PodMatch) {
         self.key = key
         self.serial = serial
         self.syspath = syspath
@@ -72,11 +72,11 @@ public struct DiscoveredPod: Sendable, Hashable, CustomStringConvertible {
         self.match = match
     }
 
-    public var description: String { "\(key) \(link) \(devnode)" }
+    package var description: String { "\(key) \(link) \(devnode)" }
 }
 
 /// A change discovery observed.
-public enum DiscoveryEvent: Sendable, Hashable {
+package enum DiscoveryEvent: Sendable, Hashable {
     case added(DiscoveredPod)
     case removed(DiscoveredPod)
 }

@@ -4,34 +4,34 @@
 
 /// Opens a transport to one pod. Throwing means "not available now": the connection
 /// backs off and asks again.
-public protocol PodOpener: Sendable {
+package protocol PodOpener: Sendable {
     var description: String { get }
     func open() async throws -> any Transport
 }
 
 /// A tty given by path (`podbridge stream --path`, the virtual pod's pty or its symlink).
-public struct PathOpener: PodOpener {
-    public let path: String
-    public init(path: String) { self.path = path }
-    public var description: String { path }
-    public func open() async throws -> any Transport { try SerialTransport(path: path) }
+package struct PathOpener: PodOpener {
+    package let path: String
+    package init(path: String) { self.path = path }
+    package var description: String { path }
+    package func open() async throws -> any Transport { try SerialTransport(path: path) }
 }
 
 /// A pod found by discovery, keyed on its serial (or the first pod seen when `key` is nil
 /// until one connects). Waits for the pod to be present; prefers the tty over the USB
 /// interface unless told otherwise.
-public struct DiscoveredPodOpener: PodOpener {
-    public let directory: PodDirectory
-    public let key: String?
-    public let preferUSB: Bool
-    public init(directory: PodDirectory, key: String?, preferUSB: Bool = false) {
+package struct DiscoveredPodOpener: PodOpener {
+    package let directory: PodDirectory
+    package let key: String?
+    package let preferUSB: Bool
+    package init(directory: PodDirectory, key: String?, preferUSB: Bool = false) {
         self.directory = directory
         self.key = key
         self.preferUSB = preferUSB
     }
-    public var description: String { key.map { "pod \($0)" } ?? "first pod found" }
+    package var description: String { key.map { "pod \($0)" } ?? "first pod found" }
 
-    public func open() async throws -> any Transport {
+    package func open() async throws -> any Transport {
         let links = await directory.waitForPod(key: key)
         if links.isEmpty { throw CancellationError() }
         let ordered = links.sorted { a, b in (a.link == .serial) != preferUSB && (b.link == .serial) == preferUSB }
@@ -51,7 +51,7 @@ public struct DiscoveredPodOpener: PodOpener {
 }
 
 /// The pods present now, fed by a `PodDiscovery`; lets openers wait for a serial.
-public actor PodDirectory {
+package actor PodDirectory {
     private struct Waiter {
         let id: Int
         let key: String?
@@ -61,10 +61,10 @@ public actor PodDirectory {
     private var waiters: [Waiter] = []
     private var nextWaiter = 0
 
-    public init() {}
+    package init() {}
 
     /// Follows `discovery` until its events end.
-    public init(following discovery: PodDiscovery) {
+    package init(following discovery: PodDiscovery) {
         self.init()
         let events = discovery.events
         Task { await self.follow(events) }
@@ -74,7 +74,7 @@ public actor PodDirectory {
         for await event in events { apply(event) }
     }
 
-    public func apply(_ event: DiscoveryEvent) {
+    package func apply(_ event: DiscoveryEvent) {
         switch event {
         case .added(let pod): pods[pod.syspath] = pod
         case .removed(let pod): pods[pod.syspath] = nil
@@ -88,17 +88,17 @@ public actor PodDirectory {
     }
 
     /// Every link of the pod `key` (or of the first pod, by key order) present now.
-    public func present(key: String?) -> [DiscoveredPod] {
+    package func present(key: String?) -> [DiscoveredPod] {
         let all = pods.values.sorted { ($0.key, $0.devnode) < ($1.key, $1.devnode) }
         guard let key else { return all.first.map { first in all.filter { $0.key == first.key } } ?? [] }
         return all.filter { $0.key == key }
     }
 
-    public var all: [DiscoveredPod] { pods.values.sorted { ($0.key, $0.devnode) < ($1.key, $1.devnode) } }
+    package var all: [DiscoveredPod] { pods.values.sorted { ($0.key, $0.devnode) < ($1.key, $1.devnode) } }
 
     /// Returns once the pod is present (immediately if it is); empty if the task is
     /// cancelled first (a daemon stopping while no pod is plugged in).
-    public func waitForPod(key: String?) async -> [DiscoveredPod] {
+    package func waitForPod(key: String?) async -> [DiscoveredPod] {
         let now = present(key: key)
         if !now.isEmpty || Task.isCancelled { return now }
         let id = nextWaiter

@@ -2,9 +2,9 @@
 // to show firmware versions; it never sets the clock or starts a stream.
 import PodProtocol
 
-public enum PodProbe {
+package enum PodProbe {
     /// Opens the pod, performs HELLO and closes it again.
-    public static func hello(_ opener: any PodOpener, timing: LinkTiming = LinkTiming(retries: 1)) async throws -> PodInfo {
+    package static func hello(_ opener: any PodOpener, timing: LinkTiming = LinkTiming(retries: 1)) async throws -> PodInfo {
         let transport = try await opener.open()
         let session = PodSession(transport: transport, timing: timing, recorder: nil) { _, _ in }
         await session.start()
@@ -29,7 +29,7 @@ public enum PodProbe {
     }
 
     /// The opener for one discovered link.
-    public static func opener(for pod: DiscoveredPod) -> any PodOpener { LinkOpener(pod: pod) }
+    package static func opener(for pod: DiscoveredPod) -> any PodOpener { LinkOpener(pod: pod) }
 }
 
 /// Opens exactly one discovered link (no waiting, no fallback).

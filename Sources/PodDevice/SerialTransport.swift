@@ -8,15 +8,15 @@ import Synchronization
 import Glibc
 #endif
 
-public final class SerialTransport: Transport {
-    public let endpoint: String
+package final class SerialTransport: Transport {
+    package let endpoint: String
     /// Whether TIOCEXCL took (it fails on some drivers and on umockdev's ttys; flock still guards us).
-    public let kernelExclusive: Bool
+    package let kernelExclusive: Bool
     private let stream: DescriptorStream
 
     /// Opens `path` (O_RDWR|O_NOCTTY|O_NONBLOCK|O_CLOEXEC), locks it, sets raw mode and
     /// flushes stale bytes. Throws `TransportError.failed` with the failing call.
-    public init(path: String, baud: speed_t = speed_t(B115200)) throws {
+    package init(path: String, baud: speed_t = speed_t(B115200)) throws {
         endpoint = path
         let fd: Int32
         do {
@@ -39,24 +39,24 @@ public final class SerialTransport: Transport {
         stream = DescriptorStream(fd: fd, label: path)
     }
 
-    public func read() async throws -> [UInt8] { try await stream.read() }
-    public func write(_ bytes: [UInt8]) async throws { try await stream.write(bytes) }
-    public func close() { stream.close() }
+    package func read() async throws -> [UInt8] { try await stream.read() }
+    package func write(_ bytes: [UInt8]) async throws { try await stream.write(bytes) }
+    package func close() { stream.close() }
     deinit { stream.close() }
 }
 
 /// The master side of a pseudo-terminal, as a `Transport`: what a pod peer (the virtual
 /// pod, a test's scripted pod) speaks through. Hub code opens `path` with `SerialTransport`
 /// exactly as it opens /dev/ttyACM0. Closing it looks like an unplug to the hub.
-public final class PseudoTerminal: Transport {
+package final class PseudoTerminal: Transport {
     /// The slave tty path (/dev/pts/N) to hand to the hub.
-    public let path: String
-    public var endpoint: String { "pty master of \(path)" }
+    package let path: String
+    package var endpoint: String { "pty master of \(path)" }
     private let stream: DescriptorStream
     private let slave: Int32
     private let closed = Atomic<Bool>(false)
 
-    public init() throws {
+    package init() throws {
         let pair: (master: Int32, slave: Int32, path: String)
         do {
             pair = try SystemCalls.openPTY()
@@ -70,13 +70,13 @@ public final class PseudoTerminal: Transport {
         stream = DescriptorStream(fd: pair.master, label: pair.path)
     }
 
-    public func read() async throws -> [UInt8] { try await stream.read() }
-    public func write(_ bytes: [UInt8]) async throws { try await stream.write(bytes) }
+    package func read() async throws -> [UInt8] { try await stream.read() }
+    package func write(_ bytes: [UInt8]) async throws { try await stream.write(bytes) }
 
     /// Closes both sides: a hub holding `path` open sees end of file / EIO, like an unplug.
     /// Idempotent: close() and deinit both call it, and closing the slave descriptor twice
     /// would close whatever file reused that number in the meantime.
-    public func close() {
+    package func close() {
         if closed.exchange(true, ordering: .acquiringAndReleasing) { return }
         stream.close()
         stream.afterClose { [slave] in SystemCalls.close(slave) }

@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// Why a transport stopped delivering bytes.
-public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum TransportError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The device went away (EOF, EIO, LIBUSB_ERROR_NO_DEVICE): expect it to come back.
     case disconnected(Cause)
     /// `close()` was called on this side.
@@ -17,7 +17,7 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
 
     /// What exactly happened, kept as the system gave it (errno, libusb code) so callers
     /// can act on the cause instead of parsing a message.
-    public enum Cause: Equatable, Sendable, CustomStringConvertible {
+    package enum Cause: Equatable, Sendable, CustomStringConvertible {
         /// A syscall failed: which one and its errno.
         case system(SystemError)
         /// A libusb call failed with this `LIBUSB_ERROR_*` code.
@@ -41,7 +41,7 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
         /// An error thrown by a `Transport` from outside this module, as it describes itself.
         case foreign(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .system(let error): error.description
             case .usb(let call, let code): "\(call): \(USBTransport.name(code))"
@@ -59,7 +59,7 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
     }
 
     /// What the failure means for whoever has to fix it, from the errno or libusb code.
-    public enum Meaning: Sendable, Equatable {
+    package enum Meaning: Sendable, Equatable {
         /// The hub's user may not open the device (EACCES, EPERM, LIBUSB_ERROR_ACCESS).
         case permissionDenied
         /// Another program holds it (flock, EBUSY, LIBUSB_ERROR_BUSY).
@@ -71,7 +71,7 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
         case other
     }
 
-    public var meaning: Meaning {
+    package var meaning: Meaning {
         switch self {
         case .closed, .disconnected: return .gone
         case .failed(let cause):
@@ -90,7 +90,7 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
     }
 
     /// Any error a transport threw, as a `TransportError`: cancellation is a close.
-    public init(_ error: any Error) {
+    package init(_ error: any Error) {
         switch error {
         case let error as TransportError: self = error
         case is CancellationError: self = .closed
@@ -99,14 +99,14 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
     }
 
     /// The syscall error underneath, if the cause was one.
-    public var systemError: SystemError? {
+    package var systemError: SystemError? {
         switch self {
         case .disconnected(.system(let e)), .failed(.system(let e)): e
         default: nil
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .disconnected(let cause): "device disconnected (\(cause))"
         case .closed: "transport closed"
@@ -117,7 +117,7 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
 
 /// A full-duplex byte pipe to one pod. Implementations are safe to call from any task;
 /// at most one `read()` may be outstanding at a time.
-public protocol Transport: AnyObject, Sendable {
+package protocol Transport: AnyObject, Sendable {
     /// Human-readable endpoint ("/dev/ttyACM0", "usb 001/011 if 2").
     var endpoint: String { get }
     /// Waits for the next bytes (never empty). Throws `TransportError.disconnected` when

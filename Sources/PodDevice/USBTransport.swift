@@ -15,12 +15,12 @@ import Synchronization
 import Glibc
 #endif
 
-public final class USBTransport: Transport {
-    public let endpoint: String
+package final class USBTransport: Transport {
+    package let endpoint: String
     /// The claimed interface and its bulk endpoint addresses.
-    public let interfaceNumber: Int
-    public let inEndpoint: UInt8
-    public let outEndpoint: UInt8
+    package let interfaceNumber: Int
+    package let inEndpoint: UInt8
+    package let outEndpoint: UInt8
 
     private struct Handles: @unchecked Sendable {
         // libusb handles are used by one thread at a time (see the type comment).
@@ -45,7 +45,7 @@ public final class USBTransport: Transport {
 
     /// Opens a usbfs node (/dev/bus/usb/BBB/DDD) found by discovery and claims `interface`
     /// (or the first vendor-class interface with a bulk IN and a bulk OUT endpoint).
-    public convenience init(devnode: String, interface: Int? = nil) throws {
+    package convenience init(devnode: String, interface: Int? = nil) throws {
         let fd: Int32
         do {
             fd = try SystemCalls.open(devnode, flags: O_RDWR | O_CLOEXEC)
@@ -70,7 +70,7 @@ public final class USBTransport: Transport {
 
     /// Opens the first device with these ids (and this serial, when given) via libusb's
     /// own enumeration: the fallback where no udev is available.
-    public convenience init(match: PodMatch, serial: String?, interface: Int? = nil) throws {
+    package convenience init(match: PodMatch, serial: String?, interface: Int? = nil) throws {
         var context: OpaquePointer?
         var rc = libusb_init(&context)
         guard rc == 0, let context else { throw TransportError.failed(.usb(call: "libusb_init", code: rc)) }
@@ -211,12 +211,12 @@ public final class USBTransport: Transport {
         isFatal(rc) ? .disconnected(.usb(call: what, code: rc)) : .failed(.usb(call: what, code: rc))
     }
 
-    public func read() async throws -> [UInt8] {
+    package func read() async throws -> [UInt8] {
         kick.signal()
         return try await inbox.next()
     }
 
-    public func write(_ bytes: [UInt8]) async throws {
+    package func write(_ bytes: [UInt8]) async throws {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
             let accepted = writes.withLock { w -> Bool in
                 guard !inbox.isFinished else { return false }
@@ -229,7 +229,7 @@ public final class USBTransport: Transport {
 
     /// Stops the I/O thread, then releases the interface and the device. After an unplug
     /// the release fails with NO_DEVICE, which is expected and ignored.
-    public func close() {
+    package func close() {
         if closedOnce.exchange(true, ordering: .acquiringAndReleasing) { return }
         stopping.store(true, ordering: .releasing)
         kick.signal()

@@ -5,20 +5,20 @@
 /// would dominate RMSSD. An interval is kept when it is physiological (0.3–2.0 s, i.e.
 /// 30–200 bpm) and within 20 % of the median of the 11 intervals around it. Gaps (no
 /// beats for a while) simply produce no intervals there: nothing is interpolated.
-public struct BeatIntervals: Sendable {
+package struct BeatIntervals: Sendable {
     /// Interval lengths in seconds; `times[i]` is the time of the beat that ends interval i.
-    public let lengths: [Double]
-    public let times: [Double]
+    package let lengths: [Double]
+    package let times: [Double]
     /// Whether interval i is a clean normal-to-normal interval.
-    public let clean: [Bool]
+    package let clean: [Bool]
 
-    public static let shortest = 0.3
-    public static let longest = 2.0
-    public static let medianHalfWidth = 5
-    public static let maxDeviation = 0.2
+    package static let shortest = 0.3
+    package static let longest = 2.0
+    package static let medianHalfWidth = 5
+    package static let maxDeviation = 0.2
 
     /// `beats` must be sorted ascending (parsers guarantee it); unsorted pairs are dropped.
-    public init(beats: [Double]) {
+    package init(beats: [Double]) {
         var lengths: [Double] = []
         var times: [Double] = []
         lengths.reserveCapacity(max(0, beats.count - 1))

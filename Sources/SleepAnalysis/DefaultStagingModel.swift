@@ -3,7 +3,7 @@
 /// Data/ (9 slpdb-dev + 21 sleep-accel-dev), features `StagingFeatures`. A test checks these
 /// constants equal a fresh fit.
 extension StagingModel {
-    public static let `default` = StagingModel(
+    package static let `default` = StagingModel(
         means: [
             [1.5131689783565567, 8.395566516632865, 1.3091504428139011, -0.14765197799076787, 2.7136690046760203],
             [0.26136231701407225, 4.058350008165623, 0.7412164917396025, 0.1297330755957783, 3.582702787819039],

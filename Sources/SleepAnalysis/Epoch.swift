@@ -7,50 +7,50 @@ import SleepDomain
 /// and an exported hypnogram starts on a round half-minute.
 
 /// Length of one epoch in seconds.
-public let epochLength: Double = 30
+package let epochLength: Double = 30
 
 /// Start (Unix seconds) of the epoch that contains `time`.
-public func epochStart(containing time: Double) -> Double {
+package func epochStart(containing time: Double) -> Double {
     (time / epochLength).rounded(.down) * epochLength
 }
 
 /// What was measured in one epoch. Every value is optional: a value that could not be
 /// measured honestly (too few clean beats, no breathing reading) is `nil`, never a guess.
-public struct EpochFeatures: Sendable, Codable, Hashable {
+package struct EpochFeatures: Sendable, Codable, Hashable {
     /// Mean heart rate (bpm) from clean beat-to-beat intervals or per-second readings.
-    public var heartRate: Double?
+    package var heartRate: Double?
     /// Heart rate relative to the night: robust z-score ((x − median) / IQR·0.7413).
-    public var heartRateZ: Double?
+    package var heartRateZ: Double?
     /// Heart rate relative to the night: percentile rank 0…1.
-    public var heartRatePercentile: Double?
+    package var heartRatePercentile: Double?
     /// RMSSD of clean intervals over the 2.5-minute window centred on the epoch (ms).
-    public var rmssd: Double?
+    package var rmssd: Double?
     /// SDNN of clean intervals over the 2.5-minute window (ms).
-    public var sdnn: Double?
+    package var sdnn: Double?
     /// Share of successive interval differences over 50 ms in the 2.5-minute window (0…1).
-    public var pnn50: Double?
+    package var pnn50: Double?
     /// Standard deviation of instantaneous heart rate over the 4.5-minute window (bpm).
-    public var heartRateSD: Double?
+    package var heartRateSD: Double?
     /// Beats (interval ends) in the epoch and how many were rejected as ectopic/artefact.
-    public var beats: Int
-    public var rejectedBeats: Int
+    package var beats: Int
+    package var rejectedBeats: Int
     /// Mean breathing rate (per minute) and its regularity as the coefficient of variation
     /// of per-second rates over the 2.5-minute window (lower is more regular).
-    public var breathingRate: Double?
-    public var breathingVariability: Double?
+    package var breathingRate: Double?
+    package var breathingVariability: Double?
     /// Mean movement index (front-end units).
-    public var movement: Double?
+    package var movement: Double?
     /// Whether the sleeper was in bed in this epoch.
-    public var present: Bool
+    package var present: Bool
     /// Signal quality 0…1: share of the epoch covered by clean beat intervals (beats input)
     /// or the mean front-end quality (vitals input).
-    public var quality: Double
+    package var quality: Double
     /// Minutes since sleep onset (nil before onset), filled in after staging.
-    public var minutesSinceSleepOnset: Double?
+    package var minutesSinceSleepOnset: Double?
     /// Local clock time of the epoch start in hours 0…24 (in the sleeper's time zone).
-    public var clockHour: Double
+    package var clockHour: Double
 
-    public init(heartRate: Double? = nil, heartRateZ: Double? = nil, heartRatePercentile: Double? = nil,
+    package init(heartRate: Double? = nil, heartRateZ: Double? = nil, heartRatePercentile: Double? = nil,
                 rmssd: Double? = nil, sdnn: Double? = nil, pnn50: Double? = nil, heartRateSD: Double? = nil,
                 beats: Int = 0, rejectedBeats: Int = 0, breathingRate: Double? = nil,
                 breathingVariability: Double? = nil, movement: Double? = nil, present: Bool = true,
@@ -66,15 +66,15 @@ public struct EpochFeatures: Sendable, Codable, Hashable {
 }
 
 /// One staged 30-second epoch.
-public struct Epoch: Sendable, Codable, Hashable {
+package struct Epoch: Sendable, Codable, Hashable {
     /// Unix seconds, a multiple of 30.
-    public var start: Double
-    public var end: Double { start + epochLength }
-    public var stage: SleepStage
-    public var probabilities: StageProbabilities
-    public var features: EpochFeatures
+    package var start: Double
+    package var end: Double { start + epochLength }
+    package var stage: SleepStage
+    package var probabilities: StageProbabilities
+    package var features: EpochFeatures
 
-    public init(start: Double, stage: SleepStage, probabilities: StageProbabilities, features: EpochFeatures) {
+    package init(start: Double, stage: SleepStage, probabilities: StageProbabilities, features: EpochFeatures) {
         self.start = start; self.stage = stage; self.probabilities = probabilities; self.features = features
     }
 }

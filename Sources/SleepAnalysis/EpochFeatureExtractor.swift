@@ -2,10 +2,10 @@ import Foundation
 
 /// A value at a time, for series that come at their own pace (HRV from a vitals file,
 /// breathing and movement samples in a beats file).
-public struct TimedValue: Sendable, Hashable, Codable {
-    public var time: Double
-    public var value: Double
-    public init(time: Double, value: Double) { self.time = time; self.value = value }
+package struct TimedValue: Sendable, Hashable, Codable {
+    package var time: Double
+    package var value: Double
+    package init(time: Double, value: Double) { self.time = time; self.value = value }
 }
 
 /// Turns beat times and per-second vitals into per-epoch features on a grid of epochs.
@@ -14,20 +14,20 @@ public struct TimedValue: Sendable, Hashable, Codable {
 /// SDNN, pNN50; ±4 epochs = 4.5 min for heart-rate SD) because 30 s holds too few beats
 /// for a stable estimate. A window needs enough clean intervals (30 and 50) or the value
 /// is nil: gaps in the beats stay gaps.
-public struct EpochFeatureExtractor: Sendable {
-    public static let hrvHalfWindow = 2
-    public static let heartRateSDHalfWindow = 4
-    public static let minCleanForHRV = 30
-    public static let minCleanForHeartRateSD = 50
-    public static let minCleanForHeartRate = 10
+package struct EpochFeatureExtractor: Sendable {
+    package static let hrvHalfWindow = 2
+    package static let heartRateSDHalfWindow = 4
+    package static let minCleanForHRV = 30
+    package static let minCleanForHeartRateSD = 50
+    package static let minCleanForHeartRate = 10
 
-    public var timeZone: TimeZone
+    package var timeZone: TimeZone
 
-    public init(timeZone: TimeZone) { self.timeZone = timeZone }
+    package init(timeZone: TimeZone) { self.timeZone = timeZone }
 
     /// Features for `count` epochs starting at `gridStart` (a multiple of 30 s).
     /// `present` is left true here; the analyzer sets presence from its in-bed rule.
-    public func features(gridStart: Double, count: Int, beats: [Double], vitals: [SecondVitals],
+    package func features(gridStart: Double, count: Int, beats: [Double], vitals: [SecondVitals],
                          hrv: [TimedValue] = [], breathing: [TimedValue] = [],
                          movement: [TimedValue] = [], vitalsMovementMeasured: Bool = true) -> [EpochFeatures] {
         guard count > 0 else { return [] }

@@ -3,8 +3,8 @@ import SleepDomain
 
 /// A terminal rendering of a session: a four-row hypnogram and a metrics summary.
 /// One column per `epochsPerColumn` epochs (the most frequent stage in it).
-public enum HypnogramText {
-    public static func render(_ session: SleepSession, width: Int = 96) -> String {
+package enum HypnogramText {
+    package static func render(_ session: SleepSession, width: Int = 96) -> String {
         let n = session.epochs.count
         guard n > 0 else { return "" }
         let per = max(1, Int((Double(n) / Double(max(1, width))).rounded(.up)))

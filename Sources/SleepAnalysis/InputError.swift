@@ -1,6 +1,6 @@
 /// A bad input file: names the file and the 1-based line so the user can fix it.
-public struct InputError: Error, CustomStringConvertible, Equatable, Sendable {
-    public enum Kind: Equatable, Sendable {
+package struct InputError: Error, CustomStringConvertible, Equatable, Sendable {
+    package enum Kind: Equatable, Sendable {
         case empty
         case missingColumn(String)
         case unknownColumn(String)
@@ -18,14 +18,14 @@ public struct InputError: Error, CustomStringConvertible, Equatable, Sendable {
         /// night or a few, and a timeline that long would not fit in memory.
         case spanTooLong(column: String, days: Double)
     }
-    public var file: String
+    package var file: String
     /// 1-based line number; 1 is the header.
-    public var line: Int
-    public var kind: Kind
+    package var line: Int
+    package var kind: Kind
 
-    public init(file: String, line: Int, kind: Kind) { self.file = file; self.line = line; self.kind = kind }
+    package init(file: String, line: Int, kind: Kind) { self.file = file; self.line = line; self.kind = kind }
 
-    public var description: String {
+    package var description: String {
         let what: String = switch kind {
         case .empty: "no data rows"
         case .missingColumn(let c): "missing column '\(c)'"

@@ -23,20 +23,20 @@ import SleepDomain
 /// `maximumSpan`; anything else is an `InputError` naming the line (found by fuzzing: a
 /// beats file whose last time was 19 000 years after its first made the analyzer ask for
 /// 20 GB).
-public enum InputFormats {
+package enum InputFormats {
     /// The longest span of times a file may hold (31 days): the analyzer lays an epoch grid
     /// over it, and a file of nights is split by night long before.
-    public static let maximumSpan: Double = 31 * 86_400
+    package static let maximumSpan: Double = 31 * 86_400
     /// The latest time accepted, in Unix seconds (year 2286).
-    public static let latestTime: Double = 10_000_000_000
+    package static let latestTime: Double = 10_000_000_000
 
-    public struct Beats: Sendable, Equatable {
-        public var beats: [Double]
-        public var breathing: [TimedValue]
-        public var movement: [TimedValue]
+    package struct Beats: Sendable, Equatable {
+        package var beats: [Double]
+        package var breathing: [TimedValue]
+        package var movement: [TimedValue]
     }
 
-    public static func parseBeats(_ text: String, file: String) throws -> Beats {
+    package static func parseBeats(_ text: String, file: String) throws -> Beats {
         let table = try CSVTable(text: text, file: file,
                                  known: ["beat_time", "signal_time", "movement", "breathing_rate"],
                                  required: ["beat_time"])
@@ -71,15 +71,15 @@ public enum InputFormats {
         return out
     }
 
-    public struct Vitals: Sendable, Equatable {
-        public var seconds: [SecondVitals]
+    package struct Vitals: Sendable, Equatable {
+        package var seconds: [SecondVitals]
         /// RMSSD readings (ms) from the `hrv_rmssd` column.
-        public var hrv: [TimedValue]
+        package var hrv: [TimedValue]
         /// Whether the file has a `movement` column (without one, movement was not measured).
-        public var hasMovement: Bool
+        package var hasMovement: Bool
     }
 
-    public static func parseVitals(_ text: String, file: String) throws -> Vitals {
+    package static func parseVitals(_ text: String, file: String) throws -> Vitals {
         let table = try CSVTable(text: text, file: file,
                                  known: ["time", "heart_rate", "hrv_rmssd", "breathing_rate", "movement", "present"],
                                  required: ["time"])
@@ -119,16 +119,16 @@ public enum InputFormats {
 
     /// Stages CSV `start,end,stage` (the epochs the analyzer writes, and the technicians'
     /// scoring in slpdb-dev). `unscored` epochs come back with a nil stage.
-    public struct StagedInterval: Sendable, Equatable {
-        public var start: Double
-        public var end: Double
-        public var stage: SleepStage?
-        public init(start: Double, end: Double, stage: SleepStage?) {
+    package struct StagedInterval: Sendable, Equatable {
+        package var start: Double
+        package var end: Double
+        package var stage: SleepStage?
+        package init(start: Double, end: Double, stage: SleepStage?) {
             self.start = start; self.end = end; self.stage = stage
         }
     }
 
-    public static func parseStages(_ text: String, file: String) throws -> [StagedInterval] {
+    package static func parseStages(_ text: String, file: String) throws -> [StagedInterval] {
         let table = try CSVTable(text: text, file: file, known: ["start", "end", "stage"],
                                  required: ["start", "end", "stage"])
         var order = StrictlyIncreasing(column: "start", file: file)
@@ -150,7 +150,7 @@ public enum InputFormats {
     }
 
     /// The epochs CSV the analyzer writes: `start,end,stage`, integral Unix seconds.
-    public static func epochsCSV(_ sessions: [SleepSession]) -> String {
+    package static func epochsCSV(_ sessions: [SleepSession]) -> String {
         var out = "start,end,stage\n"
         for s in sessions {
             for e in s.epochs { out += "\(Int(e.start)),\(Int(e.end)),\(e.stage.rawValue)\n" }

@@ -8,10 +8,10 @@ import SleepDomain
 /// RMSSD than sleep. Mapping each feature to normal scores of its rank within the night
 /// (rank-based inverse normal transform) removes the person and keeps the night's shape;
 /// it is also immune to outliers, which matters with apnoea-driven heart-rate swings.
-public enum NightNormalization {
+package enum NightNormalization {
     /// Normal scores of the ranks of the non-nil values (ties get their average rank);
     /// nil stays nil.
-    public static func normalScores(_ values: [Double?]) -> [Double?] {
+    package static func normalScores(_ values: [Double?]) -> [Double?] {
         let present = values.enumerated().compactMap { i, v in v.flatMap { $0.isFinite ? (i, $0) : nil } }
         guard !present.isEmpty else { return values.map { _ in nil } }
         let sorted = present.sorted { $0.1 < $1.1 }
@@ -30,12 +30,12 @@ public enum NightNormalization {
     }
 
     /// Percentile ranks 0…1 of the non-nil values (average rank for ties).
-    public static func percentiles(_ values: [Double?]) -> [Double?] {
+    package static func percentiles(_ values: [Double?]) -> [Double?] {
         normalScores(values).map { $0.map(StandardNormal.cdf) }
     }
 
     /// Centred moving mean over ±`halfWidth` entries, ignoring nils (nil if all are nil).
-    public static func smoothed(_ values: [Double?], halfWidth: Int) -> [Double?] {
+    package static func smoothed(_ values: [Double?], halfWidth: Int) -> [Double?] {
         let n = values.count
         var prefix = [Double](repeating: 0, count: n + 1)
         var counts = [Int](repeating: 0, count: n + 1)
@@ -51,7 +51,7 @@ public enum NightNormalization {
     }
 
     /// Robust z-scores: (x − median) / (IQR / 1.349), nil stays nil.
-    public static func robustZ(_ values: [Double?]) -> [Double?] {
+    package static func robustZ(_ values: [Double?]) -> [Double?] {
         var xs = values.compactMap { $0 }
         guard xs.count >= 2 else { return values.map { $0 == nil ? nil : 0 } }
         xs.sort()

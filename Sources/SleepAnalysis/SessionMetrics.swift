@@ -12,22 +12,22 @@ import SleepDomain
 /// - efficiency: total sleep / time in bed (0…1);
 /// - stage shares: minutes of each stage / time in bed (the four sum to 1);
 /// - mean heart rate, RMSSD and breathing rate: over the epochs asleep that have them.
-public struct SessionMetrics: Sendable, Codable, Hashable {
-    public var timeInBedMinutes: Double
-    public var totalSleepMinutes: Double
-    public var sleepEfficiency: Double
-    public var sleepOnsetLatencyMinutes: Double?
-    public var wasoMinutes: Double
-    public var awakenings: Int
-    public var stageMinutes: StageMinutes
-    public var stageShares: StageMinutes
-    public var meanHeartRate: Double?
-    public var meanRMSSD: Double?
-    public var meanBreathingRate: Double?
+package struct SessionMetrics: Sendable, Codable, Hashable {
+    package var timeInBedMinutes: Double
+    package var totalSleepMinutes: Double
+    package var sleepEfficiency: Double
+    package var sleepOnsetLatencyMinutes: Double?
+    package var wasoMinutes: Double
+    package var awakenings: Int
+    package var stageMinutes: StageMinutes
+    package var stageShares: StageMinutes
+    package var meanHeartRate: Double?
+    package var meanRMSSD: Double?
+    package var meanBreathingRate: Double?
     /// 0–100, see `SleepScore`.
-    public var score: Int
+    package var score: Int
 
-    public init(epochs: [Epoch]) {
+    package init(epochs: [Epoch]) {
         let stages = epochs.map(\.stage)
         let half = epochLength / 60
         timeInBedMinutes = Double(stages.count) * half
@@ -70,17 +70,17 @@ public struct SessionMetrics: Sendable, Codable, Hashable {
 }
 
 /// Minutes (or shares) per stage.
-public struct StageMinutes: Sendable, Codable, Hashable {
-    public var awake: Double = 0
-    public var core: Double = 0
-    public var deep: Double = 0
-    public var rem: Double = 0
+package struct StageMinutes: Sendable, Codable, Hashable {
+    package var awake: Double = 0
+    package var core: Double = 0
+    package var deep: Double = 0
+    package var rem: Double = 0
 
-    public init(awake: Double = 0, core: Double = 0, deep: Double = 0, rem: Double = 0) {
+    package init(awake: Double = 0, core: Double = 0, deep: Double = 0, rem: Double = 0) {
         self.awake = awake; self.core = core; self.deep = deep; self.rem = rem
     }
 
-    public subscript(stage: SleepStage) -> Double {
+    package subscript(stage: SleepStage) -> Double {
         get {
             switch stage {
             case .awake: awake
@@ -111,8 +111,8 @@ public struct StageMinutes: Sendable, Codable, Hashable {
 ///
 /// Weights follow what sleep medicine values most (enough sleep, then consolidated
 /// sleep, then its architecture); no sleep at all scores 0.
-public enum SleepScore {
-    public static func score(totalSleepMinutes tst: Double, efficiency: Double, deepMinutes: Double,
+package enum SleepScore {
+    package static func score(totalSleepMinutes tst: Double, efficiency: Double, deepMinutes: Double,
                              remMinutes: Double, wasoMinutes: Double) -> Int {
         guard tst > 0 else { return 0 }
         let d = min(tst / 420, 1)

@@ -3,18 +3,18 @@
 /// Short absences (a trip to the bathroom) must not cut a night in two, so runs of
 /// in-bed epochs closer than `maxGap` are merged; a merged stay shorter than
 /// `minDuration` (someone sitting on the bed) is dropped. A nap is simply a session.
-public struct SessionRules: Sendable, Codable, Hashable {
+package struct SessionRules: Sendable, Codable, Hashable {
     /// Longest absence (seconds) that does not split a session.
-    public var maxGap: Double
+    package var maxGap: Double
     /// Shortest session (seconds, first in-bed epoch start to last in-bed epoch end) kept.
-    public var minDuration: Double
+    package var minDuration: Double
 
-    public init(maxGap: Double = 20 * 60, minDuration: Double = 15 * 60) {
+    package init(maxGap: Double = 20 * 60, minDuration: Double = 15 * 60) {
         self.maxGap = maxGap; self.minDuration = minDuration
     }
 
     /// Index ranges of sessions on a grid of epochs with the given presence.
-    public func sessions(present: [Bool]) -> [Range<Int>] {
+    package func sessions(present: [Bool]) -> [Range<Int>] {
         var runs: [Range<Int>] = []
         var i = 0
         while i < present.count {

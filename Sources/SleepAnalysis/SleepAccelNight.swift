@@ -11,22 +11,22 @@ import SleepDomain
 /// written on every row of that epoch (it is a per-epoch measure, so the epoch's mean is the
 /// count); each scored epoch also gets a row at its middle so an epoch without a heart-rate
 /// reading is still in bed, as it was. Only the scored span is written.
-public struct SleepAccelNight: Sendable {
-    public var vitalsCSV: String
-    public var reference: [InputFormats.StagedInterval]
+package struct SleepAccelNight: Sendable {
+    package var vitalsCSV: String
+    package var reference: [InputFormats.StagedInterval]
     /// Share of `psg_labels.out` lines that agree with `labeled_sleep.txt` at the chosen
     /// alignment (1 for every night in Data/).
-    public var alignmentAgreement: Double
+    package var alignmentAgreement: Double
 
-    public struct ConversionError: Error, CustomStringConvertible, Equatable {
-        public var description: String
+    package struct ConversionError: Error, CustomStringConvertible, Equatable {
+        package var description: String
     }
 
     /// 2020-09-13 12:27 UTC, a multiple of 30 s (the study's clock times are not published).
-    public static let defaultBase = 1_600_000_020.0
+    package static let defaultBase = 1_600_000_020.0
 
     /// `withMovement` false leaves the movement column out (the night as heart rate only).
-    public init(heartRate: String, labeledSleep: String, psgLabels: String, countFeature: String,
+    package init(heartRate: String, labeledSleep: String, psgLabels: String, countFeature: String,
                 timeFeature: String, base: Double = defaultBase, withMovement: Bool = true) throws {
         func numbers(_ text: String, _ file: String, separator: Character?) throws -> [[Double]] {
             try text.split(whereSeparator: \.isNewline).enumerated().compactMap { i, line in

@@ -2,19 +2,19 @@ import Foundation
 import SleepDomain
 
 /// One continuous stay in bed, staged.
-public struct SleepSession: Sendable, Codable, Hashable {
+package struct SleepSession: Sendable, Codable, Hashable {
     /// Unix seconds of the first epoch start and the last epoch end.
-    public var start: Double
-    public var end: Double
+    package var start: Double
+    package var end: Double
     /// The local date the session ends on: a night belongs to its wake date
     /// (`LocalCalendar.wakeDate`, the rule the store uses too).
-    public var wakeDate: CalendarDay
+    package var wakeDate: CalendarDay
     /// Time-zone identifier the clock features and wake date were computed in.
-    public var timeZone: String
+    package var timeZone: String
     /// False for preliminary (live, forward-only) stages, true once the session has ended.
-    public var isFinal: Bool
-    public var epochs: [Epoch]
-    public var metrics: SessionMetrics
+    package var isFinal: Bool
+    package var epochs: [Epoch]
+    package var metrics: SessionMetrics
 
     /// `isFinal` keeps its JSON key `final` (the `analyze --json` output is unchanged).
     enum CodingKeys: String, CodingKey {
@@ -24,23 +24,23 @@ public struct SleepSession: Sendable, Codable, Hashable {
 
 /// What the analyzer reads: beat times and/or per-second vitals, plus optional series
 /// that come at their own pace.
-public struct AnalysisInput: Sendable {
+package struct AnalysisInput: Sendable {
     /// Heartbeat times, Unix seconds, ascending.
-    public var beats: [Double]
+    package var beats: [Double]
     /// Per-second vitals from the front end (or a vitals file), ascending by time.
-    public var vitals: [SecondVitals]
+    package var vitals: [SecondVitals]
     /// RMSSD readings (ms), used for HRV when there are no beats.
-    public var hrv: [TimedValue]
+    package var hrv: [TimedValue]
     /// Breathing-rate and movement samples from a beats file.
-    public var breathing: [TimedValue]
-    public var movement: [TimedValue]
+    package var breathing: [TimedValue]
+    package var movement: [TimedValue]
     /// Whether the vitals' `movement` values were measured. The front end always measures
     /// movement; a vitals file without a `movement` column does not, and its zeros must not
     /// read as "lying still".
-    public var vitalsMovementMeasured: Bool
-    public var inBed: InBedRule
+    package var vitalsMovementMeasured: Bool
+    package var inBed: InBedRule
 
-    public init(beats: [Double] = [], vitals: [SecondVitals] = [], hrv: [TimedValue] = [],
+    package init(beats: [Double] = [], vitals: [SecondVitals] = [], hrv: [TimedValue] = [],
                 breathing: [TimedValue] = [], movement: [TimedValue] = [], vitalsMovementMeasured: Bool = true,
                 inBed: InBedRule? = nil) {
         self.beats = beats; self.vitals = vitals; self.hrv = hrv
@@ -50,7 +50,7 @@ public struct AnalysisInput: Sendable {
     }
 
     /// A parsed vitals file as the analyzer's input (in bed where `present`).
-    public init(vitalsFile v: InputFormats.Vitals, inBed: InBedRule = .presence) {
+    package init(vitalsFile v: InputFormats.Vitals, inBed: InBedRule = .presence) {
         self.init(vitals: v.seconds, hrv: v.hrv, vitalsMovementMeasured: v.hasMovement, inBed: inBed)
     }
 
@@ -59,7 +59,7 @@ public struct AnalysisInput: Sendable {
 }
 
 /// Which epochs count as in bed.
-public enum InBedRule: Sendable, Hashable {
+package enum InBedRule: Sendable, Hashable {
     /// Every epoch from the first to the last beat (research data: one in-bed period).
     case wholeSpan
     /// Epochs where most seconds of `vitals` are present, split into sessions by `SessionRules`.
@@ -67,24 +67,24 @@ public enum InBedRule: Sendable, Hashable {
 }
 
 /// Beats and vitals in, staged sessions with metrics out. Pure: no clock, no files.
-public struct SleepAnalyzer: Sendable {
-    public var model: StagingModel
-    public var rules: SessionRules
-    public var timeZone: TimeZone
+package struct SleepAnalyzer: Sendable {
+    package var model: StagingModel
+    package var rules: SessionRules
+    package var timeZone: TimeZone
 
-    public init(model: StagingModel = .default, rules: SessionRules = SessionRules(),
+    package init(model: StagingModel = .default, rules: SessionRules = SessionRules(),
                 timeZone: TimeZone = .current) {
         self.model = model; self.rules = rules; self.timeZone = timeZone
     }
 
     /// The entry point for the pod: beats and vitals from the front end. With no vitals
     /// the beats are taken as one in-bed period.
-    public func analyze(beats: [Double], vitals: [SecondVitals], isFinal: Bool = true) -> [SleepSession] {
+    package func analyze(beats: [Double], vitals: [SecondVitals], isFinal: Bool = true) -> [SleepSession] {
         analyze(AnalysisInput(beats: beats, vitals: vitals), isFinal: isFinal)
     }
 
     /// `isFinal` false gives preliminary stages (each epoch sees only the past), as live.
-    public func analyze(_ input: AnalysisInput, isFinal: Bool = true) -> [SleepSession] {
+    package func analyze(_ input: AnalysisInput, isFinal: Bool = true) -> [SleepSession] {
         guard let (gridStart, count, present) = grid(input) else { return [] }
         let extractor = EpochFeatureExtractor(timeZone: timeZone)
         var features = extractor.features(gridStart: gridStart, count: count, beats: input.beats,

@@ -4,13 +4,13 @@ import SleepDomain
 /// Agreement of predicted stages with a reference scoring (polysomnography or the
 /// virtual pod's ground truth), by the rule the held-out test uses: for each scored
 /// reference epoch, the predicted stage at its midpoint; no prediction there is awake.
-public struct StagingEvaluation: Sendable {
+package struct StagingEvaluation: Sendable {
     /// (reference, predicted) per scored epoch.
-    public var pairs: [(reference: SleepStage, predicted: SleepStage)]
+    package var pairs: [(reference: SleepStage, predicted: SleepStage)]
 
-    public init(pairs: [(reference: SleepStage, predicted: SleepStage)]) { self.pairs = pairs }
+    package init(pairs: [(reference: SleepStage, predicted: SleepStage)]) { self.pairs = pairs }
 
-    public init(reference: [InputFormats.StagedInterval], predicted sessions: [SleepSession]) {
+    package init(reference: [InputFormats.StagedInterval], predicted sessions: [SleepSession]) {
         var lookup: [Int: SleepStage] = [:]
         for s in sessions { for e in s.epochs { lookup[Int(e.start / epochLength)] = e.stage } }
         pairs = reference.compactMap { r in
@@ -22,12 +22,12 @@ public struct StagingEvaluation: Sendable {
     }
 
     /// Pool several evaluations (for pooled figures over records).
-    public static func pooled(_ parts: [StagingEvaluation]) -> StagingEvaluation {
+    package static func pooled(_ parts: [StagingEvaluation]) -> StagingEvaluation {
         StagingEvaluation(pairs: parts.flatMap(\.pairs))
     }
 
     /// Class groupings: 4 stages, awake/NREM/REM, awake/sleep.
-    public enum Classes: Int, Sendable, CaseIterable {
+    package enum Classes: Int, Sendable, CaseIterable {
         case four = 4, three = 3, two = 2
         func label(_ s: SleepStage) -> Int {
             switch self {
@@ -38,21 +38,21 @@ public struct StagingEvaluation: Sendable {
         }
     }
 
-    public func confusion(_ classes: Classes) -> [[Int]] {
+    package func confusion(_ classes: Classes) -> [[Int]] {
         let k = classes.rawValue
         var m = [[Int]](repeating: [Int](repeating: 0, count: k), count: k)
         for p in pairs { m[classes.label(p.reference)][classes.label(p.predicted)] += 1 }
         return m
     }
 
-    public func accuracy(_ classes: Classes) -> Double {
+    package func accuracy(_ classes: Classes) -> Double {
         let m = confusion(classes)
         let n = m.joined().reduce(0, +)
         return n == 0 ? .nan : Double((0..<m.count).map { m[$0][$0] }.reduce(0, +)) / Double(n)
     }
 
     /// Cohen's kappa: agreement beyond chance, 0 for chance, 1 for perfect.
-    public func kappa(_ classes: Classes) -> Double {
+    package func kappa(_ classes: Classes) -> Double {
         let m = confusion(classes)
         let n = Double(m.joined().reduce(0, +))
         guard n > 0 else { return .nan }
@@ -67,23 +67,23 @@ public struct StagingEvaluation: Sendable {
     }
 
     /// Predicted minus reference total sleep time over the scored epochs (minutes).
-    public var totalSleepBiasMinutes: Double {
+    package var totalSleepBiasMinutes: Double {
         let predicted = pairs.filter { $0.predicted != .awake }.count
         let reference = pairs.filter { $0.reference != .awake }.count
         return Double(predicted - reference) * epochLength / 60
     }
 
     /// Share of reference-awake epochs predicted awake (wake sensitivity).
-    public var wakeSensitivity: Double { recall(.awake) }
+    package var wakeSensitivity: Double { recall(.awake) }
 
     /// Share of reference-asleep epochs predicted asleep (wake specificity).
-    public var wakeSpecificity: Double {
+    package var wakeSpecificity: Double {
         let asleep = pairs.filter { $0.reference != .awake }
         return asleep.isEmpty ? .nan : Double(asleep.filter { $0.predicted != .awake }.count) / Double(asleep.count)
     }
 
     /// Share of the reference epochs of `stage` predicted as that stage.
-    public func recall(_ stage: SleepStage) -> Double {
+    package func recall(_ stage: SleepStage) -> Double {
         let these = pairs.filter { $0.reference == stage }
         return these.isEmpty ? .nan : Double(these.filter { $0.predicted == stage }.count) / Double(these.count)
     }
@@ -92,23 +92,23 @@ public struct StagingEvaluation: Sendable {
 /// Training data from scored nights and the validation protocols (by record, by subject,
 /// across datasets). Every protocol stages held-out nights through `SleepAnalyzer` from
 /// the same `AnalysisInput` a user gives the command, so what is measured is what runs.
-public enum StagingTraining {
+package enum StagingTraining {
     /// One scored night: the analyzer's input and the reference scoring.
-    public struct Record: Sendable {
-        public var name: String
+    package struct Record: Sendable {
+        package var name: String
         /// Nights of one person share a subject; by-subject validation keeps them together.
-        public var subject: String
+        package var subject: String
         /// Which database the night comes from (`slpdb`, `sleep-accel`).
-        public var dataset: String
-        public var input: AnalysisInput
-        public var reference: [InputFormats.StagedInterval]
-        public init(name: String, subject: String, dataset: String, input: AnalysisInput,
+        package var dataset: String
+        package var input: AnalysisInput
+        package var reference: [InputFormats.StagedInterval]
+        package init(name: String, subject: String, dataset: String, input: AnalysisInput,
                     reference: [InputFormats.StagedInterval]) {
             self.name = name; self.subject = subject; self.dataset = dataset
             self.input = input; self.reference = reference
         }
         /// A beats-only night (ECG research data): one in-bed period over the beats.
-        public init(name: String, subject: String? = nil, dataset: String = "slpdb", beats: [Double],
+        package init(name: String, subject: String? = nil, dataset: String = "slpdb", beats: [Double],
                     reference: [InputFormats.StagedInterval]) {
             self.init(name: name, subject: subject ?? name, dataset: dataset,
                       input: AnalysisInput(beats: beats, inBed: .wholeSpan), reference: reference)
@@ -118,7 +118,7 @@ public enum StagingTraining {
     static let analyzer = SleepAnalyzer(model: .default, timeZone: TimeZone(identifier: "UTC")!)
 
     /// Model features of the record's in-bed epochs with the reference stage of each.
-    public static func labelledNight(_ record: Record) -> LabelledNight {
+    package static func labelledNight(_ record: Record) -> LabelledNight {
         var stageAt: [Int: SleepStage] = [:]
         for r in record.reference {
             if let s = r.stage { stageAt[Int((((r.start + r.end) / 2) / epochLength).rounded(.down))] = s }
@@ -129,7 +129,7 @@ public enum StagingTraining {
     }
 
     /// The record staged by `model`, scored against its reference.
-    public static func evaluate(_ model: StagingModel, on record: Record) -> StagingEvaluation {
+    package static func evaluate(_ model: StagingModel, on record: Record) -> StagingEvaluation {
         let sessions = SleepAnalyzer(model: model, timeZone: TimeZone(identifier: "UTC")!).analyze(record.input)
         return StagingEvaluation(reference: record.reference, predicted: sessions)
     }
@@ -137,7 +137,7 @@ public enum StagingTraining {
     /// Fit on every record whose group differs, stage the group's records; per-record
     /// evaluations in input order. `group` = name: leave one record out; = subject: leave
     /// one subject out.
-    public static func crossValidate(_ records: [Record], group: (Record) -> String,
+    package static func crossValidate(_ records: [Record], group: (Record) -> String,
                                      emissionWeight: Double = StagingModel.defaultEmissionWeight) throws
         -> [StagingEvaluation] {
         let nights = records.map(labelledNight)
@@ -152,14 +152,14 @@ public enum StagingTraining {
     }
 
     /// Fit on `train`, stage every record of `test`.
-    public static func transfer(train: [Record], test: [Record],
+    package static func transfer(train: [Record], test: [Record],
                                 emissionWeight: Double = StagingModel.defaultEmissionWeight) throws -> [StagingEvaluation] {
         let model = try StagingModel.fit(train.map(labelledNight), emissionWeight: emissionWeight)
         return test.map { evaluate(model, on: $0) }
     }
 
     /// The shipped model's fit: every record given.
-    public static func fit(_ records: [Record], emissionWeight: Double = StagingModel.defaultEmissionWeight) throws
+    package static func fit(_ records: [Record], emissionWeight: Double = StagingModel.defaultEmissionWeight) throws
         -> StagingModel {
         try StagingModel.fit(records.map(labelledNight), emissionWeight: emissionWeight)
     }

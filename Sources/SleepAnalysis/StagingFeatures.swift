@@ -16,18 +16,18 @@ import Foundation
 ///    arousals and REM swing the heart rate, deep sleep is steady;
 /// 3. log RMSSD minus the night's median (2.5-min window; beats only);
 /// 4. hours since the start of the stay in bed (capped at 9): deep sleep comes early, REM late.
-public enum StagingFeatures {
-    public static let names = ["log_movement", "hr_above_p10", "log_hr_spread", "log_rmssd_rel", "hours_in_bed"]
-    public static var count: Int { names.count }
+package enum StagingFeatures {
+    package static let names = ["log_movement", "hr_above_p10", "log_hr_spread", "log_rmssd_rel", "hours_in_bed"]
+    package static var count: Int { names.count }
 
     /// Epochs each side of an epoch for the heart-rate spread.
-    public static let spreadHalfWidth = 4
+    package static let spreadHalfWidth = 4
     /// Fewest epoch heart rates in that window for a spread.
-    public static let spreadMinimumEpochs = 5
+    package static let spreadMinimumEpochs = 5
 
     /// One row of `count` optional values per epoch (nil = not measured).
     /// `movementMeasured` false: the input carries no movement signal at all.
-    public static func matrix(_ epochs: [EpochFeatures], movementMeasured: Bool = true) -> [[Double?]] {
+    package static func matrix(_ epochs: [EpochFeatures], movementMeasured: Bool = true) -> [[Double?]] {
         let n = epochs.count
         let movement: [Double?] = epochs.map { e in
             guard movementMeasured, let m = e.movement, m.isFinite else { return nil }

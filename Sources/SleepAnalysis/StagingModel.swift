@@ -3,10 +3,10 @@ import SleepDomain
 
 /// A labelled night for training: model features (nil = not measured) and the
 /// technician's stages (nil for epochs that are unscored or outside the scored period).
-public struct LabelledNight: Sendable {
-    public var features: [[Double?]]
-    public var stages: [SleepStage?]
-    public init(features: [[Double?]], stages: [SleepStage?]) {
+package struct LabelledNight: Sendable {
+    package var features: [[Double?]]
+    package var stages: [SleepStage?]
+    package init(features: [[Double?]], stages: [SleepStage?]) {
         self.features = features; self.stages = stages
     }
 }
@@ -22,34 +22,34 @@ public struct LabelledNight: Sendable {
 /// `emissionWeight` < 1 tempers the emission log-likelihoods: neighbouring epochs share
 /// overlapping windows, so treating them as independent evidence would make the model
 /// overconfident and the transitions powerless.
-public struct StagingModel: Sendable, Codable, Hashable {
+package struct StagingModel: Sendable, Codable, Hashable {
     /// Class means, `[stage][feature]`, stages in `SleepStage.allCases` order.
-    public var means: [[Double]]
+    package var means: [[Double]]
     /// Shared (pooled within-class) covariance; a pair never measured together has 0.
-    public var covariance: [[Double]]
+    package var covariance: [[Double]]
     /// Whether the training data held each feature at all; an untrained feature is ignored.
-    public var trained: [Bool]
+    package var trained: [Bool]
     /// `transitions[from][to]`, rows sum to 1.
-    public var transitions: [[Double]]
+    package var transitions: [[Double]]
     /// Stage shares in the training epochs: the distribution of the first epoch.
-    public var initial: [Double]
-    public var emissionWeight: Double
+    package var initial: [Double]
+    package var emissionWeight: Double
 
-    public static let defaultEmissionWeight = 0.5
+    package static let defaultEmissionWeight = 0.5
     /// Pseudo-count added to every transition so unseen ones keep a small probability.
-    public static let transitionPseudoCount = 0.5
+    package static let transitionPseudoCount = 0.5
     /// Ridge added to the covariance diagonal for numerical stability.
-    public static let covarianceRidge = 1e-3
+    package static let covarianceRidge = 1e-3
 
-    public init(means: [[Double]], covariance: [[Double]], trained: [Bool], transitions: [[Double]],
+    package init(means: [[Double]], covariance: [[Double]], trained: [Bool], transitions: [[Double]],
                 initial: [Double], emissionWeight: Double) {
         self.means = means; self.covariance = covariance; self.trained = trained
         self.transitions = transitions; self.initial = initial; self.emissionWeight = emissionWeight
     }
 
-    public enum FitError: Error, CustomStringConvertible, Equatable {
+    package enum FitError: Error, CustomStringConvertible, Equatable {
         case missingStage(SleepStage)
-        public var description: String {
+        package var description: String {
             switch self {
             case .missingStage(let s): "no training epoch is labelled \(s.rawValue)"
             }
@@ -59,7 +59,7 @@ public struct StagingModel: Sendable, Codable, Hashable {
     /// Deterministic maximum-likelihood fit: class means and pooled covariance over the
     /// epochs where each feature (pair) was measured, counted transitions between
     /// consecutive labelled epochs.
-    public static func fit(_ nights: [LabelledNight], emissionWeight: Double = defaultEmissionWeight) throws -> StagingModel {
+    package static func fit(_ nights: [LabelledNight], emissionWeight: Double = defaultEmissionWeight) throws -> StagingModel {
         let k = SleepStage.allCases.count
         let d = nights.lazy.compactMap { $0.features.first?.count }.first ?? StagingFeatures.count
         var sums = [[Double]](repeating: [Double](repeating: 0, count: d), count: k)
@@ -113,7 +113,7 @@ public struct StagingModel: Sendable, Codable, Hashable {
 
     /// Tempered emission log-likelihood of each stage for one feature row (up to a constant
     /// shared by the stages), over the features present in the row.
-    public func emissionLogLikelihoods(_ x: [Double?]) -> [Double] {
+    package func emissionLogLikelihoods(_ x: [Double?]) -> [Double] {
         var cache: [Int: (indices: [Int], inverse: [[Double]])] = [:]
         return emissionLogLikelihoods(x, cache: &cache)
     }
@@ -135,7 +135,7 @@ public struct StagingModel: Sendable, Codable, Hashable {
     /// Per-epoch stage probabilities. `isFinal` uses the whole night (forward–backward
     /// smoothing); otherwise each epoch sees only the epochs up to it (forward filtering),
     /// which is what a live, preliminary hypnogram can know.
-    public func probabilities(_ features: [[Double?]], isFinal: Bool = true) -> [StageProbabilities] {
+    package func probabilities(_ features: [[Double?]], isFinal: Bool = true) -> [StageProbabilities] {
         let n = features.count, k = means.count
         guard n > 0 else { return [] }
         var cache: [Int: (indices: [Int], inverse: [[Double]])] = [:]
@@ -218,7 +218,7 @@ func invert(_ m: [[Double]]) -> [[Double]]? {
 
 extension StagingModel {
     /// Swift source of this model as constants (how DefaultStagingModel.swift is made).
-    public var swiftSource: String {
+    package var swiftSource: String {
         func row(_ r: [Double]) -> String { "[" + r.map { String($0) }.joined(separator: ", ") + "]" }
         func mat(_ m: [[Double]]) -> String { "[\n" + m.map { "            " + row($0) + "," }.joined(separator: "\n") + "\n        ]" }
         return """

@@ -2,15 +2,15 @@ import Foundation
 
 /// The standard normal distribution: its CDF and quantile. The analyzer ranks features into
 /// normal scores with it; the night model draws its noise from its quantiles.
-public enum StandardNormal {
+package enum StandardNormal {
     /// P(Z ≤ z).
-    public static func cdf(_ z: Double) -> Double {
+    package static func cdf(_ z: Double) -> Double {
         0.5 * erfc(-z / 2.0.squareRoot())
     }
 
     /// The inverse CDF (Acklam's rational approximation, relative error < 1.2e-9). `p` is
     /// clamped to [1e-12, 1 − 1e-12] so the tails stay finite.
-    public static func quantile(_ p: Double) -> Double {
+    package static func quantile(_ p: Double) -> Double {
         let a = [-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
                  1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00]
         let b = [-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,

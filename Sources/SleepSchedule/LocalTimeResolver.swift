@@ -2,7 +2,7 @@ import Foundation
 import SleepDomain
 
 /// What a local `HH:mm` on a given date is in real time, in a zone that may change its offset.
-public enum LocalTimeResolution: Hashable, Sendable {
+package enum LocalTimeResolution: Hashable, Sendable {
     /// The time exists once.
     case exact(Date)
     /// The time falls in a gap (spring forward) and does not exist that day. It fires at the
@@ -13,7 +13,7 @@ public enum LocalTimeResolution: Hashable, Sendable {
     case repeated(first: Date, second: Date)
 
     /// The one instant the pod acts on.
-    public var fireInstant: Date {
+    package var fireInstant: Date {
         switch self {
         case .exact(let d): return d
         case .skipped(let d): return d
@@ -24,9 +24,9 @@ public enum LocalTimeResolution: Hashable, Sendable {
 
 /// Resolves local wall-clock times of the pod's zone to instants. The virtual pod, the alarm
 /// tests and the push policy all use these so they agree on DST days.
-public enum LocalTimeResolver {
+package enum LocalTimeResolver {
     /// `time` on local `date` in `zone`: exact, skipped (gap) or repeated (overlap).
-    public static func resolve(_ time: TimeOfDay, on date: CalendarDay, in zone: TimeZone) -> LocalTimeResolution {
+    package static func resolve(_ time: TimeOfDay, on date: CalendarDay, in zone: TimeZone) -> LocalTimeResolution {
         // Wall seconds: the local date-time counted as if it were UTC.
         let wall = Double(date.daysSinceEpoch) * 86_400 + Double(time.minuteOfDay) * 60
         // Offsets a day either side bracket any single transition near this time.
@@ -54,7 +54,7 @@ public enum LocalTimeResolver {
     /// The first instant strictly after `instant` at which `time` fires on a day in `days`
     /// (a repeated time fires only at its first occurrence, so the second is never returned).
     /// Nil for an empty mask.
-    public static func nextFiring(of time: TimeOfDay, days: WeekdayMask, after instant: Date, in zone: TimeZone) -> Date? {
+    package static func nextFiring(of time: TimeOfDay, days: WeekdayMask, after instant: Date, in zone: TimeZone) -> Date? {
         guard !days.isEmpty else { return nil }
         let today = LocalDateTime(instant, in: zone).date
         for offset in -1...8 {
@@ -69,7 +69,7 @@ public enum LocalTimeResolver {
     /// The real interval of a power window that switches on on local `date`; nil when `date`'s
     /// weekday is not in the window's mask. The off time is resolved on the same date when it is
     /// later than the on time, else on the next date (crossing midnight).
-    public static func interval(of window: PowerWindow, startingOn date: CalendarDay, in zone: TimeZone) -> DateInterval? {
+    package static func interval(of window: PowerWindow, startingOn date: CalendarDay, in zone: TimeZone) -> DateInterval? {
         guard window.days.contains(date.weekday) else { return nil }
         let on = resolve(window.on, on: date, in: zone).fireInstant
         let off = resolve(window.off, on: window.crossesMidnight ? date.adding(days: 1) : date, in: zone).fireInstant
@@ -79,7 +79,7 @@ public enum LocalTimeResolver {
 
     /// The next instant after `instant` at which `zone` changes its UTC offset for daylight
     /// saving, or nil if it has none ahead.
-    public static func nextTransition(after instant: Date, in zone: TimeZone) -> Date? {
+    package static func nextTransition(after instant: Date, in zone: TimeZone) -> Date? {
         zone.nextDaylightSavingTimeTransition(after: instant)
     }
 }

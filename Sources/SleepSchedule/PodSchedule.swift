@@ -3,7 +3,7 @@ import SleepDomain
 
 /// Vibration patterns of the pod's alarm motor (firmware-protocol.md SET_ALARM `pattern`:
 /// 0 double, 1 rise, 2 constant).
-public enum VibrationPattern: String, Sendable, Hashable, Codable, CaseIterable {
+package enum VibrationPattern: String, Sendable, Hashable, Codable, CaseIterable {
     /// Two pulses, pause, repeat.
     case double
     /// Intensity rises from 10 % to the set intensity over the first 30 s.
@@ -13,15 +13,15 @@ public enum VibrationPattern: String, Sendable, Hashable, Codable, CaseIterable 
 }
 
 /// Alarm parameters from configuration (the time comes from the wake time).
-public struct AlarmPreferences: Hashable, Sendable, Codable {
-    public var enabled: Bool = true
+package struct AlarmPreferences: Hashable, Sendable, Codable {
+    package var enabled: Bool = true
     /// 0…100 %.
-    public var intensity: Int = 60
-    public var pattern: VibrationPattern = .rise
+    package var intensity: Int = 60
+    package var pattern: VibrationPattern = .rise
     /// How long the motor runs, 1…600 s.
-    public var durationSeconds: Int = 120
+    package var durationSeconds: Int = 120
 
-    public init(enabled: Bool = true, intensity: Int = 60, pattern: VibrationPattern = .rise, durationSeconds: Int = 120) {
+    package init(enabled: Bool = true, intensity: Int = 60, pattern: VibrationPattern = .rise, durationSeconds: Int = 120) {
         self.enabled = enabled
         self.intensity = intensity
         self.pattern = pattern
@@ -33,25 +33,25 @@ public struct AlarmPreferences: Hashable, Sendable, Codable {
 /// `days` (local date of the power-ON), off at the first `off` after that. `off` earlier than
 /// `on` crosses midnight and is valid (on 22:30, off 07:30 switches off the next morning).
 /// This module never produces `off == on` (the pod would read it as 24 hours).
-public struct PowerWindow: Hashable, Sendable, Codable, CustomStringConvertible {
-    public var days: WeekdayMask
-    public var on: TimeOfDay
-    public var off: TimeOfDay
+package struct PowerWindow: Hashable, Sendable, Codable, CustomStringConvertible {
+    package var days: WeekdayMask
+    package var on: TimeOfDay
+    package var off: TimeOfDay
     /// Power stage level while on, 0…100 %.
-    public var level: Int
+    package var level: Int
 
-    public init(days: WeekdayMask, on: TimeOfDay, off: TimeOfDay, level: Int = 100) {
+    package init(days: WeekdayMask, on: TimeOfDay, off: TimeOfDay, level: Int = 100) {
         self.days = days
         self.on = on
         self.off = off
         self.level = level
     }
 
-    public var crossesMidnight: Bool { off < on }
+    package var crossesMidnight: Bool { off < on }
 
     /// Whether `instant` falls inside this window in `zone`: on a day in `days` at or after
     /// `on` and before `off`, where a window crossing midnight runs on into the next day.
-    public func contains(_ instant: Date, in zone: TimeZone) -> Bool {
+    package func contains(_ instant: Date, in zone: TimeZone) -> Bool {
         let local = LocalDateTime(instant, in: zone)
         let now = local.timeOfDay
         let today = local.date.weekday
@@ -62,9 +62,9 @@ public struct PowerWindow: Hashable, Sendable, Codable, CustomStringConvertible 
     }
 
     /// Wall-clock minutes from on to off (ignores a DST change inside the window).
-    public var durationMinutes: Int { floorMod(off.minuteOfDay - on.minuteOfDay, TimeOfDay.minutesPerDay) }
+    package var durationMinutes: Int { floorMod(off.minuteOfDay - on.minuteOfDay, TimeOfDay.minutesPerDay) }
 
-    public var description: String {
+    package var description: String {
         "on \(on) off \(off)\(crossesMidnight ? " (+1 day)" : "") level \(level)% [\(days)]"
     }
 }
@@ -72,14 +72,14 @@ public struct PowerWindow: Hashable, Sendable, Codable, CustomStringConvertible 
 /// One alarm entry: vibrate at `time` on each day in `days` (local date of the alarm). The pod
 /// holds ONE alarm per side, so when a side has two entries (weekday and weekend wake times
 /// differ) the push policy keeps the one that fires next in force (`DesiredPodState`).
-public struct AlarmEntry: Hashable, Sendable, Codable, CustomStringConvertible {
-    public var days: WeekdayMask
-    public var time: TimeOfDay
-    public var intensity: Int
-    public var pattern: VibrationPattern
-    public var durationSeconds: Int
+package struct AlarmEntry: Hashable, Sendable, Codable, CustomStringConvertible {
+    package var days: WeekdayMask
+    package var time: TimeOfDay
+    package var intensity: Int
+    package var pattern: VibrationPattern
+    package var durationSeconds: Int
 
-    public init(days: WeekdayMask, time: TimeOfDay, intensity: Int, pattern: VibrationPattern, durationSeconds: Int) {
+    package init(days: WeekdayMask, time: TimeOfDay, intensity: Int, pattern: VibrationPattern, durationSeconds: Int) {
         self.days = days
         self.time = time
         self.intensity = intensity
@@ -87,24 +87,24 @@ public struct AlarmEntry: Hashable, Sendable, Codable, CustomStringConvertible {
         self.durationSeconds = durationSeconds
     }
 
-    public var description: String {
+    package var description: String {
         "alarm \(time) \(pattern) \(intensity)% \(durationSeconds)s [\(days)]"
     }
 }
 
 /// What one side of the pod should hold: its power windows and alarms as local `HH:mm` in the
 /// pod's time zone. Equatable, so the push policy can compare desired with acknowledged.
-public struct PodSchedule: Hashable, Sendable, Codable {
-    public var side: BedSide
+package struct PodSchedule: Hashable, Sendable, Codable {
+    package var side: BedSide
     /// The zone the `HH:mm` values are in (the pod's, not necessarily the hub's).
-    public var timeZoneIdentifier: String
+    package var timeZoneIdentifier: String
     /// Power windows: their masks never share a day (the pod keeps one entry per weekday) and
     /// together cover every day.
-    public var powerWindows: [PowerWindow]
+    package var powerWindows: [PowerWindow]
     /// Alarm entries with disjoint masks; empty when the alarm is disabled.
-    public var alarms: [AlarmEntry]
+    package var alarms: [AlarmEntry]
 
-    public init(side: BedSide, timeZoneIdentifier: String, powerWindows: [PowerWindow], alarms: [AlarmEntry]) {
+    package init(side: BedSide, timeZoneIdentifier: String, powerWindows: [PowerWindow], alarms: [AlarmEntry]) {
         self.side = side
         self.timeZoneIdentifier = timeZoneIdentifier
         self.powerWindows = powerWindows
@@ -112,7 +112,7 @@ public struct PodSchedule: Hashable, Sendable, Codable {
     }
 
     /// One line per entry, for the CLI and logs.
-    public var lines: [String] {
+    package var lines: [String] {
         ["\(side) (\(timeZoneIdentifier)):"] + powerWindows.map { "  power \($0)" } + alarms.map { "  \($0)" }
     }
 }

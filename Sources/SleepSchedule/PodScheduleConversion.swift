@@ -1,20 +1,20 @@
 import SleepDomain
 
 /// How bedtime and wake become the pod's power windows and alarm.
-public struct PodScheduleConfiguration: Hashable, Sendable, Codable {
+package struct PodScheduleConfiguration: Hashable, Sendable, Codable {
     /// Power on this long before bedtime so the bed is warm (0…720 min).
-    public var warmUpLeadMinutes: Int = 30
+    package var warmUpLeadMinutes: Int = 30
     /// Power off this long after the wake time (0…720 min).
-    public var powerOffDelayMinutes: Int = 30
+    package var powerOffDelayMinutes: Int = 30
     /// Times snap to multiples of this many minutes; must divide 1440 (1, 5, 10, 15, 30, 60 …).
-    public var roundingStepMinutes: Int = 5
+    package var roundingStepMinutes: Int = 5
     /// Power stage level of every window, 0…100 %.
-    public var powerLevel: Int = 100
-    public var alarm = AlarmPreferences()
+    package var powerLevel: Int = 100
+    package var alarm = AlarmPreferences()
 
-    public init() {}
+    package init() {}
 
-    public func validate() throws(ScheduleError) {
+    package func validate() throws(ScheduleError) {
         guard (0...720).contains(warmUpLeadMinutes) else {
             throw .invalidConfiguration("warmUpLeadMinutes must be in 0…720, is \(warmUpLeadMinutes)")
         }
@@ -48,8 +48,8 @@ public struct PodScheduleConfiguration: Hashable, Sendable, Codable {
 /// - if one group's power-on is before midnight and the other's after, the later one starts at
 ///   the last step before midnight (23:55), so no weekday holds two power entries;
 /// - groups with identical times merge into one entry with the union of their days.
-public enum PodScheduleConverter {
-    public static func convert(
+package enum PodScheduleConverter {
+    package static func convert(
         _ schedule: ManualSchedule,
         weekendWakeDays: WeekdayMask = .saturdayAndSunday,
         side: BedSide,
@@ -88,7 +88,7 @@ public enum PodScheduleConverter {
     }
 
     /// Convenience: the times in force of an inference result.
-    public static func convert(
+    package static func convert(
         _ result: ScheduleInferenceResult,
         side: BedSide,
         configuration: PodScheduleConfiguration = PodScheduleConfiguration()

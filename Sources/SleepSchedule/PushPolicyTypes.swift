@@ -2,7 +2,7 @@ import Foundation
 import SleepDomain
 
 /// Which pod setting a command replaces; acks, nacks and timeouts are matched by this key.
-public enum ScheduleCommandKey: Hashable, Sendable, Comparable, CustomStringConvertible {
+package enum ScheduleCommandKey: Hashable, Sendable, Comparable, CustomStringConvertible {
     case clock
     case powerSchedule(BedSide)
     /// The side's power state now (SET_POWER), restored inside a window the pod missed.
@@ -19,9 +19,9 @@ public enum ScheduleCommandKey: Hashable, Sendable, Comparable, CustomStringConv
         }
     }
 
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rank < rhs.rank }
+    package static func < (lhs: Self, rhs: Self) -> Bool { lhs.rank < rhs.rank }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .clock: return "set-clock"
         case .powerSchedule(let s): return "set-power-schedule(\(s))"
@@ -34,25 +34,25 @@ public enum ScheduleCommandKey: Hashable, Sendable, Comparable, CustomStringConv
 /// What set-clock carries besides the current UTC time, which the command client stamps at
 /// the moment it sends (so a queued command never carries a stale time). It changes exactly
 /// when the pod's zone changes or its UTC offset does (a DST transition).
-public struct ClockSync: Hashable, Sendable, Codable {
+package struct ClockSync: Hashable, Sendable, Codable {
     /// The pod's zone (for logs and the store; the pod itself only gets the offset).
-    public var timeZoneIdentifier: String
+    package var timeZoneIdentifier: String
     /// Local time = UTC + this, valid now (SET_CLOCK `utc_offset_min`).
-    public var utcOffsetMinutes: Int
+    package var utcOffsetMinutes: Int
 
-    public init(timeZoneIdentifier: String, utcOffsetMinutes: Int) {
+    package init(timeZoneIdentifier: String, utcOffsetMinutes: Int) {
         self.timeZoneIdentifier = timeZoneIdentifier
         self.utcOffsetMinutes = utcOffsetMinutes
     }
 
     /// The setting for `zone` at `now`.
-    public init(zone: TimeZone, at now: Date) {
+    package init(zone: TimeZone, at now: Date) {
         self.init(timeZoneIdentifier: zone.identifier, utcOffsetMinutes: zone.secondsFromGMT(for: now) / 60)
     }
 }
 
 /// A command the hub must send to the pod.
-public enum ScheduleCommand: Hashable, Sendable {
+package enum ScheduleCommand: Hashable, Sendable {
     case setClock(ClockSync)
     /// The side's whole power schedule: one SET_POWER_SCHEDULE per window (their masks are
     /// disjoint); an empty list is a clear (days = 0).
@@ -64,7 +64,7 @@ public enum ScheduleCommand: Hashable, Sendable {
     /// The side's one alarm (SET_ALARM), or nil for CLEAR_ALARM.
     case setAlarm(BedSide, AlarmEntry?)
 
-    public var key: ScheduleCommandKey {
+    package var key: ScheduleCommandKey {
         switch self {
         case .setClock: return .clock
         case .setPowerSchedule(let side, _): return .powerSchedule(side)
@@ -75,11 +75,11 @@ public enum ScheduleCommand: Hashable, Sendable {
 }
 
 /// What the pod should hold: its zone and one schedule per side (a missing side is left alone).
-public struct DesiredPodState: Hashable, Sendable {
-    public var timeZone: TimeZone
-    public var schedules: [PodSchedule]
+package struct DesiredPodState: Hashable, Sendable {
+    package var timeZone: TimeZone
+    package var schedules: [PodSchedule]
 
-    public init(timeZone: TimeZone, schedules: [PodSchedule]) {
+    package init(timeZone: TimeZone, schedules: [PodSchedule]) {
         self.timeZone = timeZone
         self.schedules = schedules
     }
@@ -90,7 +90,7 @@ public struct DesiredPodState: Hashable, Sendable {
     /// next firing after `now − alarmHoldover` comes first, so an alarm stays in force for
     /// `alarmHoldover` after it fired (vibration and snoozes are not cut short) and is then
     /// replaced by the entry that fires next (Friday's 07:00 by Saturday's 09:30).
-    public func commands(at now: Date, alarmHoldover: TimeInterval) -> [ScheduleCommand] {
+    package func commands(at now: Date, alarmHoldover: TimeInterval) -> [ScheduleCommand] {
         let sides = schedules.sorted { $0.side < $1.side }
         var list: [ScheduleCommand] = [.setClock(ClockSync(zone: timeZone, at: now))]
         for s in sides { list.append(.setPowerSchedule(s.side, s.powerWindows)) }
@@ -104,7 +104,7 @@ public struct DesiredPodState: Hashable, Sendable {
     }
 
     /// The earliest instant after `now` at which some side's alarm in force will change.
-    public func nextAlarmSwitch(after now: Date, alarmHoldover: TimeInterval) -> Date? {
+    package func nextAlarmSwitch(after now: Date, alarmHoldover: TimeInterval) -> Date? {
         schedules.compactMap { s -> Date? in
             guard s.alarms.count > 1, let chosen = alarmInForce(s, at: now, holdover: alarmHoldover) else { return nil }
             return chosen.firing.addingTimeInterval(alarmHoldover)
@@ -124,7 +124,7 @@ public struct DesiredPodState: Hashable, Sendable {
 }
 
 /// Inputs to the push policy. Every event comes with the current time (`handle(_:now:)`).
-public enum PushEvent: Hashable, Sendable {
+package enum PushEvent: Hashable, Sendable {
     /// The pod is connected and its handshake done (first connect or any reconnect).
     case connected
     /// As `connected`, and the handshake itself set the pod's clock to this (the link layer
@@ -151,11 +151,11 @@ public enum PushEvent: Hashable, Sendable {
 }
 
 /// Why a command was given up on.
-public enum PushFailureReason: Hashable, Sendable, CustomStringConvertible {
+package enum PushFailureReason: Hashable, Sendable, CustomStringConvertible {
     case rejected(status: Int)
     case timedOut
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .rejected(let status): return "rejected with status \(status)"
         case .timedOut: return "no answer"
@@ -164,7 +164,7 @@ public enum PushFailureReason: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Outputs of the push policy, to be carried out by the daemon in order.
-public enum PushAction: Hashable, Sendable {
+package enum PushAction: Hashable, Sendable {
     /// Send this command now (attempt 1 is the first try). Wait for its answer before the next.
     case send(ScheduleCommand, attempt: Int)
     /// Deliver a `.tick` at this instant (retry backoff, answer timeout, DST pre-push or re-sync).
@@ -178,27 +178,27 @@ public enum PushAction: Hashable, Sendable {
 }
 
 /// Timing and retry limits of the push policy.
-public struct PushPolicyConfiguration: Hashable, Sendable, Codable {
+package struct PushPolicyConfiguration: Hashable, Sendable, Codable {
     /// Retries after the first attempt before reporting failure.
-    public var maxRetries: Int = 3
+    package var maxRetries: Int = 3
     /// First retry after this many seconds, doubling on each further retry.
-    public var retryDelaySeconds: Double = 5
+    package var retryDelaySeconds: Double = 5
     /// An unanswered command counts as timed out after this long.
-    public var answerTimeoutSeconds: Double = 10
+    package var answerTimeoutSeconds: Double = 10
     /// Power schedules and alarms are pushed again this long before each DST transition.
-    public var preTransitionLeadSeconds: Double = 15 * 60
+    package var preTransitionLeadSeconds: Double = 15 * 60
     /// The clock is re-sent this long after it was last acknowledged (firmware-protocol.md §7.3:
     /// every 6 hours), besides every event that invalidates it.
-    public var clockResyncIntervalSeconds: Double = 6 * 3600
+    package var clockResyncIntervalSeconds: Double = 6 * 3600
     /// How long an alarm stays in force after it fired before the side's next entry replaces it.
-    public var alarmHoldoverSeconds: Double = 2 * 3600
+    package var alarmHoldoverSeconds: Double = 2 * 3600
     /// Nack statuses worth retrying: BUSY (4) and NOT_READY (5). Any other nack is final and
     /// reported at once (the pod said the value is wrong; repeating it cannot help).
-    public var retryableStatuses: Set<Int> = [4, 5]
+    package var retryableStatuses: Set<Int> = [4, 5]
     /// NOT_READY: the pod's clock is not valid, so the clock is re-sent before the retry.
-    public var clockNotValidStatus: Int = 5
+    package var clockNotValidStatus: Int = 5
     /// A reported pod clock further than this from the hub's counts as reset.
-    public var clockToleranceSeconds: Double = 120
+    package var clockToleranceSeconds: Double = 120
 
-    public init() {}
+    package init() {}
 }

@@ -1,7 +1,7 @@
 import SleepDomain
 
 /// Everything the schedule module refuses, with a message a person can act on.
-public enum ScheduleError: Error, Hashable, Sendable, CustomStringConvertible {
+package enum ScheduleError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A configuration value out of range.
     case invalidConfiguration(String)
     /// Bedtime, lead and delay add up to a power window of a whole day or more.
@@ -9,7 +9,7 @@ public enum ScheduleError: Error, Hashable, Sendable, CustomStringConvertible {
     /// After rounding, power-on and power-off fell on the same minute.
     case emptyPowerWindow(TimeOfDay)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidConfiguration(let message): return "invalid schedule configuration: \(message)"
         case .powerWindowTooLong(let minutes):

@@ -2,7 +2,7 @@ import Foundation
 import SleepDomain
 
 /// Where the times in force for a group came from.
-public enum ScheduleOrigin: String, Sendable, Hashable, Codable, CustomStringConvertible {
+package enum ScheduleOrigin: String, Sendable, Hashable, Codable, CustomStringConvertible {
     /// The user's manual schedule (always wins until cleared).
     case manual
     /// Inferred from this group's own nights.
@@ -12,7 +12,7 @@ public enum ScheduleOrigin: String, Sendable, Hashable, Codable, CustomStringCon
     /// Not enough (or too irregular) nights; the configured default schedule.
     case fallbackDefault
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .manual: return "manual"
         case .inferred: return "inferred"
@@ -23,68 +23,68 @@ public enum ScheduleOrigin: String, Sendable, Hashable, Codable, CustomStringCon
 }
 
 /// What the circular statistics gave for one set of nights.
-public struct NightsEstimate: Hashable, Sendable {
+package struct NightsEstimate: Hashable, Sendable {
     /// Nights offered (after naps, invalid and out-of-window sessions were skipped).
-    public let nightsConsidered: Int
+    package let nightsConsidered: Int
     /// Wake dates of the nights kept.
-    public let usedWakeDates: [CalendarDay]
+    package let usedWakeDates: [CalendarDay]
     /// Wake dates of the nights dropped as outliers.
-    public let droppedWakeDates: [CalendarDay]
+    package let droppedWakeDates: [CalendarDay]
     /// The outlier threshold applied to bedtimes and to wake times, minutes from the median.
-    public let bedtimeThresholdMinutes: Double
-    public let wakeThresholdMinutes: Double
+    package let bedtimeThresholdMinutes: Double
+    package let wakeThresholdMinutes: Double
     /// Statistics over the kept nights.
-    public let bedtime: CircularSummary
-    public let wake: CircularSummary
+    package let bedtime: CircularSummary
+    package let wake: CircularSummary
 
-    public var nightsUsed: Int { usedWakeDates.count }
-    public var nightsDropped: Int { droppedWakeDates.count }
+    package var nightsUsed: Int { usedWakeDates.count }
+    package var nightsDropped: Int { droppedWakeDates.count }
 
     /// The circular means rounded to the minute.
-    public var times: SleepTimes { SleepTimes(bedtime: bedtime.mean, wake: wake.mean) }
+    package var times: SleepTimes { SleepTimes(bedtime: bedtime.mean, wake: wake.mean) }
 }
 
 /// The times in force for weekday or weekend nights and why.
-public struct GroupDecision: Hashable, Sendable {
-    public let group: NightGroup
-    public let times: SleepTimes
-    public let source: ScheduleOrigin
+package struct GroupDecision: Hashable, Sendable {
+    package let group: NightGroup
+    package let times: SleepTimes
+    package let source: ScheduleOrigin
     /// What inference gives for this group (its own nights, or all nights when pooled); present
     /// even when a manual schedule wins, so `schedule infer` can show it. Nil without nights.
-    public let estimate: NightsEstimate?
+    package let estimate: NightsEstimate?
     /// One line: why these times.
-    public let reason: String
+    package let reason: String
 }
 
 /// The result of `ScheduleInference.infer`: the times per group plus the "why".
-public struct ScheduleInferenceResult: Hashable, Sendable {
-    public let weekday: GroupDecision
-    public let weekend: GroupDecision
-    public let weekendWakeDays: WeekdayMask
-    public let timeZoneIdentifier: String
+package struct ScheduleInferenceResult: Hashable, Sendable {
+    package let weekday: GroupDecision
+    package let weekend: GroupDecision
+    package let weekendWakeDays: WeekdayMask
+    package let timeZoneIdentifier: String
     /// Sessions handed in, and how many were skipped for each reason.
-    public let sessionsGiven: Int
-    public let skippedNaps: Int
-    public let skippedInvalid: Int
-    public let skippedOutsideWindow: Int
+    package let sessionsGiven: Int
+    package let skippedNaps: Int
+    package let skippedInvalid: Int
+    package let skippedOutsideWindow: Int
     /// Nights that entered the statistics.
-    public let nightsConsidered: Int
+    package let nightsConsidered: Int
 
-    public func decision(for group: NightGroup) -> GroupDecision {
+    package func decision(for group: NightGroup) -> GroupDecision {
         group == .weekday ? weekday : weekend
     }
 
     /// The group a night waking on `day` belongs to.
-    public func group(forWakeDay day: Weekday) -> NightGroup {
+    package func group(forWakeDay day: Weekday) -> NightGroup {
         weekendWakeDays.contains(day) ? .weekend : .weekday
     }
 
     /// The times in force per group as a schedule (manual or not), for conversion.
-    public var schedule: ManualSchedule { ManualSchedule(weekday: weekday.times, weekend: weekend.times) }
+    package var schedule: ManualSchedule { ManualSchedule(weekday: weekday.times, weekend: weekend.times) }
 
     /// Lines a CLI can print: the input, then per group the times, source, nights used and
     /// dropped, circular mean and spread.
-    public var explanation: [String] {
+    package var explanation: [String] {
         var lines = [
             "time zone \(timeZoneIdentifier); \(sessionsGiven) sessions: \(nightsConsidered) nights used for statistics, "
                 + "\(skippedNaps) naps skipped, \(skippedInvalid) invalid, \(skippedOutsideWindow) outside the window",
@@ -127,7 +127,7 @@ public struct ScheduleInferenceResult: Hashable, Sendable {
 ///   all nights together are used if they keep ≥ `minimumNights`; otherwise the default;
 /// - R below `minimumRegularity` for bedtime or wake also falls back to the default;
 /// - a manual schedule wins over all of this.
-public enum ScheduleInference {
+package enum ScheduleInference {
     struct Night {
         let wakeDate: CalendarDay
         let bedMinute: Double
@@ -135,7 +135,7 @@ public enum ScheduleInference {
         let group: NightGroup
     }
 
-    public static func infer(
+    package static func infer(
         nights: [SleepNight],
         manual: ManualSchedule? = nil,
         now: Date,

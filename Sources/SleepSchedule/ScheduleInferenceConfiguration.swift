@@ -1,7 +1,7 @@
 import SleepDomain
 
 /// Which instant of a session counts as "going to bed".
-public enum BedtimeSource: String, Sendable, Hashable, Codable, CaseIterable {
+package enum BedtimeSource: String, Sendable, Hashable, Codable, CaseIterable {
     /// The session start (in bed). Default: the warm-up must precede getting into bed.
     case sessionStart
     /// The analyzer's sleep onset, falling back to the session start when there is none.
@@ -9,34 +9,34 @@ public enum BedtimeSource: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// Knobs of the schedule inference. Defaults work; `validate()` says what is wrong otherwise.
-public struct ScheduleInferenceConfiguration: Hashable, Sendable, Codable {
+package struct ScheduleInferenceConfiguration: Hashable, Sendable, Codable {
     /// Fewer usable nights than this (after outliers are dropped) → the default schedule.
-    public var minimumNights: Int = 3
+    package var minimumNights: Int = 3
     /// A group (weekday / weekend) needs this many nights for its own estimate; otherwise it
     /// takes the estimate of all nights together.
-    public var minimumNightsPerGroup: Int = 3
+    package var minimumNightsPerGroup: Int = 3
     /// Only sessions that ended within this many days before `now` count.
-    public var lookbackDays: Int = 28
-    public var bedtimeSource: BedtimeSource = .sessionStart
+    package var lookbackDays: Int = 28
+    package var bedtimeSource: BedtimeSource = .sessionStart
     /// Wake dates on these days make a weekend night (default Saturday and Sunday mornings,
     /// i.e. Friday and Saturday nights).
-    public var weekendWakeDays: WeekdayMask = .saturdayAndSunday
+    package var weekendWakeDays: WeekdayMask = .saturdayAndSunday
     /// Outlier rule: a night is dropped when its bedtime or its wake time lies further from the
     /// circular median than max(`outlierFloorMinutes`, `outlierSpreadMultiplier` × 1.4826 × MAD).
-    public var outlierFloorMinutes: Double = 90
-    public var outlierSpreadMultiplier: Double = 3
+    package var outlierFloorMinutes: Double = 90
+    package var outlierSpreadMultiplier: Double = 3
     /// Below this mean resultant length (bedtime or wake) the nights are too irregular to infer
     /// from (R = 0.5 is a circular SD of about 4.5 h) and the default schedule is used.
-    public var minimumRegularity: Double = 0.5
+    package var minimumRegularity: Double = 0.5
     /// Sessions longer than this are not nights (a sensor left occupied); skipped as invalid.
-    public var maximumSessionHours: Double = 20
+    package var maximumSessionHours: Double = 20
     /// Used when there is neither a manual schedule nor enough nights.
-    public var defaultSchedule = ManualSchedule(every: SleepTimes(
+    package var defaultSchedule = ManualSchedule(every: SleepTimes(
         bedtime: TimeOfDay(hour: 22, minute: 30)!, wake: TimeOfDay(hour: 7, minute: 0)!))
 
-    public init() {}
+    package init() {}
 
-    public func validate() throws(ScheduleError) {
+    package func validate() throws(ScheduleError) {
         guard minimumNights >= 1 else { throw .invalidConfiguration("minimumNights must be ≥ 1, is \(minimumNights)") }
         guard minimumNightsPerGroup >= 1 else {
             throw .invalidConfiguration("minimumNightsPerGroup must be ≥ 1, is \(minimumNightsPerGroup)")

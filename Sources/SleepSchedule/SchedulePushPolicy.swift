@@ -15,16 +15,16 @@ import Foundation
 /// - one command in flight at a time; a timeout or a retryable nack (BUSY, NOT_READY) is
 ///   retried after an exponential delay up to `maxRetries` times, then reported as `.failed`;
 ///   any other nack is reported at once. A failed value is not retried until something changes.
-public struct SchedulePushPolicy: Sendable {
-    public let configuration: PushPolicyConfiguration
-    public private(set) var isConnected = false
-    public private(set) var desired: DesiredPodState?
+package struct SchedulePushPolicy: Sendable {
+    package let configuration: PushPolicyConfiguration
+    package private(set) var isConnected = false
+    package private(set) var desired: DesiredPodState?
     /// What the pod acknowledged, per key.
-    public private(set) var acknowledged: [ScheduleCommandKey: ScheduleCommand] = [:]
+    package private(set) var acknowledged: [ScheduleCommandKey: ScheduleCommand] = [:]
     /// Commands given up on, per key.
-    public private(set) var failed: [ScheduleCommandKey: ScheduleCommand] = [:]
+    package private(set) var failed: [ScheduleCommandKey: ScheduleCommand] = [:]
     /// The command awaiting an answer.
-    public private(set) var inFlight: ScheduleCommand?
+    package private(set) var inFlight: ScheduleCommand?
 
     var inFlightSentAt = Date.distantPast
     var clockAcknowledgedAt: Date?
@@ -35,11 +35,11 @@ public struct SchedulePushPolicy: Sendable {
     var prePushedTransition: Date?
     var inSyncReported = false
 
-    public init(configuration: PushPolicyConfiguration = PushPolicyConfiguration()) {
+    package init(configuration: PushPolicyConfiguration = PushPolicyConfiguration()) {
         self.configuration = configuration
     }
 
-    public mutating func handle(_ event: PushEvent, now: Date) -> [PushAction] {
+    package mutating func handle(_ event: PushEvent, now: Date) -> [PushAction] {
         var actions: [PushAction] = []
         switch event {
         case .connected:

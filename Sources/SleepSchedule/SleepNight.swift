@@ -3,17 +3,17 @@ import SleepDomain
 
 /// One recorded sleep session of one side, as plain values the store can hand over. Only the
 /// instants matter here; stages and metrics belong to the analyzer.
-public struct SleepNight: Hashable, Sendable, Codable {
+package struct SleepNight: Hashable, Sendable, Codable {
     /// Got into bed (session start).
-    public var start: Date
+    package var start: Date
     /// Got out of bed (session end): the wake instant, whose local date names the night.
-    public var end: Date
+    package var end: Date
     /// First epoch asleep, when the analyzer found one.
-    public var sleepOnset: Date?
+    package var sleepOnset: Date?
     /// Naps are sessions too, but they say nothing about the usual night: they are skipped.
-    public var isNap: Bool
+    package var isNap: Bool
 
-    public init(start: Date, end: Date, sleepOnset: Date? = nil, isNap: Bool = false) {
+    package init(start: Date, end: Date, sleepOnset: Date? = nil, isNap: Bool = false) {
         self.start = start
         self.end = end
         self.sleepOnset = sleepOnset
@@ -21,7 +21,7 @@ public struct SleepNight: Hashable, Sendable, Codable {
     }
 
     /// The same from Unix seconds (what the store keeps).
-    public init(startUnix: Double, endUnix: Double, sleepOnsetUnix: Double? = nil, isNap: Bool = false) {
+    package init(startUnix: Double, endUnix: Double, sleepOnsetUnix: Double? = nil, isNap: Bool = false) {
         self.init(
             start: Date(timeIntervalSince1970: startUnix),
             end: Date(timeIntervalSince1970: endUnix),
@@ -32,45 +32,45 @@ public struct SleepNight: Hashable, Sendable, Codable {
 }
 
 /// Usual bedtime and wake time as local wall-clock times.
-public struct SleepTimes: Hashable, Sendable, Codable, CustomStringConvertible {
-    public var bedtime: TimeOfDay
-    public var wake: TimeOfDay
+package struct SleepTimes: Hashable, Sendable, Codable, CustomStringConvertible {
+    package var bedtime: TimeOfDay
+    package var wake: TimeOfDay
 
-    public init(bedtime: TimeOfDay, wake: TimeOfDay) {
+    package init(bedtime: TimeOfDay, wake: TimeOfDay) {
         self.bedtime = bedtime
         self.wake = wake
     }
 
     /// Minutes from bedtime to wake going forward round the clock (a 23:00–07:00 night is 480).
-    public var sleepMinutes: Int { floorMod(wake.minuteOfDay - bedtime.minuteOfDay, TimeOfDay.minutesPerDay) }
+    package var sleepMinutes: Int { floorMod(wake.minuteOfDay - bedtime.minuteOfDay, TimeOfDay.minutesPerDay) }
 
     /// "23:00–07:00".
-    public var description: String { "\(bedtime)–\(wake)" }
+    package var description: String { "\(bedtime)–\(wake)" }
 }
 
 /// Weekday nights and weekend nights, told apart by the local date of the WAKE (see
 /// `ScheduleInferenceConfiguration.weekendWakeDays`).
-public enum NightGroup: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+package enum NightGroup: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
     case weekday, weekend
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 }
 
 /// A schedule the user set by hand. It wins over inference until cleared.
-public struct ManualSchedule: Hashable, Sendable, Codable {
-    public var weekday: SleepTimes
-    public var weekend: SleepTimes
+package struct ManualSchedule: Hashable, Sendable, Codable {
+    package var weekday: SleepTimes
+    package var weekend: SleepTimes
 
-    public init(weekday: SleepTimes, weekend: SleepTimes) {
+    package init(weekday: SleepTimes, weekend: SleepTimes) {
         self.weekday = weekday
         self.weekend = weekend
     }
 
     /// The same times every night.
-    public init(every times: SleepTimes) {
+    package init(every times: SleepTimes) {
         self.init(weekday: times, weekend: times)
     }
 
-    public func times(for group: NightGroup) -> SleepTimes {
+    package func times(for group: NightGroup) -> SleepTimes {
         group == .weekday ? weekday : weekend
     }
 }

@@ -2,14 +2,14 @@ import Foundation
 import SleepDomain
 
 /// Which sessions an export covers, by wake date.
-public enum ExportSelection: Sendable, Hashable {
+package enum ExportSelection: Sendable, Hashable {
     case date(CalendarDay)
     case range(from: CalendarDay, to: CalendarDay)
     case all
 }
 
 /// Why an export produced nothing; each message is fit to print as is.
-public enum ExportError: Error, Equatable, CustomStringConvertible {
+package enum ExportError: Error, Equatable, CustomStringConvertible {
     case badFormat(String)
     case noSessionsOnDate(CalendarDay, zone: String)
     case emptyRange(from: CalendarDay, to: CalendarDay, zone: String)
@@ -19,7 +19,7 @@ public enum ExportError: Error, Equatable, CustomStringConvertible {
     case invalidDate(String)
     case unknownTimeZone(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case let .badFormat(name):
             "unknown format '\(name)' (use one of: \(ExportFormat.allCases.map(\.rawValue).joined(separator: ", ")))"
@@ -35,16 +35,16 @@ public enum ExportError: Error, Equatable, CustomStringConvertible {
 }
 
 /// Exports stored sessions: selects them by wake date, loads blocks (and epochs) and renders.
-public struct SleepExporter: Sendable {
-    public let store: NightStore
+package struct SleepExporter: Sendable {
+    package let store: NightStore
 
-    public init(store: NightStore) { self.store = store }
+    package init(store: NightStore) { self.store = store }
 
     /// Sessions chosen by `selection` (and `side`), with blocks and optionally epochs.
     /// With `timeZone` nil, wake dates are the ones recorded when each session was stored;
     /// with a zone, they are recomputed from each session's end in that zone.
     /// - Throws: `ExportError` for an inverted or empty selection.
-    public func nights(
+    package func nights(
         _ selection: ExportSelection, side: BedSide?, includeEpochs: Bool, timeZone: TimeZone?
     ) async throws -> [ExportNight] {
         let zoneName = timeZone?.identifier ?? "recorded zones"
@@ -77,7 +77,7 @@ public struct SleepExporter: Sendable {
     }
 
     /// The whole export as text.
-    public func export(
+    package func export(
         _ selection: ExportSelection, side: BedSide? = nil, format: ExportFormat, includeEpochs: Bool = false,
         timeZone: TimeZone? = nil
     ) async throws -> String {

@@ -2,7 +2,7 @@ import Foundation
 import SleepDomain
 
 /// Output formats of `podbridge export`.
-public enum ExportFormat: String, Sendable, CaseIterable {
+package enum ExportFormat: String, Sendable, CaseIterable {
     /// Apple-Health-shaped stage samples (JSON): one `in_bed` sample per session plus merged stage blocks.
     case blocks
     /// Sessions with metrics and blocks (and epochs with `--epochs`), versioned schema.
@@ -11,20 +11,20 @@ public enum ExportFormat: String, Sendable, CaseIterable {
     case csv
 
     /// Parses a format name, with an error that lists the valid ones.
-    public static func parse(_ name: String) throws -> ExportFormat {
+    package static func parse(_ name: String) throws -> ExportFormat {
         guard let format = ExportFormat(rawValue: name.lowercased()) else { throw ExportError.badFormat(name) }
         return format
     }
 }
 
 /// One session with what an export needs of it.
-public struct ExportNight: Sendable, Hashable {
-    public var session: StoredSession
-    public var blocks: [StageBlock]
+package struct ExportNight: Sendable, Hashable {
+    package var session: StoredSession
+    package var blocks: [StageBlock]
     /// Epochs (empty unless asked for, or after retention pruned them).
-    public var epochs: [EpochRecord]
+    package var epochs: [EpochRecord]
 
-    public init(session: StoredSession, blocks: [StageBlock], epochs: [EpochRecord]) {
+    package init(session: StoredSession, blocks: [StageBlock], epochs: [EpochRecord]) {
         self.session = session
         self.blocks = blocks
         self.epochs = epochs
@@ -34,11 +34,11 @@ public struct ExportNight: Sendable, Hashable {
 /// Renders sessions as blocks / JSON / CSV. Pure: the same nights give the same bytes.
 /// Times are RFC 3339 with the offset of `timeZone` (or, when nil, of each session's
 /// recorded zone); the format is documented in docs/export-format.md.
-public enum ExportRenderer {
+package enum ExportRenderer {
     /// Version of the JSON documents (`version` field); bumped on any incompatible change.
-    public static let schemaVersion = 1
+    package static let schemaVersion = 1
 
-    public static func render(
+    package static func render(
         _ nights: [ExportNight], format: ExportFormat, includeEpochs: Bool, timeZone: TimeZone?
     ) throws -> String {
         switch format {
@@ -206,8 +206,8 @@ public enum ExportRenderer {
 
     // MARK: CSV
 
-    public static let blocksCSVHeader = "source_id,pod_serial,side,wake_date,stage,value,start_time,end_time,duration_min"
-    public static let epochsCSVHeader = "source_id,pod_serial,side,wake_date,start_time,end_time,stage,value,p_awake,p_core,p_deep,p_rem,heart_rate_bpm,hrv_rmssd_ms,breathing_rate_bpm,movement"
+    package static let blocksCSVHeader = "source_id,pod_serial,side,wake_date,stage,value,start_time,end_time,duration_min"
+    package static let epochsCSVHeader = "source_id,pod_serial,side,wake_date,start_time,end_time,stage,value,p_awake,p_core,p_deep,p_rem,heart_rate_bpm,hrv_rmssd_ms,breathing_rate_bpm,movement"
 
     static func blocksCSV(_ nights: [ExportNight], timeZone: TimeZone?) -> String {
         var lines = [blocksCSVHeader]

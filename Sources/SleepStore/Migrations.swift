@@ -12,11 +12,11 @@ import GRDB
 ///   the pod's answer, and the alarm events pods report.
 /// - `v4`: drops v2's `schedule_in_force` and `schedule_history`, which nothing used once
 ///   v3's schedule state replaced them.
-public enum StoreMigrations {
+package enum StoreMigrations {
     /// Identifiers of all migrations, oldest first.
-    public static let versions = ["v1", "v2", "v3", "v4"]
+    package static let versions = ["v1", "v2", "v3", "v4"]
 
-    public static var migrator: DatabaseMigrator {
+    package static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(sql: """

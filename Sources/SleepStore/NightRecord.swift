@@ -7,20 +7,20 @@ import SleepDomain
 /// One 30-second epoch of one side: its stage, the stage probabilities and the features.
 /// Features are optional because the analyzer rejects impossible values instead of
 /// reporting them; a missing feature is stored as NULL, never as a made-up number.
-public struct EpochRecord: Sendable, Hashable, Codable {
+package struct EpochRecord: Sendable, Hashable, Codable {
     /// Epoch length in seconds; every epoch spans `[start, start + 30)`.
-    public static let duration: Int64 = 30
+    package static let duration: Int64 = 30
 
     /// Unix seconds (UTC) at which the epoch starts.
-    public var start: Int64
-    public var stage: SleepStage
-    public var probabilities: StageProbabilities?
-    public var heartRate: Double?
-    public var hrvRMSSD: Double?
-    public var breathingRate: Double?
-    public var movement: Double?
+    package var start: Int64
+    package var stage: SleepStage
+    package var probabilities: StageProbabilities?
+    package var heartRate: Double?
+    package var hrvRMSSD: Double?
+    package var breathingRate: Double?
+    package var movement: Double?
 
-    public init(
+    package init(
         start: Int64, stage: SleepStage, probabilities: StageProbabilities? = nil,
         heartRate: Double? = nil, hrvRMSSD: Double? = nil, breathingRate: Double? = nil,
         movement: Double? = nil
@@ -34,33 +34,33 @@ public struct EpochRecord: Sendable, Hashable, Codable {
         self.movement = movement
     }
 
-    public var end: Int64 { start + Self.duration }
+    package var end: Int64 { start + Self.duration }
 }
 
 /// Nightly metrics of one session as the analyzer computed them.
 /// Minutes are minutes; `efficiency` and the `*Percent` shares are percentages (0–100) of
 /// time in bed; `score` is the analyzer's documented 0–100 score.
-public struct NightMetrics: Sendable, Hashable, Codable {
-    public var timeInBedMinutes: Double
-    public var totalSleepMinutes: Double
-    public var efficiency: Double
-    public var onsetLatencyMinutes: Double
-    public var wasoMinutes: Double
-    public var awakenings: Int
-    public var awakeMinutes: Double
-    public var coreMinutes: Double
-    public var deepMinutes: Double
-    public var remMinutes: Double
-    public var awakePercent: Double
-    public var corePercent: Double
-    public var deepPercent: Double
-    public var remPercent: Double
-    public var meanHeartRate: Double?
-    public var meanHRV: Double?
-    public var meanBreathingRate: Double?
-    public var score: Int
+package struct NightMetrics: Sendable, Hashable, Codable {
+    package var timeInBedMinutes: Double
+    package var totalSleepMinutes: Double
+    package var efficiency: Double
+    package var onsetLatencyMinutes: Double
+    package var wasoMinutes: Double
+    package var awakenings: Int
+    package var awakeMinutes: Double
+    package var coreMinutes: Double
+    package var deepMinutes: Double
+    package var remMinutes: Double
+    package var awakePercent: Double
+    package var corePercent: Double
+    package var deepPercent: Double
+    package var remPercent: Double
+    package var meanHeartRate: Double?
+    package var meanHRV: Double?
+    package var meanBreathingRate: Double?
+    package var score: Int
 
-    public init(
+    package init(
         timeInBedMinutes: Double, totalSleepMinutes: Double, efficiency: Double,
         onsetLatencyMinutes: Double, wasoMinutes: Double, awakenings: Int,
         awakeMinutes: Double, coreMinutes: Double, deepMinutes: Double, remMinutes: Double,
@@ -89,20 +89,20 @@ public struct NightMetrics: Sendable, Hashable, Codable {
 }
 
 /// One analysed in-bed session of one side: what the hub hands to `NightStore.save`.
-public struct NightRecord: Sendable, Hashable {
-    public var podSerial: String
-    public var side: BedSide
+package struct NightRecord: Sendable, Hashable {
+    package var podSerial: String
+    package var side: BedSide
     /// Unix seconds (UTC) of the session start and end; end > start.
-    public var start: Int64
-    public var end: Int64
+    package var start: Int64
+    package var end: Int64
     /// Epochs in time order, unique starts, stages other than `in_bed`.
-    public var epochs: [EpochRecord]
-    public var metrics: NightMetrics
+    package var epochs: [EpochRecord]
+    package var metrics: NightMetrics
     /// False for a preliminary session (analysed while the night is still going on): it is
     /// stored and exported but never uploaded, as the backend cannot update a session once posted.
-    public var isFinal: Bool
+    package var isFinal: Bool
 
-    public init(
+    package init(
         podSerial: String, side: BedSide, start: Int64, end: Int64, epochs: [EpochRecord],
         metrics: NightMetrics, isFinal: Bool = true
     ) {
@@ -117,12 +117,12 @@ public struct NightRecord: Sendable, Hashable {
 
     /// The stable source id (idempotency key) of this session: pod serial, side and
     /// session start. Re-analysing the same night yields the same id.
-    public var sourceID: String { SourceID.make(podSerial: podSerial, side: side, start: start) }
+    package var sourceID: String { SourceID.make(podSerial: podSerial, side: side, start: start) }
 }
 
 /// Builds the stable source id `podbridge:<serial>:<side>:<start unix seconds>`.
-public enum SourceID {
-    public static func make(podSerial: String, side: BedSide, start: Int64) -> String {
+package enum SourceID {
+    package static func make(podSerial: String, side: BedSide, start: Int64) -> String {
         "podbridge:\(podSerial):\(side.rawValue):\(start)"
     }
 }

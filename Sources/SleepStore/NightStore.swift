@@ -10,18 +10,18 @@ import SleepDomain
 /// Reads and writes are `async`: they run on GRDB's connections, never on the caller's
 /// actor or thread. Once started, a read or write finishes even if the calling task is
 /// cancelled (a night being kept at shutdown is still stored).
-public final class NightStore: Sendable {
+package final class NightStore: Sendable {
     /// Path of the database file.
-    public let path: String
+    package let path: String
     /// Zone in which wake dates are attributed when sessions are saved.
-    public let timeZone: TimeZone
-    public let clock: any WallClock
+    package let timeZone: TimeZone
+    package let clock: any WallClock
     let pool: DatabasePool
     let calendar: LocalCalendar
 
     /// Opens (creating if needed) and migrates the database at `path`.
     /// - Throws: `StoreError.newerSchema` for a file written by a newer podbridge.
-    public init(path: String, timeZone: TimeZone = .current, clock: any WallClock = SystemClock()) throws {
+    package init(path: String, timeZone: TimeZone = .current, clock: any WallClock = SystemClock()) throws {
         self.path = path
         self.timeZone = timeZone
         self.clock = clock
@@ -45,7 +45,7 @@ public final class NightStore: Sendable {
     }
 
     /// Opens an existing database only; a missing file is an error instead of a new empty store.
-    public static func openExisting(path: String, timeZone: TimeZone = .current, clock: any WallClock = SystemClock()) throws -> NightStore {
+    package static func openExisting(path: String, timeZone: TimeZone = .current, clock: any WallClock = SystemClock()) throws -> NightStore {
         guard FileManager.default.fileExists(atPath: path) else { throw StoreError.missingDatabase(path: path) }
         return try NightStore(path: path, timeZone: timeZone, clock: clock)
     }
@@ -69,31 +69,31 @@ public final class NightStore: Sendable {
     }
 
     /// Migration identifiers applied to this database, oldest first.
-    public func appliedMigrations() async throws -> [String] {
+    package func appliedMigrations() async throws -> [String] {
         try await read { db in try StoreMigrations.migrator.appliedMigrations(db) }
     }
 
     /// Result of `PRAGMA integrity_check` (`["ok"]` for a sound file).
-    public func integrityCheck() async throws -> [String] {
+    package func integrityCheck() async throws -> [String] {
         try await read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
     }
 
     /// The SQLite journal mode in use (`wal`).
-    public func journalMode() async throws -> String {
+    package func journalMode() async throws -> String {
         try await read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "" }
     }
 
     /// Closes the file; the store must not be used afterwards.
-    public func close() throws { try pool.close() }
+    package func close() throws { try pool.close() }
 
     // MARK: Pods
 
     /// Records that a pod was seen (its firmware, when known, replaces the stored one).
-    public func recordPod(serial: String, firmware: String?, seenAt: Int64) async throws {
+    package func recordPod(serial: String, firmware: String?, seenAt: Int64) async throws {
         try await write { db in try PodRow.upsert(db, serial: serial, firmware: firmware, seenAt: seenAt) }
     }
 
-    public func pods() async throws -> [PodRecord] {
+    package func pods() async throws -> [PodRecord] {
         try await read { db in try PodRow.order(PodRow.Columns.serial).fetchAll(db).map(\.record) }
     }
 
@@ -108,7 +108,7 @@ public final class NightStore: Sendable {
     /// source id (a re-analysis that moved the start) are superseded and removed.
     /// A session the backend already has stays `synced`: the backend cannot update it.
     @discardableResult
-    public func save(_ night: NightRecord) async throws -> SaveResult {
+    package func save(_ night: NightRecord) async throws -> SaveResult {
         try NightValidation.validate(night)
         let now = clock.unixSeconds()
         let sourceID = night.sourceID
@@ -161,14 +161,14 @@ public final class NightStore: Sendable {
     }
 
     /// The session with this source id, if stored.
-    public func session(sourceID: String) async throws -> StoredSession? {
+    package func session(sourceID: String) async throws -> StoredSession? {
         try await read { db in
             try SessionRow.filter(SessionRow.Columns.sourceID == sourceID).fetchOne(db)?.session
         }
     }
 
     /// Sessions whose stored wake date lies in `from...to` (inclusive), oldest first.
-    public func sessions(wakeDatesFrom from: CalendarDay, to: CalendarDay, side: BedSide? = nil) async throws -> [StoredSession] {
+    package func sessions(wakeDatesFrom from: CalendarDay, to: CalendarDay, side: BedSide? = nil) async throws -> [StoredSession] {
         try await read { db in
             try SessionRow.ordered(side: side)
                 .filter((from.description...to.description).contains(SessionRow.Columns.wakeDate))
@@ -178,7 +178,7 @@ public final class NightStore: Sendable {
 
     /// Sessions whose end lies in `span` (Unix seconds), oldest first: wake-date selection in
     /// any zone (see `LocalCalendar.span`).
-    public func sessions(endingIn span: Range<Int64>, side: BedSide? = nil) async throws -> [StoredSession] {
+    package func sessions(endingIn span: Range<Int64>, side: BedSide? = nil) async throws -> [StoredSession] {
         try await read { db in
             try SessionRow.ordered(side: side)
                 .filter(SessionRow.Columns.endTime >= span.lowerBound && SessionRow.Columns.endTime < span.upperBound)
@@ -187,17 +187,17 @@ public final class NightStore: Sendable {
     }
 
     /// Every session, oldest first.
-    public func allSessions(side: BedSide? = nil) async throws -> [StoredSession] {
+    package func allSessions(side: BedSide? = nil) async throws -> [StoredSession] {
         try await read { db in try SessionRow.ordered(side: side).fetchAll(db).map(\.session) }
     }
 
     /// Stored stage blocks of a session: the `in_bed` block first, then stages in time order.
-    public func blocks(sessionID: Int64) async throws -> [StageBlock] {
+    package func blocks(sessionID: Int64) async throws -> [StageBlock] {
         try await read { db in try StageBlockRow.blocks(db, sessionID: sessionID) }
     }
 
     /// Stored epochs of a session in time order (empty once retention pruned them).
-    public func epochs(sessionID: Int64) async throws -> [EpochRecord] {
+    package func epochs(sessionID: Int64) async throws -> [EpochRecord] {
         try await read { db in
             try EpochRow.filter(EpochRow.Columns.sessionID == sessionID).order(EpochRow.Columns.startTime)
                 .fetchAll(db).compactMap(\.record)
@@ -205,13 +205,13 @@ public final class NightStore: Sendable {
     }
 
     /// Number of stored sessions.
-    public func sessionCount() async throws -> Int {
+    package func sessionCount() async throws -> Int {
         try await read { db in try SessionRow.fetchCount(db) }
     }
 
     /// Per wake date totals (every session ending that day summed), oldest first; days
     /// without sessions are absent.
-    public func dayTotals(from: CalendarDay, to: CalendarDay, side: BedSide? = nil) async throws -> [DayTotal] {
+    package func dayTotals(from: CalendarDay, to: CalendarDay, side: BedSide? = nil) async throws -> [DayTotal] {
         try await read { db in
             typealias S = SessionRow.Columns
             var request = SessionRow
@@ -235,18 +235,18 @@ public final class NightStore: Sendable {
     /// Deletes epochs that start before `cutoff` (Unix seconds); sessions, their metrics and
     /// stage blocks are kept. Returns the number of epochs deleted.
     @discardableResult
-    public func pruneEpochs(olderThan cutoff: Int64) async throws -> Int {
+    package func pruneEpochs(olderThan cutoff: Int64) async throws -> Int {
         try await write { db in try EpochRow.filter(EpochRow.Columns.startTime < cutoff).deleteAll(db) }
     }
 
     /// Prunes epochs older than `maxAgeDays` days before the clock's now.
     @discardableResult
-    public func pruneEpochs(maxAgeDays: Int) async throws -> Int {
+    package func pruneEpochs(maxAgeDays: Int) async throws -> Int {
         try await pruneEpochs(olderThan: clock.unixSeconds() - Int64(max(0, maxAgeDays)) * 86_400)
     }
 
     /// Number of stored epochs (all sessions).
-    public func epochCount() async throws -> Int {
+    package func epochCount() async throws -> Int {
         try await read { db in try EpochRow.fetchCount(db) }
     }
 }

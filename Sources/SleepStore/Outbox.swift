@@ -3,7 +3,7 @@ import GRDB
 import SleepDomain
 
 /// State of one outbox event (one per final session).
-public enum OutboxStatus: String, Sendable, Codable {
+package enum OutboxStatus: String, Sendable, Codable {
     case pending
     /// Claimed by a worker whose lease has not expired.
     case inFlight = "in_flight"
@@ -14,35 +14,35 @@ public enum OutboxStatus: String, Sendable, Codable {
 /// An outbox event claimed by a worker: the lease token plus the session and blocks to post.
 /// Only the holder of `token` can complete it; when the lease expires (the worker died) any
 /// worker may claim it again, and the backend's `source_id` deduplication makes that safe.
-public struct OutboxClaim: Sendable, Hashable {
-    public var eventID: Int64
-    public var token: String
+package struct OutboxClaim: Sendable, Hashable {
+    package var eventID: Int64
+    package var token: String
     /// 1 for the first attempt.
-    public var attempt: Int
-    public var session: StoredSession
-    public var blocks: [StageBlock]
+    package var attempt: Int
+    package var session: StoredSession
+    package var blocks: [StageBlock]
 }
 
 /// Counts of outbox events by state (for `podbridge sync` and status pages).
-public struct OutboxSummary: Sendable, Hashable {
-    public var pendingDue: Int
-    public var pendingLater: Int
-    public var inFlight: Int
-    public var delivered: Int
-    public var failed: Int
+package struct OutboxSummary: Sendable, Hashable {
+    package var pendingDue: Int
+    package var pendingLater: Int
+    package var inFlight: Int
+    package var delivered: Int
+    package var failed: Int
     /// Earliest `next_attempt_at` among pending events, if any.
-    public var nextAttemptAt: Int64?
+    package var nextAttemptAt: Int64?
 }
 
 /// One outbox row as stored.
-public struct OutboxEvent: Sendable, Hashable {
-    public var eventID: Int64
-    public var sessionID: Int64
-    public var sourceID: String
-    public var status: OutboxStatus
-    public var attempts: Int
-    public var nextAttemptAt: Int64
-    public var lastError: String?
+package struct OutboxEvent: Sendable, Hashable {
+    package var eventID: Int64
+    package var sessionID: Int64
+    package var sourceID: String
+    package var status: OutboxStatus
+    package var attempts: Int
+    package var nextAttemptAt: Int64
+    package var lastError: String?
 }
 
 extension NightStore {
@@ -75,7 +75,7 @@ extension NightStore {
     /// in-flight one whose lease expired. Returns nil when nothing is due.
     /// The claim and the attempt count are committed before the post starts, so a crash
     /// mid-post neither loses the event nor lets two workers post it at once.
-    public func claimNextDueEvent(leaseSeconds: Int64, excluding: Set<Int64> = []) async throws -> OutboxClaim? {
+    package func claimNextDueEvent(leaseSeconds: Int64, excluding: Set<Int64> = []) async throws -> OutboxClaim? {
         let now = clock.unixSeconds()
         let token = UUID().uuidString
         return try await write { db -> OutboxClaim? in
@@ -101,7 +101,7 @@ extension NightStore {
     /// Marks a claimed event delivered and stores the backend's session id on the session.
     /// Returns false when the claim was lost (lease expired and another worker took it).
     @discardableResult
-    public func markDelivered(_ claim: OutboxClaim, backendSessionID: String?) async throws -> Bool {
+    package func markDelivered(_ claim: OutboxClaim, backendSessionID: String?) async throws -> Bool {
         let now = clock.unixSeconds()
         return try await write { db in
             typealias C = OutboxRow.Columns
@@ -120,7 +120,7 @@ extension NightStore {
 
     /// Marks a claimed event failed for good, keeping the reason on the event and the session.
     @discardableResult
-    public func markFailed(_ claim: OutboxClaim, reason: String) async throws -> Bool {
+    package func markFailed(_ claim: OutboxClaim, reason: String) async throws -> Bool {
         let now = clock.unixSeconds()
         return try await write { db in
             typealias C = OutboxRow.Columns
@@ -139,7 +139,7 @@ extension NightStore {
 
     /// Returns a claimed event to pending, due at `nextAttemptAt`, keeping the last error.
     @discardableResult
-    public func scheduleRetry(_ claim: OutboxClaim, reason: String, nextAttemptAt: Int64) async throws -> Bool {
+    package func scheduleRetry(_ claim: OutboxClaim, reason: String, nextAttemptAt: Int64) async throws -> Bool {
         let now = clock.unixSeconds()
         return try await write { db in
             typealias C = OutboxRow.Columns
@@ -153,7 +153,7 @@ extension NightStore {
 
     /// Gives a claim back unattempted (the worker is shutting down before posting it).
     @discardableResult
-    public func releaseClaim(_ claim: OutboxClaim) async throws -> Bool {
+    package func releaseClaim(_ claim: OutboxClaim) async throws -> Bool {
         let now = clock.unixSeconds()
         return try await write { db in
             typealias C = OutboxRow.Columns
@@ -166,7 +166,7 @@ extension NightStore {
 
     /// Puts every failed event back in the queue (after the cause was fixed, e.g. a token).
     @discardableResult
-    public func requeueFailedEvents() async throws -> Int {
+    package func requeueFailedEvents() async throws -> Int {
         let now = clock.unixSeconds()
         return try await write { db in
             typealias C = OutboxRow.Columns
@@ -182,7 +182,7 @@ extension NightStore {
         }
     }
 
-    public func outboxSummary() async throws -> OutboxSummary {
+    package func outboxSummary() async throws -> OutboxSummary {
         let now = clock.unixSeconds()
         return try await read { db in
             let row = try Row.fetchOne(
@@ -205,7 +205,7 @@ extension NightStore {
     }
 
     /// All outbox events, oldest first.
-    public func outboxEvents() async throws -> [OutboxEvent] {
+    package func outboxEvents() async throws -> [OutboxEvent] {
         try await read { db in
             let request = OutboxRow
                 .annotated(withRequired: OutboxRow.session.select(SessionRow.Columns.sourceID))

@@ -7,7 +7,7 @@ import SleepDomain
 // independent of the schedule module's types (the hub encodes and decodes it).
 
 /// Where the schedule in force for a side came from.
-public enum PodScheduleOrigin: String, Sendable, Codable, Hashable, CaseIterable {
+package enum PodScheduleOrigin: String, Sendable, Codable, Hashable, CaseIterable {
     /// The user's manual schedule (wins until cleared).
     case manual
     /// Inferred from the side's past nights.
@@ -17,23 +17,23 @@ public enum PodScheduleOrigin: String, Sendable, Codable, Hashable, CaseIterable
 }
 
 /// The full schedule in force for one pod side (power windows and alarm entries).
-public struct PodScheduleState: Sendable, Hashable {
-    public var podSerial: String
-    public var side: BedSide
-    public var origin: PodScheduleOrigin
+package struct PodScheduleState: Sendable, Hashable {
+    package var podSerial: String
+    package var side: BedSide
+    package var origin: PodScheduleOrigin
     /// The schedule as the hub encodes it (SleepSchedule's `PodSchedule` in JSON).
-    public var scheduleJSON: String
+    package var scheduleJSON: String
     /// One human line, e.g. "power 22:00→07:30 (Sun–Thu), alarm 07:00 rise 60%".
-    public var summary: String
+    package var summary: String
     /// Why this schedule (manual, inferred from n nights, default because …).
-    public var reason: String
-    public var timeZoneID: String
+    package var reason: String
+    package var timeZoneID: String
     /// Unix seconds (hub clock) it became the one in force.
-    public var setAt: Int64
+    package var setAt: Int64
     /// Unix seconds the pod last acknowledged every command of this side; nil when not yet.
-    public var acknowledgedAt: Int64?
+    package var acknowledgedAt: Int64?
 
-    public init(podSerial: String, side: BedSide, origin: PodScheduleOrigin, scheduleJSON: String, summary: String,
+    package init(podSerial: String, side: BedSide, origin: PodScheduleOrigin, scheduleJSON: String, summary: String,
                 reason: String, timeZoneID: String, setAt: Int64, acknowledgedAt: Int64? = nil) {
         self.podSerial = podSerial
         self.side = side
@@ -49,16 +49,16 @@ public struct PodScheduleState: Sendable, Hashable {
 
 /// A bedtime and wake time the user set for one side, weekday nights and weekend nights
 /// (`HH:mm` local to the pod's zone). It wins over inference until cleared.
-public struct ManualScheduleRecord: Sendable, Hashable {
-    public var podSerial: String
-    public var side: BedSide
-    public var weekdayBedtime: String
-    public var weekdayWake: String
-    public var weekendBedtime: String
-    public var weekendWake: String
-    public var setAt: Int64
+package struct ManualScheduleRecord: Sendable, Hashable {
+    package var podSerial: String
+    package var side: BedSide
+    package var weekdayBedtime: String
+    package var weekdayWake: String
+    package var weekendBedtime: String
+    package var weekendWake: String
+    package var setAt: Int64
 
-    public init(podSerial: String, side: BedSide, weekdayBedtime: String, weekdayWake: String,
+    package init(podSerial: String, side: BedSide, weekdayBedtime: String, weekdayWake: String,
                 weekendBedtime: String, weekendWake: String, setAt: Int64) {
         self.podSerial = podSerial
         self.side = side
@@ -71,7 +71,7 @@ public struct ManualScheduleRecord: Sendable, Hashable {
 }
 
 /// The pod's answer to one pushed command.
-public enum PushOutcome: String, Sendable, Codable, Hashable {
+package enum PushOutcome: String, Sendable, Codable, Hashable {
     /// Status OK.
     case ack
     /// Any other status (`status` names it).
@@ -83,24 +83,24 @@ public enum PushOutcome: String, Sendable, Codable, Hashable {
 }
 
 /// One command sent to a pod and what came back.
-public struct SchedulePushRecord: Sendable, Hashable {
-    public var id: Int64?
-    public var podSerial: String
+package struct SchedulePushRecord: Sendable, Hashable {
+    package var id: Int64?
+    package var podSerial: String
     /// Unix seconds (hub clock) when it was sent.
-    public var sentAt: Int64
+    package var sentAt: Int64
     /// The command's key: `set-clock`, `set-power-schedule(left)`, `set-alarm(right)`.
-    public var command: String
+    package var command: String
     /// What was sent, for people ("power 22:00→07:30 (Sun–Thu)", "clock UTC−05:00").
-    public var description: String
+    package var description: String
     /// 1 for the first try of a value.
-    public var attempt: Int
-    public var outcome: PushOutcome
+    package var attempt: Int
+    package var outcome: PushOutcome
     /// The nack status name (`busy`, `bad value`, …); nil unless `outcome == .nack`.
-    public var status: String?
+    package var status: String?
     /// Any further detail (the link error's text).
-    public var detail: String?
+    package var detail: String?
 
-    public init(id: Int64? = nil, podSerial: String, sentAt: Int64, command: String, description: String,
+    package init(id: Int64? = nil, podSerial: String, sentAt: Int64, command: String, description: String,
                 attempt: Int, outcome: PushOutcome, status: String? = nil, detail: String? = nil) {
         self.id = id
         self.podSerial = podSerial
@@ -115,18 +115,18 @@ public struct SchedulePushRecord: Sendable, Hashable {
 }
 
 /// An event a pod reported (alarm started, stopped, snoozed, failed …).
-public struct PodEventRecord: Sendable, Hashable {
-    public var id: Int64?
-    public var podSerial: String
+package struct PodEventRecord: Sendable, Hashable {
+    package var id: Int64?
+    package var podSerial: String
     /// Unix seconds of the event (from the pod's tick and the clock anchor).
-    public var at: Int64
+    package var at: Int64
     /// `alarm_started`, `alarm_stopped`, `alarm_snoozed`, `alarm_failed`, …
-    public var kind: String
-    public var side: BedSide?
-    public var argument: Int
-    public var description: String
+    package var kind: String
+    package var side: BedSide?
+    package var argument: Int
+    package var description: String
 
-    public init(id: Int64? = nil, podSerial: String, at: Int64, kind: String, side: BedSide?, argument: Int,
+    package init(id: Int64? = nil, podSerial: String, at: Int64, kind: String, side: BedSide?, argument: Int,
                 description: String) {
         self.id = id
         self.podSerial = podSerial
@@ -145,7 +145,7 @@ extension NightStore {
     /// itself (JSON) or its origin changed; then the acknowledgement is cleared. A changed
     /// reason or summary alone is updated and returns false.
     @discardableResult
-    public func setPodSchedule(_ state: PodScheduleState) async throws -> Bool {
+    package func setPodSchedule(_ state: PodScheduleState) async throws -> Bool {
         guard !state.podSerial.isEmpty else { throw StoreError.invalidSchedule("pod serial is empty") }
         return try await write { db in
             typealias C = PodScheduleRow.Columns
@@ -164,12 +164,12 @@ extension NightStore {
     }
 
     /// The schedule in force for a pod side, if one was ever computed.
-    public func podSchedule(podSerial: String, side: BedSide) async throws -> PodScheduleState? {
+    package func podSchedule(podSerial: String, side: BedSide) async throws -> PodScheduleState? {
         try await read { db in try PodScheduleRow.of(podSerial: podSerial, side: side).fetchOne(db)?.state }
     }
 
     /// Records that the pod acknowledged the whole schedule of a side at `at`.
-    public func markPodScheduleAcknowledged(podSerial: String, side: BedSide, at: Int64) async throws {
+    package func markPodScheduleAcknowledged(podSerial: String, side: BedSide, at: Int64) async throws {
         try await write { db in
             _ = try PodScheduleRow.of(podSerial: podSerial, side: side)
                 .updateAll(db, [PodScheduleRow.Columns.acknowledgedAt.set(to: at)])
@@ -179,7 +179,7 @@ extension NightStore {
     // MARK: Manual schedule
 
     /// Sets (or replaces) the user's manual schedule of a side. Times must be `HH:mm`.
-    public func setManualSchedule(_ record: ManualScheduleRecord) async throws {
+    package func setManualSchedule(_ record: ManualScheduleRecord) async throws {
         guard !record.podSerial.isEmpty else { throw StoreError.invalidSchedule("pod serial is empty") }
         for (name, value) in [("weekday bedtime", record.weekdayBedtime), ("weekday wake", record.weekdayWake),
                               ("weekend bedtime", record.weekendBedtime), ("weekend wake", record.weekendWake)] {
@@ -192,13 +192,13 @@ extension NightStore {
     }
 
     /// The manual schedule of a side, nil when none is set (inference applies).
-    public func manualSchedule(podSerial: String, side: BedSide) async throws -> ManualScheduleRecord? {
+    package func manualSchedule(podSerial: String, side: BedSide) async throws -> ManualScheduleRecord? {
         try await read { db in try ManualScheduleRow.of(podSerial: podSerial, side: side).fetchOne(db)?.record }
     }
 
     /// Removes the manual schedule of a side; returns false when there was none.
     @discardableResult
-    public func clearManualSchedule(podSerial: String, side: BedSide) async throws -> Bool {
+    package func clearManualSchedule(podSerial: String, side: BedSide) async throws -> Bool {
         try await write { db in try ManualScheduleRow.of(podSerial: podSerial, side: side).deleteAll(db) > 0 }
     }
 
@@ -213,7 +213,7 @@ extension NightStore {
 
     /// Appends one pushed command and the pod's answer; returns its row id.
     @discardableResult
-    public func recordSchedulePush(_ push: SchedulePushRecord) async throws -> Int64 {
+    package func recordSchedulePush(_ push: SchedulePushRecord) async throws -> Int64 {
         guard push.attempt >= 1 else { throw StoreError.invalidSchedule("push attempt must be ≥ 1") }
         return try await write { db in
             try PodRow.upsert(db, serial: push.podSerial, firmware: nil, seenAt: push.sentAt)
@@ -223,7 +223,7 @@ extension NightStore {
     }
 
     /// Pushes to a pod, oldest first (the last `limit` when given).
-    public func schedulePushes(podSerial: String, limit: Int? = nil) async throws -> [SchedulePushRecord] {
+    package func schedulePushes(podSerial: String, limit: Int? = nil) async throws -> [SchedulePushRecord] {
         try await read { db in
             try SchedulePushRow.filter(SchedulePushRow.Columns.podSerial == podSerial)
                 .lastByID(db, limit: limit).map(\.record)
@@ -234,7 +234,7 @@ extension NightStore {
 
     /// Appends an event a pod reported; returns its row id.
     @discardableResult
-    public func recordPodEvent(_ event: PodEventRecord) async throws -> Int64 {
+    package func recordPodEvent(_ event: PodEventRecord) async throws -> Int64 {
         try await write { db in
             try PodRow.upsert(db, serial: event.podSerial, firmware: nil, seenAt: event.at)
             try PodEventRow(event).insert(db)
@@ -243,7 +243,7 @@ extension NightStore {
     }
 
     /// Events of a pod in the order they were recorded (the last `limit` when given).
-    public func podEvents(podSerial: String, limit: Int? = nil) async throws -> [PodEventRecord] {
+    package func podEvents(podSerial: String, limit: Int? = nil) async throws -> [PodEventRecord] {
         try await read { db in
             try PodEventRow.filter(PodEventRow.Columns.podSerial == podSerial).lastByID(db, limit: limit).map(\.record)
         }

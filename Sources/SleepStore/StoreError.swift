@@ -1,5 +1,5 @@
 /// Errors the store reports; each names what was wrong so the CLI can print it as is.
-public enum StoreError: Error, Equatable, CustomStringConvertible {
+package enum StoreError: Error, Equatable, CustomStringConvertible {
     /// A night that cannot be stored as given (the reason says which rule it breaks).
     case invalidNight(sourceID: String, reason: String)
     /// A schedule that cannot be stored as given.
@@ -9,7 +9,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     /// The database file does not exist (and opening read-only was asked for).
     case missingDatabase(path: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case let .invalidNight(id, reason): "cannot store session \(id): \(reason)"
         case let .invalidSchedule(reason): "cannot store schedule: \(reason)"

@@ -6,26 +6,26 @@ import SleepAnalysis
 /// first epoch that meets the rule (`SmartWakeRule`) is the moment to wake. Deep sleep and
 /// REM never qualify. When the window ends with no good moment, the pod's own alarm at the end is the
 /// answer (`windowEnded`), which is also what happens when the hub is gone. Pure: no clock.
-public struct SmartWakeDecider: Sendable {
-    public let window: DateInterval
-    public let rule: SmartWakeRule
+package struct SmartWakeDecider: Sendable {
+    package let window: DateInterval
+    package let rule: SmartWakeRule
     /// Set once; later observations change nothing.
-    public private(set) var decision: WakeDecision?
+    package private(set) var decision: WakeDecision?
     private var baselineSamples: [Double] = []
     private var baseline: Double?
     private var lightRun = 0
 
-    public init(window: DateInterval, rule: SmartWakeRule = SmartWakeRule()) {
+    package init(window: DateInterval, rule: SmartWakeRule = SmartWakeRule()) {
         self.window = window
         self.rule = rule
     }
 
     /// The night's heart-rate baseline once the window has opened (nil before, or with too few epochs).
-    public var heartRateBaseline: Double? { baseline }
+    package var heartRateBaseline: Double? { baseline }
 
     /// Feeds one epoch; returns the decision the first time one is made (nil otherwise).
     /// Epochs must come in time order; one at or after the window's end closes the window.
-    public mutating func observe(_ o: WakeObservation) -> WakeDecision? {
+    package mutating func observe(_ o: WakeObservation) -> WakeDecision? {
         guard decision == nil else { return nil }
         if o.time <= window.start {  // the epoch lies before the window
             if o.present, let hr = o.heartRate, hr.isFinite { baselineSamples.append(hr) }
@@ -63,7 +63,7 @@ public struct SmartWakeDecider: Sendable {
     /// The window closed with no good moment (or the hub has no signal): the alarm at the end,
     /// recorded with what `last` (the epoch at the end, if any) showed. Returns the existing
     /// decision if one was already made.
-    public mutating func windowEnded(last: WakeObservation? = nil) -> WakeDecision {
+    package mutating func windowEnded(last: WakeObservation? = nil) -> WakeDecision {
         if let decision { return decision }
         let p = last?.present == true ? last?.probabilities : nil
         let stage = p?.mostLikely

@@ -6,19 +6,19 @@ import SleepAnalysis
 /// probabilities (the preliminary stages: each epoch sees only the past), the epoch's
 /// movement and heart rate, and whether anyone is in the bed. Values that could not be
 /// measured are nil, never guessed.
-public struct WakeObservation: Sendable, Hashable {
+package struct WakeObservation: Sendable, Hashable {
     /// When the epoch ended: the earliest moment this observation exists live.
-    public var time: Date
+    package var time: Date
     /// Nil while the stager has nothing to say (no signal, warming up).
-    public var probabilities: StageProbabilities?
+    package var probabilities: StageProbabilities?
     /// The epoch's mean movement index (front-end units, 0 still, roughly 0–10).
-    public var movement: Double?
+    package var movement: Double?
     /// The epoch's mean heart rate, beats per minute.
-    public var heartRate: Double?
+    package var heartRate: Double?
     /// Whether the side was occupied for most of the epoch.
-    public var present: Bool
+    package var present: Bool
 
-    public init(time: Date, probabilities: StageProbabilities?, movement: Double?, heartRate: Double?, present: Bool) {
+    package init(time: Date, probabilities: StageProbabilities?, movement: Double?, heartRate: Double?, present: Bool) {
         self.time = time
         self.probabilities = probabilities
         self.movement = movement
@@ -28,7 +28,7 @@ public struct WakeObservation: Sendable, Hashable {
 }
 
 /// Why the alarm fired when it did.
-public enum WakeReason: String, Sendable, Hashable, Codable, CaseIterable {
+package enum WakeReason: String, Sendable, Hashable, Codable, CaseIterable {
     /// Light (core) sleep, confidently and for consecutive epochs.
     case lightSleep = "light_sleep"
     /// Already awake, and moving.
@@ -40,19 +40,19 @@ public enum WakeReason: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// The moment the decider chose and what it saw then, for the store, the bus and the summary.
-public struct WakeDecision: Sendable, Hashable, Codable {
-    public var time: Date
-    public var reason: WakeReason
+package struct WakeDecision: Sendable, Hashable, Codable {
+    package var time: Date
+    package var reason: WakeReason
     /// The most likely preliminary stage at that moment (nil with no signal).
-    public var stage: SleepStage?
-    public var stageProbability: Double?
-    public var movement: Double?
+    package var stage: SleepStage?
+    package var stageProbability: Double?
+    package var movement: Double?
     /// Heart rate minus the night's baseline (bpm); nil without either.
-    public var heartRateRise: Double?
+    package var heartRateRise: Double?
     /// Minutes before the window's end (0 for `windowEnd`).
-    public var minutesBeforeEnd: Double
+    package var minutesBeforeEnd: Double
 
-    public init(time: Date, reason: WakeReason, stage: SleepStage?, stageProbability: Double?, movement: Double?,
+    package init(time: Date, reason: WakeReason, stage: SleepStage?, stageProbability: Double?, movement: Double?,
                 heartRateRise: Double?, minutesBeforeEnd: Double) {
         self.time = time
         self.reason = reason
@@ -64,7 +64,7 @@ public struct WakeDecision: Sendable, Hashable, Codable {
     }
 
     /// One line for logs and the demo: "06:41:30 light_sleep (core 0.82, movement 0.4, +3 bpm), 19 min early".
-    public func summary(in zone: TimeZone) -> String {
+    package func summary(in zone: TimeZone) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let c = calendar.dateComponents([.hour, .minute, .second], from: time)
@@ -97,7 +97,7 @@ func fixed(_ v: Double, _ decimals: Int) -> String {
 
 extension WakeObservation {
     /// The observation a preliminary (forward-filtered) epoch gives once it is complete.
-    public init(epoch: Epoch) {
+    package init(epoch: Epoch) {
         let present = epoch.features.present
         self.init(time: Date(timeIntervalSince1970: epoch.start + epochLength),
                   probabilities: present ? epoch.probabilities : nil,

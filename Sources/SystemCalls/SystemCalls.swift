@@ -6,16 +6,16 @@ import Glibc
 #endif
 
 /// A failed syscall: which call, on what, and the errno it left.
-public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
-    public let call: String
-    public let errno: Int32
-    public init(call: String, errno: Int32) {
+package struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
+    package let call: String
+    package let errno: Int32
+    package init(call: String, errno: Int32) {
         self.call = call
         self.errno = errno
     }
-    public var description: String { "\(call): \(String(cString: strerror(errno))) (errno \(errno))" }
+    package var description: String { "\(call): \(String(cString: strerror(errno))) (errno \(errno))" }
     /// The errors that mean "the device is gone", not "something is wrong with us".
-    public var meansDisconnected: Bool { errno == EIO || errno == ENXIO || errno == ENODEV || errno == EPIPE }
+    package var meansDisconnected: Bool { errno == EIO || errno == ENXIO || errno == ENODEV || errno == EPIPE }
 }
 
 /// flock(2) from <sys/file.h>, which the Glibc module map does not export (only the

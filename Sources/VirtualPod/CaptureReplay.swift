@@ -10,7 +10,7 @@ import PodProtocol
 /// the recording continues from the pod's tick at the start of the replay: the spacing of
 /// every sample is exact and the hub's clock anchor places the data in its own time.
 /// Recorded responses are not replayed: the virtual pod answers the hub that listens now.
-public struct CaptureReplay: Sendable {
+package struct CaptureReplay: Sendable {
     struct Item: Sendable {
         /// Model ticks after the replay start (receive-time offset × 500).
         var due: UInt64
@@ -26,9 +26,9 @@ public struct CaptureReplay: Sendable {
     /// Records that were hub → pod, responses, or did not pass their CRC: not replayed.
     private(set) var skipped = 0
     /// What the recorded pod said it was in its HELLO reply, if the capture holds one.
-    public private(set) var recordedInfo: PodInfo?
+    package private(set) var recordedInfo: PodInfo?
 
-    public init(records: [Capture.Record]) {
+    package init(records: [Capture.Record]) {
         var lastSeq: UInt16?
         var firstTime: UInt64?
         var base: UInt64?

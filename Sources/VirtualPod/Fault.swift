@@ -1,7 +1,7 @@
 import PodProtocol
 
 /// A fault the virtual pod can inject, so the hub's error paths are exercised on demand.
-public enum Fault: Sendable, Hashable, CustomStringConvertible {
+package enum Fault: Sendable, Hashable, CustomStringConvertible {
     /// This many random non-zero bytes and a 0x00 delimiter, between two frames: the
     /// receiver counts one bad frame (malformed, CRC error or oversize) and loses nothing.
     case garbage(bytes: Int)
@@ -30,7 +30,7 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
     /// set it to the hub's response timeout to make answers race the retransmit timer.
     case answerDelay(seconds: Double)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .garbage(let n): "garbage:\(n)"
         case .badCRC(let n): "crc:\(n)"
@@ -47,22 +47,22 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A fault set to happen at a moment of the simulated night.
-public struct ScheduledFault: Sendable, Hashable, CustomStringConvertible {
-    public var fault: Fault
+package struct ScheduledFault: Sendable, Hashable, CustomStringConvertible {
+    package var fault: Fault
     /// Simulated seconds since the virtual pod started (model time, not wall time).
-    public var at: Double
+    package var at: Double
 
-    public init(_ fault: Fault, at: Double) {
+    package init(_ fault: Fault, at: Double) {
         self.fault = fault
         self.at = at
     }
 
-    public var description: String { "\(fault)@\(at)s" }
+    package var description: String { "\(fault)@\(at)s" }
 
-    public struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
-        public var spec: String
-        public var reason: String
-        public var description: String { "bad fault '\(spec)': \(reason)" }
+    package struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
+        package var spec: String
+        package var reason: String
+        package var description: String { "bad fault '\(spec)': \(reason)" }
     }
 
     /// Parses `KIND[:ARG][@TIME]`: KIND is garbage, crc, drop, stall, disconnect, reboot,
@@ -70,7 +70,7 @@ public struct ScheduledFault: Sendable, Hashable, CustomStringConvertible {
     /// seconds, a reset reason (0–5), or a status code (1–255, `off` lifts the refusal);
     /// TIME simulated time since start with an optional unit s, m or h (default 0 = at once).
     /// Examples: `drop:20@10m`, `reboot@2h`, `disconnect:3@90s`, `garbage:64`.
-    public init(spec: String) throws(ParseError) {
+    package init(spec: String) throws(ParseError) {
         let parts = spec.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)
         let head = parts[0].split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         let kind = head[0].lowercased()

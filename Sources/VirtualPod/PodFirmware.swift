@@ -431,8 +431,8 @@ struct PodFirmware: Sendable {
 }
 
 /// An alarm the virtual pod set off, or could not (no valid clock), for tests to check.
-public struct FiredAlarm: Sendable, Hashable {
-    public enum Outcome: Sendable, Hashable {
+package struct FiredAlarm: Sendable, Hashable {
+    package enum Outcome: Sendable, Hashable {
         /// ALARM_STARTED at the alarm's HH:mm.
         case started
         /// ALARM_STARTED again at the end of a snooze.
@@ -442,13 +442,13 @@ public struct FiredAlarm: Sendable, Hashable {
         /// ALARM_STARTED by TRIGGER_ALARM (v1.1), at the hub's request.
         case triggered
     }
-    public var side: BedSide
+    package var side: BedSide
     /// The pod's tick when it happened (in the boot `bootCount`).
-    public var tick: UInt64
-    public var bootCount: UInt32
+    package var tick: UInt64
+    package var bootCount: UInt32
     /// The pod's UTC time then; nil when its clock was not valid.
-    public var unixMillis: Int64?
+    package var unixMillis: Int64?
     /// The local HH:mm it was due at (nil for a restart after a snooze).
-    public var localTime: TimeOfDay?
-    public var outcome: Outcome
+    package var localTime: TimeOfDay?
+    package var outcome: Outcome
 }

@@ -2,21 +2,21 @@ import PodProtocol
 
 /// What the virtual pod says it is in its HELLO reply. The serial is its identity: the hub
 /// keys pods on it, so a "replugged" virtual pod keeps it.
-public struct PodIdentity: Sendable, Hashable {
+package struct PodIdentity: Sendable, Hashable {
     /// ASCII, 1–32 characters (the USB serial number of a real pod).
-    public var serial: String
-    public var firmware: FirmwareVersion
+    package var serial: String
+    package var firmware: FirmwareVersion
     /// 1 or 2.
-    public var sides: Int
+    package var sides: Int
     /// Piezo channels per side, 1 or 2.
-    public var channelsPerSide: Int
-    public var features: FeatureSet
+    package var channelsPerSide: Int
+    package var features: FeatureSet
     /// Piezo amplifier gain reported in every PIEZO block.
-    public var gain: UInt16
+    package var gain: UInt16
     /// The boot count of the first boot; every reboot adds one.
-    public var initialBootCount: UInt32
+    package var initialBootCount: UInt32
 
-    public init(serial: String = "VPOD0001", firmware: FirmwareVersion = FirmwareVersion(1, 0, 0),
+    package init(serial: String = "VPOD0001", firmware: FirmwareVersion = FirmwareVersion(1, 0, 0),
                 sides: Int = 2, channelsPerSide: Int = 2, features: FeatureSet = .all,
                 gain: UInt16 = 16, initialBootCount: UInt32 = 1) {
         self.serial = serial
@@ -29,7 +29,7 @@ public struct PodIdentity: Sendable, Hashable {
     }
 
     /// A serial the protocol can carry: printable ASCII, 1–32 bytes.
-    public static func isValidSerial(_ s: String) -> Bool {
+    package static func isValidSerial(_ s: String) -> Bool {
         let bytes = Array(s.utf8)
         return (1...32).contains(bytes.count) && bytes.allSatisfy { $0 > 0x20 && $0 < 0x7F }
     }

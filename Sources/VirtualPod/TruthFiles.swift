@@ -5,17 +5,17 @@ import PodProtocol
 /// through the clock anchors the hub set (the latest one applied at or before the moment;
 /// before the first one, the first one extended backwards). With no anchor at all, model
 /// time 0 is `nightStartUnix`.
-public struct TruthClock: Sendable {
-    public let clocks: [AppliedClock]
-    public let nightStartUnix: Double
+package struct TruthClock: Sendable {
+    package let clocks: [AppliedClock]
+    package let nightStartUnix: Double
 
-    public init(clocks: [AppliedClock], nightStartUnix: Double) {
+    package init(clocks: [AppliedClock], nightStartUnix: Double) {
         self.clocks = clocks.sorted { $0.modelTick < $1.modelTick }
         self.nightStartUnix = nightStartUnix
     }
 
     /// Unix seconds of the model moment `seconds` after the virtual pod started.
-    public func unixTime(simulatedSeconds seconds: Double) -> Double {
+    package func unixTime(simulatedSeconds seconds: Double) -> Double {
         let tick = seconds * Double(Wire.tickRate)
         guard let first = clocks.first else { return nightStartUnix + seconds }
         var chosen = first
@@ -33,8 +33,8 @@ public struct TruthClock: Sendable {
 /// - `clock.csv`: the anchors used, `simulated_seconds,boot_count,pod_tick,unix_ms,utc_offset_min`;
 /// - `alarms.csv`: every alarm the sleepers heard, `t,side,stage,got_up_t` (stage empty for an
 ///   empty side, `got_up_t` empty when they stayed in bed), times in Unix seconds.
-public enum TruthFiles {
-    public static func render(truth: GroundTruth, playedSeconds: Int, clock: TruthClock) -> [(name: String, text: String)] {
+package enum TruthFiles {
+    package static func render(truth: GroundTruth, playedSeconds: Int, clock: TruthClock) -> [(name: String, text: String)] {
         let n = min(max(playedSeconds, 0), truth.duration)
         var table = "t,side,present,stage,heart_rate,breathing_rate,movement\n"
         table.reserveCapacity(n * truth.sides.count * 48)

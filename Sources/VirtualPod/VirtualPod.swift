@@ -12,8 +12,8 @@ import SleepDomain
 ///
 /// Used by the tests, `make demo`, `podbridge simulate` and anyone without hardware.
 /// `start()` opens the pty and starts the pod's one thread; `stop()` ends and joins it.
-public final class VirtualPod: Sendable {
-    public let configuration: VirtualPodConfiguration
+package final class VirtualPod: Sendable {
+    package let configuration: VirtualPodConfiguration
 
     private struct Control: Sendable {
         var engine: PodEngine?
@@ -28,9 +28,9 @@ public final class VirtualPod: Sendable {
 
     /// What the model plays (nil when replaying a capture): the plan, and once running, the
     /// night as the sleepers' answers to the pod's alarms changed it (`alarmReactions`).
-    public var groundTruth: GroundTruth? { snapshot.truth ?? plannedTruth }
+    package var groundTruth: GroundTruth? { snapshot.truth ?? plannedTruth }
 
-    public init(configuration: VirtualPodConfiguration) throws(VirtualPodConfiguration.ConfigurationError) {
+    package init(configuration: VirtualPodConfiguration) throws(VirtualPodConfiguration.ConfigurationError) {
         try configuration.validate()
         self.configuration = configuration
         if configuration.replay == nil {
@@ -44,7 +44,7 @@ public final class VirtualPod: Sendable {
 
     /// Opens the pseudo-terminal, sends BOOT, starts the pod's thread; returns the tty path.
     @discardableResult
-    public func start() throws(SystemError) -> String {
+    package func start() throws(SystemError) -> String {
         let engine = try PodEngine(config: configuration)
         let done = exited
         let thread = Thread {
@@ -63,7 +63,7 @@ public final class VirtualPod: Sendable {
     }
 
     /// Stops the pod and waits for its thread; closes the pty (the hub sees end of file).
-    public func stop() {
+    package func stop() {
         let engine = control.withLock { c -> PodEngine? in
             guard let e = c.engine, !c.joined, !c.stopping else { return nil }
             c.stopping = true
@@ -81,38 +81,38 @@ public final class VirtualPod: Sendable {
     private var engine: PodEngine? { control.withLock { $0.engine } }
 
     /// The pod's state now (see `VirtualPodSnapshot`).
-    public var snapshot: VirtualPodSnapshot {
+    package var snapshot: VirtualPodSnapshot {
         engine?.shared.withLock { $0.snapshot } ?? VirtualPodSnapshot()
     }
 
     /// The tty a hub opens now; nil before start and while unplugged.
-    public var ttyPath: String? { snapshot.ttyPath }
+    package var ttyPath: String? { snapshot.ttyPath }
 
     /// Injects a fault now (the pod's thread acts on it within its next round, at once).
-    public func inject(_ fault: Fault) {
+    package func inject(_ fault: Fault) {
         guard let engine else { return }
         engine.shared.withLock { $0.faults.append(fault) }
         engine.wake()
     }
 
     /// What the pod holds for a side (as GET_SCHEDULE would report it).
-    public func currentSchedule(side: BedSide) -> ScheduleReport? {
+    package func currentSchedule(side: BedSide) -> ScheduleReport? {
         snapshot.schedules.first { $0.side == side }
     }
 
-    public var alarmsFired: [FiredAlarm] { snapshot.alarmsFired }
+    package var alarmsFired: [FiredAlarm] { snapshot.alarmsFired }
 
     /// The clock the hub set; nil while the pod's clock is not valid.
-    public var clock: ClockAnchor? { snapshot.clock }
+    package var clock: ClockAnchor? { snapshot.clock }
 
     /// Unix time of a simulated moment if the night started at `nightStartUnix`: what a hub
     /// that plays along with the simulation (rather than its wall clock) sends in SET_CLOCK.
-    public func simulatedUnixTime(simulatedSeconds: Double) -> Double {
+    package func simulatedUnixTime(simulatedSeconds: Double) -> Double {
         configuration.nightStartUnix + simulatedSeconds
     }
 
     /// Returns when the night or the replay has ended, or the pod was stopped.
-    public func waitUntilFinished() async {
+    package func waitUntilFinished() async {
         guard let engine else { return }
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let done = engine.shared.withLock { s -> Bool in
@@ -124,10 +124,10 @@ public final class VirtualPod: Sendable {
         }
     }
 
-    public enum TruthError: Error, Sendable, CustomStringConvertible {
+    package enum TruthError: Error, Sendable, CustomStringConvertible {
         case replayHasNoTruth
         case write(path: String, reason: String)
-        public var description: String {
+        package var description: String {
             switch self {
             case .replayHasNoTruth: "a replayed capture has no ground truth"
             case .write(let path, let reason): "cannot write \(path): \(reason)"
@@ -138,7 +138,7 @@ public final class VirtualPod: Sendable {
     /// Writes the ground truth played so far (see `TruthFiles`) into `directory`, creating it.
     /// Returns the paths written.
     @discardableResult
-    public func writeTruth(to directory: String) throws(TruthError) -> [String] {
+    package func writeTruth(to directory: String) throws(TruthError) -> [String] {
         guard let truth = groundTruth else { throw .replayHasNoTruth }
         let s = snapshot
         let files = TruthFiles.render(truth: truth, playedSeconds: Int(s.simulatedSeconds),

@@ -2,34 +2,34 @@ import NightModel
 import PodProtocol
 
 /// Everything a virtual pod needs to know before it starts.
-public struct VirtualPodConfiguration: Sendable {
-    public var identity: PodIdentity
+package struct VirtualPodConfiguration: Sendable {
+    package var identity: PodIdentity
     /// The night the physiology model plays (seed, length, sleepers, noise, pump).
     /// `channelsPerSide` and the number of sides follow `identity`.
-    public var night: NightConfig
+    package var night: NightConfig
     /// Simulated seconds per real second (1 = real time, 60 = a night in 8 minutes).
-    public var speed: Double
+    package var speed: Double
     /// Unix time of model time 0 (the pod's first tick), used to write ground truth when the
     /// hub never set the clock and offered as `simulatedUnixTime` to hubs that want to set
     /// the pod's clock to the simulated night rather than to their wall clock.
-    public var nightStartUnix: Double
+    package var nightStartUnix: Double
     /// Replay these captured frames instead of playing the model (nil: play the model).
-    public var replay: [Capture.Record]?
+    package var replay: [Capture.Record]?
     /// Faults at given moments of the simulated night.
-    public var faults: [ScheduledFault]
+    package var faults: [ScheduledFault]
     /// A symlink kept pointing at the current tty across replugs (e.g. "/tmp/pod0").
-    public var linkPath: String?
+    package var linkPath: String?
     /// Stop by itself when the night (or the replay) ends.
-    public var stopsAtEnd: Bool
+    package var stopsAtEnd: Bool
     /// Bytes the pod queues while the hub does not read; beyond it frames are dropped and
     /// counted in `tx_dropped`, like a firmware transmit queue that overflows.
-    public var transmitQueueLimit: Int
+    package var transmitQueueLimit: Int
     /// The reset reason of the BOOT event sent at start.
-    public var startReason: ResetReason
+    package var startReason: ResetReason
     /// Called on the pod's thread with the tty path at start and after each replug.
-    public var onAttach: (@Sendable (String) -> Void)?
+    package var onAttach: (@Sendable (String) -> Void)?
 
-    public init(identity: PodIdentity = PodIdentity(), night: NightConfig = NightConfig(), speed: Double = 1,
+    package init(identity: PodIdentity = PodIdentity(), night: NightConfig = NightConfig(), speed: Double = 1,
                 nightStartUnix: Double = 0, replay: [Capture.Record]? = nil, faults: [ScheduledFault] = [],
                 linkPath: String? = nil, stopsAtEnd: Bool = true, transmitQueueLimit: Int = 1 << 20,
                 startReason: ResetReason = .powerOn, onAttach: (@Sendable (String) -> Void)? = nil) {
@@ -47,7 +47,7 @@ public struct VirtualPodConfiguration: Sendable {
     }
 
     /// Checks the values a user can get wrong; the message says which and why.
-    public func validate() throws(ConfigurationError) {
+    package func validate() throws(ConfigurationError) {
         guard PodIdentity.isValidSerial(identity.serial) else {
             throw ConfigurationError("serial must be 1–32 printable ASCII characters")
         }
@@ -59,8 +59,8 @@ public struct VirtualPodConfiguration: Sendable {
         guard transmitQueueLimit >= 4096 else { throw ConfigurationError("transmit queue must hold at least 4096 bytes") }
     }
 
-    public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
-        public var description: String
-        public init(_ description: String) { self.description = description }
+    package struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+        package var description: String
+        package init(_ description: String) { self.description = description }
     }
 }

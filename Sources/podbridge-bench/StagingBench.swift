@@ -89,7 +89,7 @@ func writeStagingModel(repoRoot: URL, to path: String) throws {
     /// Data/ (9 slpdb-dev + 21 sleep-accel-dev), features `StagingFeatures`. A test checks these
     /// constants equal a fresh fit.
     extension StagingModel {
-        public static let `default` = \(model.swiftSource)
+        package static let `default` = \(model.swiftSource)
     }
 
     """

@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// The bus also keeps the `HubState` snapshot: every event is applied to it before it is
 /// fanned out, so a reader of `state` never sees less than a subscriber has been sent.
-public final class HubBus: Sendable {
+package final class HubBus: Sendable {
     private struct Subscriber {
         let name: String
         let continuation: AsyncStream<HubEvent>.Continuation
@@ -28,12 +28,12 @@ public final class HubBus: Sendable {
     private let logger: Logger?
 
     /// - Parameter logger: where subscriber overflows are reported (nil: not logged).
-    public init(logger: Logger? = nil) {
+    package init(logger: Logger? = nil) {
         self.logger = logger
     }
 
     /// Applies `event` to the state and hands it to every subscriber. Never blocks on a subscriber.
-    public func publish(_ event: HubEvent) {
+    package func publish(_ event: HubEvent) {
         let targets = inner.withLock { inner -> [Subscriber] in
             inner.state.apply(event)
             return Array(inner.subscribers.values)
@@ -58,7 +58,7 @@ public final class HubBus: Sendable {
     /// A new subscriber that receives every event published from now on, up to
     /// `bufferSize` of them waiting unread. Ends when the subscription is finished or dropped
     /// (leaving its `for await` loop releases it).
-    public func subscribe(name: String, bufferSize: Int = 1024) -> HubSubscription {
+    package func subscribe(name: String, bufferSize: Int = 1024) -> HubSubscription {
         let (stream, continuation) = AsyncStream<HubEvent>.makeStream(bufferingPolicy: .bufferingNewest(max(1, bufferSize)))
         let counters = SubscriptionCounters()
         let id = inner.withLock { inner -> Int in
@@ -74,10 +74,10 @@ public final class HubBus: Sendable {
     }
 
     /// What the hub knows now (pods, links, clocks, the newest live second per side).
-    public var state: HubState { inner.withLock { $0.state } }
+    package var state: HubState { inner.withLock { $0.state } }
 
     /// Per subscriber: name, events delivered, events dropped.
-    public func subscriberStats() -> [SubscriberStats] {
+    package func subscriberStats() -> [SubscriberStats] {
         inner.withLock { inner in
             inner.subscribers.values.map { SubscriberStats(name: $0.name, delivered: $0.counters.delivered, dropped: $0.counters.dropped) }
         }.sorted { $0.name < $1.name }
@@ -85,9 +85,9 @@ public final class HubBus: Sendable {
 }
 
 /// One subscriber's view of the bus: an `AsyncSequence` of events, and how many it missed.
-public struct HubSubscription: AsyncSequence, Sendable {
-    public typealias Element = HubEvent
-    public let name: String
+package struct HubSubscription: AsyncSequence, Sendable {
+    package typealias Element = HubEvent
+    package let name: String
     private let events: AsyncStream<HubEvent>
     private let counters: SubscriptionCounters
     private let continuation: AsyncStream<HubEvent>.Continuation
@@ -100,20 +100,20 @@ public struct HubSubscription: AsyncSequence, Sendable {
         self.continuation = continuation
     }
 
-    public func makeAsyncIterator() -> AsyncStream<HubEvent>.Iterator { events.makeAsyncIterator() }
+    package func makeAsyncIterator() -> AsyncStream<HubEvent>.Iterator { events.makeAsyncIterator() }
 
     /// Events this subscriber lost because its buffer was full.
-    public var dropped: Int { counters.dropped }
+    package var dropped: Int { counters.dropped }
 
     /// Stops the subscription: the sequence ends once the buffered events are read.
-    public func finish() { continuation.finish() }
+    package func finish() { continuation.finish() }
 }
 
 /// Delivered and dropped counts of one subscriber (for logs, `/metrics`, tests).
-public struct SubscriberStats: Sendable, Hashable {
-    public var name: String
-    public var delivered: Int
-    public var dropped: Int
+package struct SubscriberStats: Sendable, Hashable {
+    package var name: String
+    package var delivered: Int
+    package var dropped: Int
 }
 
 final class SubscriptionCounters: Sendable {

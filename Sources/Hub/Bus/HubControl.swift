@@ -8,16 +8,16 @@ import Synchronization
 /// The control side of the running hub, for the API and MQTT: commands to a connected pod
 /// by serial (answered with the pod's ack or nack), and the manual schedule through the
 /// schedule service. Every argument is checked here, before anything reaches the pod.
-public final class HubControl: Sendable {
+package final class HubControl: Sendable {
     private let links = Mutex<[String: PodConnection]>([:])
     private let schedule: ScheduleDriver?
 
-    public init(schedule: ScheduleDriver?) {
+    package init(schedule: ScheduleDriver?) {
         self.schedule = schedule
     }
 
     /// A command the pod carries out at once.
-    public enum PodCommand: Sendable, Hashable {
+    package enum PodCommand: Sendable, Hashable {
         /// Snooze the ringing alarm of `side` for `seconds` (1…3600).
         case snooze(side: BedSide, seconds: Int)
         /// Stop the alarm of `side` (clears it on the pod until the next push).
@@ -27,12 +27,12 @@ public final class HubControl: Sendable {
     }
 
     /// The pod's answer: accepted, or refused with its status.
-    public enum PodAnswer: Sendable, Hashable {
+    package enum PodAnswer: Sendable, Hashable {
         case ack
         case nack(status: String, code: Int)
     }
 
-    public enum ControlError: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum ControlError: Error, Sendable, Hashable, CustomStringConvertible {
         /// No pod with this serial is connected now.
         case unknownPod(String)
         case invalidArgument(String)
@@ -41,7 +41,7 @@ public final class HubControl: Sendable {
         /// The schedule service is off (`schedule.enabled` false) or refused the schedule.
         case schedule(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .unknownPod(let serial): "no pod \(serial) is connected"
             case .invalidArgument(let why): why
@@ -52,13 +52,13 @@ public final class HubControl: Sendable {
     }
 
     /// Serials of the pods that can be sent commands now.
-    public var connectedSerials: [String] { links.withLock { $0.keys.sorted() } }
+    package var connectedSerials: [String] { links.withLock { $0.keys.sorted() } }
 
     func register(_ connection: PodConnection, serial: String) { links.withLock { $0[serial] = connection } }
     func unregister(serial: String) { links.withLock { _ = $0.removeValue(forKey: serial) } }
 
     /// Sends `command` to the pod `serial` and returns its answer.
-    public func send(_ command: PodCommand, toPod serial: String) async throws(ControlError) -> PodAnswer {
+    package func send(_ command: PodCommand, toPod serial: String) async throws(ControlError) -> PodAnswer {
         let message = try Self.message(for: command)
         guard let connection = links.withLock({ $0[serial] }) else { throw .unknownPod(serial) }
         do {
@@ -89,7 +89,7 @@ public final class HubControl: Sendable {
 
     /// Sets the manual schedule of `sides` (validated like `podbridge schedule set`), then lets
     /// the schedule service push it to the connected pod. Returns what the CLI would print.
-    public func setManualSchedule(podSerial: String, sides: [BedSide], bedtime: String, wake: String,
+    package func setManualSchedule(podSerial: String, sides: [BedSide], bedtime: String, wake: String,
                                   weekendBedtime: String? = nil, weekendWake: String? = nil) async throws(ControlError) -> [String] {
         guard let schedule else { throw .schedule("the schedule service is off (schedule.enabled is false)") }
         let console = await schedule.console()
@@ -113,7 +113,7 @@ public final class HubControl: Sendable {
     }
 
     /// Clears the manual schedule of `sides`; inference (or the default) applies again and is pushed.
-    public func clearManualSchedule(podSerial: String, sides: [BedSide]) async throws(ControlError) -> [String] {
+    package func clearManualSchedule(podSerial: String, sides: [BedSide]) async throws(ControlError) -> [String] {
         guard let schedule else { throw .schedule("the schedule service is off (schedule.enabled is false)") }
         let console = await schedule.console()
         let lines: [String]

@@ -7,7 +7,7 @@ import SleepAnalysis
 /// Everything the running hub tells its listeners (the console, the API's live streams,
 /// MQTT), published once on the `HubBus`. Values only: a listener can keep, encode or
 /// drop an event without reaching back into the part that published it.
-public enum HubEvent: Sendable, Hashable {
+package enum HubEvent: Sendable, Hashable {
     /// HELLO answered: the pod, where it was opened, and when (the hub's clock).
     case podConnected(PodSummary, endpoint: String, at: Date)
     /// The link to the pod ended; the connection keeps trying to come back.
@@ -31,16 +31,16 @@ public enum HubEvent: Sendable, Hashable {
 }
 
 /// Who the pod is, from its HELLO answer.
-public struct PodSummary: Sendable, Hashable, Codable {
-    public var serial: String
-    public var firmware: String
-    public var protocolVersion: Int
-    public var sides: Int
-    public var piezoChannelsPerSide: Int
-    public var sampleRate: Int
-    public var bootCount: Int
+package struct PodSummary: Sendable, Hashable, Codable {
+    package var serial: String
+    package var firmware: String
+    package var protocolVersion: Int
+    package var sides: Int
+    package var piezoChannelsPerSide: Int
+    package var sampleRate: Int
+    package var bootCount: Int
 
-    public init(serial: String, firmware: String, protocolVersion: Int, sides: Int, piezoChannelsPerSide: Int,
+    package init(serial: String, firmware: String, protocolVersion: Int, sides: Int, piezoChannelsPerSide: Int,
                 sampleRate: Int, bootCount: Int) {
         self.serial = serial
         self.firmware = firmware
@@ -51,7 +51,7 @@ public struct PodSummary: Sendable, Hashable, Codable {
         self.bootCount = bootCount
     }
 
-    public init(_ info: PodInfo) {
+    package init(_ info: PodInfo) {
         self.init(serial: info.serial, firmware: info.firmware.description, protocolVersion: Int(info.protocolVersion),
                   sides: Int(info.sides), piezoChannelsPerSide: Int(info.piezoChannelsPerSide),
                   sampleRate: Int(info.sampleRate), bootCount: Int(info.bootCount))
@@ -59,20 +59,20 @@ public struct PodSummary: Sendable, Hashable, Codable {
 }
 
 /// One second of one side: what the live tiles, gauges and topics show.
-public struct LiveSecond: Sendable, Hashable, Codable {
+package struct LiveSecond: Sendable, Hashable, Codable {
     /// Unix seconds of the start of this second, from the pod's ticks and clock anchor.
-    public var time: Double
-    public var present: Bool
+    package var time: Double
+    package var present: Bool
     /// Beats per minute, nil when there is no reading (absent, moving, poor signal).
-    public var heartRate: Double?
+    package var heartRate: Double?
     /// Breaths per minute, nil when there is no reading.
-    public var breathingRate: Double?
+    package var breathingRate: Double?
     /// Movement index: 0 still, larger is more movement.
-    public var movement: Double
+    package var movement: Double
     /// Signal quality 0 (useless) … 1 (clean).
-    public var quality: Double
+    package var quality: Double
 
-    public init(time: Double, present: Bool, heartRate: Double?, breathingRate: Double?, movement: Double, quality: Double) {
+    package init(time: Double, present: Bool, heartRate: Double?, breathingRate: Double?, movement: Double, quality: Double) {
         self.time = time
         self.present = present
         self.heartRate = heartRate
@@ -81,26 +81,26 @@ public struct LiveSecond: Sendable, Hashable, Codable {
         self.quality = quality
     }
 
-    public init(_ v: SecondVitals) {
+    package init(_ v: SecondVitals) {
         self.init(time: v.time, present: v.present, heartRate: v.heartRate.value, breathingRate: v.breathingRate.value,
                   movement: v.movement, quality: v.quality)
     }
 }
 
 /// An alarm event from the pod, as recorded in the store.
-public struct AlarmNotice: Sendable, Hashable, Codable {
-    public enum Kind: String, Sendable, Hashable, Codable { case fired, snoozed, stopped, failed }
-    public var serial: String
-    public var side: BedSide?
-    public var kind: Kind
+package struct AlarmNotice: Sendable, Hashable, Codable {
+    package enum Kind: String, Sendable, Hashable, Codable { case fired, snoozed, stopped, failed }
+    package var serial: String
+    package var side: BedSide?
+    package var kind: Kind
     /// The pod's time of the event.
-    public var at: Date
+    package var at: Date
     /// The event's argument (intensity %, snooze seconds, stop reason, failure reason).
-    public var argument: Int
+    package var argument: Int
     /// The sentence the console prints.
-    public var text: String
+    package var text: String
 
-    public init(serial: String, side: BedSide?, kind: Kind, at: Date, argument: Int, text: String) {
+    package init(serial: String, side: BedSide?, kind: Kind, at: Date, argument: Int, text: String) {
         self.serial = serial
         self.side = side
         self.kind = kind
@@ -111,21 +111,21 @@ public struct AlarmNotice: Sendable, Hashable, Codable {
 }
 
 /// One command the schedule service sent to the pod, and what the pod said.
-public struct SchedulePushNotice: Sendable, Hashable, Codable {
-    public enum Outcome: String, Sendable, Hashable, Codable { case ack, nack, timeout, linkLost }
-    public var serial: String
+package struct SchedulePushNotice: Sendable, Hashable, Codable {
+    package enum Outcome: String, Sendable, Hashable, Codable { case ack, nack, timeout, linkLost }
+    package var serial: String
     /// The command's key ("power-schedule left", "alarm right", "clock").
-    public var command: String
+    package var command: String
     /// What it asks for, in words.
-    public var detail: String
-    public var attempt: Int
-    public var outcome: Outcome
+    package var detail: String
+    package var attempt: Int
+    package var outcome: Outcome
     /// The pod's status on a nack.
-    public var status: String?
+    package var status: String?
     /// When it was sent (the hub's clock).
-    public var at: Date
+    package var at: Date
 
-    public init(serial: String, command: String, detail: String, attempt: Int, outcome: Outcome, status: String?, at: Date) {
+    package init(serial: String, command: String, detail: String, attempt: Int, outcome: Outcome, status: String?, at: Date) {
         self.serial = serial
         self.command = command
         self.detail = detail
@@ -137,16 +137,16 @@ public struct SchedulePushNotice: Sendable, Hashable, Codable {
 }
 
 /// A finished night as stored: enough for a notification or a tile without a store read.
-public struct NightSummary: Sendable, Hashable, Codable {
-    public var serial: String
-    public var side: BedSide
+package struct NightSummary: Sendable, Hashable, Codable {
+    package var serial: String
+    package var side: BedSide
     /// yyyy-MM-dd, the local date the night ends on.
-    public var wakeDate: String
-    public var start: Date
-    public var end: Date
-    public var metrics: SessionMetrics
+    package var wakeDate: String
+    package var start: Date
+    package var end: Date
+    package var metrics: SessionMetrics
 
-    public init(serial: String, side: BedSide, wakeDate: String, start: Date, end: Date, metrics: SessionMetrics) {
+    package init(serial: String, side: BedSide, wakeDate: String, start: Date, end: Date, metrics: SessionMetrics) {
         self.serial = serial
         self.side = side
         self.wakeDate = wakeDate

@@ -7,35 +7,35 @@ import SleepAnalysis
 /// What the hub knows now, folded from its events: the read side for the API (`/pods`,
 /// `/live`, `/readyz`) and MQTT's retained states. Pure: `apply` is the only way it changes,
 /// and `HubBus` applies every event it publishes.
-public struct HubState: Sendable, Hashable {
+package struct HubState: Sendable, Hashable {
     /// Every pod seen since the hub started, by serial.
-    public var pods: [String: PodState] = [:]
+    package var pods: [String: PodState] = [:]
 
-    public init() {}
+    package init() {}
 
-    public struct PodState: Sendable, Hashable {
-        public var pod: PodSummary
-        public var connected: Bool
+    package struct PodState: Sendable, Hashable {
+        package var pod: PodSummary
+        package var connected: Bool
         /// When the link came up (if connected) or went down (if not), on the hub's clock.
-        public var since: Date
+        package var since: Date
         /// Where it was last opened (tty path or USB node).
-        public var endpoint: String
-        public var lastDisconnectReason: String?
-        public var counters = LinkCounters()
+        package var endpoint: String
+        package var lastDisconnectReason: String?
+        package var counters = LinkCounters()
         /// The clock anchor in force: nil until SET_CLOCK was acknowledged on this link.
-        public var clock: ClockAnchor?
+        package var clock: ClockAnchor?
         /// The newest second per side (data time).
-        public var live: [BedSide: LiveSecond] = [:]
+        package var live: [BedSide: LiveSecond] = [:]
         /// Whether someone is in bed, per side, as the session tracker decided.
-        public var inBed: [BedSide: Bool] = [:]
+        package var inBed: [BedSide: Bool] = [:]
         /// The newest preliminary stage per side while a night is under way.
-        public var stage: [BedSide: SleepStage] = [:]
+        package var stage: [BedSide: SleepStage] = [:]
     }
 
     /// The pods connected now, by serial.
-    public var connectedSerials: [String] { pods.values.filter(\.connected).map(\.pod.serial).sorted() }
+    package var connectedSerials: [String] { pods.values.filter(\.connected).map(\.pod.serial).sorted() }
 
-    public mutating func apply(_ event: HubEvent) {
+    package mutating func apply(_ event: HubEvent) {
         switch event {
         case .podConnected(let pod, let endpoint, let at):
             var state = pods[pod.serial] ?? PodState(pod: pod, connected: true, since: at, endpoint: endpoint)

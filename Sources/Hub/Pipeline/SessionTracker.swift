@@ -7,31 +7,31 @@ import SleepAnalysis
 /// snapshot is offered every `preliminaryEvery` seconds of data time, so preliminary
 /// stages exist during the night. Time is the data's (from the pod's ticks), so a night
 /// played at 500× closes exactly as it would in real time. Pure: no I/O, no clock.
-public struct SessionTracker: Sendable {
-    public struct Rules: Sendable, Hashable {
-        public var maxGap: Double
-        public var preliminaryEvery: Double
-        public init(maxGap: Double = 20 * 60, preliminaryEvery: Double = 30 * 60) {
+package struct SessionTracker: Sendable {
+    package struct Rules: Sendable, Hashable {
+        package var maxGap: Double
+        package var preliminaryEvery: Double
+        package init(maxGap: Double = 20 * 60, preliminaryEvery: Double = 30 * 60) {
             self.maxGap = maxGap
             self.preliminaryEvery = preliminaryEvery
         }
     }
 
     /// Everything the analyzer needs for one session.
-    public struct Night: Sendable, Hashable {
-        public var beats: [Double]
-        public var seconds: [SecondVitals]
-        public var start: Double { seconds.first?.time ?? 0 }
-        public var end: Double { (seconds.last?.time ?? 0) + 1 }
+    package struct Night: Sendable, Hashable {
+        package var beats: [Double]
+        package var seconds: [SecondVitals]
+        package var start: Double { seconds.first?.time ?? 0 }
+        package var end: Double { (seconds.last?.time ?? 0) + 1 }
     }
 
-    public enum Event: Sendable, Hashable {
+    package enum Event: Sendable, Hashable {
         case started(at: Double)
         case preliminary(Night)
         case ended(Night)
     }
 
-    public let rules: Rules
+    package let rules: Rules
     private var seconds: [SecondVitals] = []
     private var beats: [Double] = []
     // Beats can arrive before the seconds they fall in (the front end emits seconds late).
@@ -39,13 +39,13 @@ public struct SessionTracker: Sendable {
     private var lastPresent: Double?
     private var lastSnapshot: Double = 0
 
-    public init(rules: Rules = Rules()) { self.rules = rules }
+    package init(rules: Rules = Rules()) { self.rules = rules }
 
-    public var isInSession: Bool { lastPresent != nil }
-    public var sessionStart: Double? { isInSession ? seconds.first?.time : nil }
+    package var isInSession: Bool { lastPresent != nil }
+    package var sessionStart: Double? { isInSession ? seconds.first?.time : nil }
 
     /// Adds the front end's output; returns what happened, in order.
-    public mutating func add(_ output: FrontEndOutput) -> [Event] {
+    package mutating func add(_ output: FrontEndOutput) -> [Event] {
         var events: [Event] = []
         pendingBeats.append(contentsOf: output.beats)
         var consumed = 0
@@ -82,7 +82,7 @@ public struct SessionTracker: Sendable {
     }
 
     /// Closes the open session now (shutdown, a pod gone for good); nil if none is open.
-    public mutating func flush() -> Night? {
+    package mutating func flush() -> Night? {
         isInSession ? close() : nil
     }
 

@@ -7,14 +7,14 @@ import SleepDomain
 /// to print; the command only parses arguments. Reads and writes the same store the daemon
 /// uses. A manual schedule set here reaches the pod when the daemon next works the schedule
 /// out: on the pod's next connect or reboot, or when the next session is stored.
-public struct ScheduleConsole: Sendable {
-    public let store: NightStore
-    public let settings: HubConfiguration.ScheduleSettings
+package struct ScheduleConsole: Sendable {
+    package let store: NightStore
+    package let settings: HubConfiguration.ScheduleSettings
     /// The pod's zone given on the command line, if any.
-    public let zoneOverride: TimeZone?
-    public let now: Date
+    package let zoneOverride: TimeZone?
+    package let now: Date
 
-    public init(store: NightStore, settings: HubConfiguration.ScheduleSettings = .init(), zone: TimeZone? = nil,
+    package init(store: NightStore, settings: HubConfiguration.ScheduleSettings = .init(), zone: TimeZone? = nil,
                 now: Date = Date()) {
         self.store = store
         self.settings = settings
@@ -23,7 +23,7 @@ public struct ScheduleConsole: Sendable {
     }
 
     /// The pod to talk about: the one given, else the only one the store knows.
-    public func resolvePod(_ serial: String?) async throws(ScheduleServiceError) -> String {
+    package func resolvePod(_ serial: String?) async throws(ScheduleServiceError) -> String {
         if let serial, !serial.isEmpty { return serial }
         let pods: [PodRecord]
         do { pods = try await store.pods() } catch { throw .store("\(error)") }
@@ -36,7 +36,7 @@ public struct ScheduleConsole: Sendable {
 
     /// The zone `HH:mm` values are in: the command line's, else the one the schedule in
     /// force was made for, else the configuration's.
-    public func zone(podSerial: String, side: BedSide) async -> TimeZone {
+    package func zone(podSerial: String, side: BedSide) async -> TimeZone {
         if let zoneOverride { return zoneOverride }
         if let stored = try? await store.podSchedule(podSerial: podSerial, side: side),
            let tz = TimeZone(identifier: stored.timeZoneID) { return tz }
@@ -51,7 +51,7 @@ public struct ScheduleConsole: Sendable {
 
     /// What is in force per side, whether the pod acknowledged it, the last push of each
     /// command and the last alarm events.
-    public func show(podSerial: String, sides: [BedSide]) async throws(ScheduleServiceError) -> [String] {
+    package func show(podSerial: String, sides: [BedSide]) async throws(ScheduleServiceError) -> [String] {
         var lines = ["pod \(podSerial)"]
         do {
             for side in sides {
@@ -121,7 +121,7 @@ public struct ScheduleConsole: Sendable {
     /// What the inference gives and why, without changing anything: sessions offered and
     /// skipped, per group the nights used and dropped, circular mean, R and spread, the
     /// source, and the pod schedule it converts to.
-    public func infer(podSerial: String, sides: [BedSide]) async throws(ScheduleServiceError) -> [String] {
+    package func infer(podSerial: String, sides: [BedSide]) async throws(ScheduleServiceError) -> [String] {
         var lines = ["pod \(podSerial) — inference at \(Self.timestamp(Int64(now.timeIntervalSince1970), nil)) (nothing is changed)"]
         for side in sides {
             let r = await resolver(podSerial: podSerial, side: side)
@@ -142,7 +142,7 @@ public struct ScheduleConsole: Sendable {
     // MARK: set / clear
 
     /// Stores a manual schedule for each side (weekend times default to the weekday ones).
-    public func setManual(podSerial: String, sides: [BedSide], bedtime: String, wake: String,
+    package func setManual(podSerial: String, sides: [BedSide], bedtime: String, wake: String,
                           weekendBedtime: String?, weekendWake: String?) async throws(ScheduleServiceError) -> [String] {
         func parse(_ text: String, _ name: String) throws(ScheduleServiceError) -> TimeOfDay {
             guard let t = TimeOfDay(text) else { throw .badManualSchedule("\(name) must be HH:mm, got '\(text)'") }
@@ -181,7 +181,7 @@ public struct ScheduleConsole: Sendable {
     }
 
     /// Removes the manual schedule of each side: back to the inferred (or default) one.
-    public func clearManual(podSerial: String, sides: [BedSide]) async throws(ScheduleServiceError) -> [String] {
+    package func clearManual(podSerial: String, sides: [BedSide]) async throws(ScheduleServiceError) -> [String] {
         var lines: [String] = []
         for side in sides {
             let removed: Bool

@@ -23,20 +23,20 @@ import SleepDomain
 ///
 /// One operation at a time: the actor holds a lock across each exchange with the pod, so a
 /// timer tick never sends while an answer is awaited (actors are re-entrant at `await`).
-public actor ScheduleDriver {
-    public let store: NightStore
-    public let configuration: HubConfiguration
-    public let clock: HubClock
-    public let reporter: HubReporter
+package actor ScheduleDriver {
+    package let store: NightStore
+    package let configuration: HubConfiguration
+    package let clock: HubClock
+    package let reporter: HubReporter
     /// Where alarm events and pushes are published (nil: only stored and reported).
-    public let bus: HubBus?
-    public let podZone: TimeZone
+    package let bus: HubBus?
+    package let podZone: TimeZone
     let resolver: ScheduleResolver
 
     private var policy: SchedulePushPolicy
     private var connection: PodConnection?
     /// The pod being served (the last one that connected).
-    public private(set) var podSerial: String?
+    package private(set) var podSerial: String?
     private var podSides: [BedSide] = BedSide.allCases
     private var bootCounts: [String: UInt32] = [:]
     private var decisions: [BedSide: SideScheduleDecision] = [:]
@@ -55,10 +55,10 @@ public actor ScheduleDriver {
     /// Commands already reported as not sent for a missing feature on this connection.
     private var featureReported: Set<ScheduleCommandKey> = []
     /// Pushes sent to the pod, and acknowledged, since this driver started (for status lines).
-    public private(set) var pushesSent = 0
-    public private(set) var pushesAcknowledged = 0
+    package private(set) var pushesSent = 0
+    package private(set) var pushesAcknowledged = 0
 
-    public init(store: NightStore, configuration: HubConfiguration, clock: HubClock, reporter: HubReporter,
+    package init(store: NightStore, configuration: HubConfiguration, clock: HubClock, reporter: HubReporter,
                 bus: HubBus? = nil) {
         self.store = store
         self.bus = bus
@@ -74,7 +74,7 @@ public actor ScheduleDriver {
 
     /// The pod finished HELLO and SET_CLOCK (first connect, reconnect, or after a reboot).
     /// Returns when everything due now was sent and answered (or failed).
-    public func podConnected(_ connection: PodConnection) async {
+    package func podConnected(_ connection: PodConnection) async {
         guard let info = await connection.info else {
             reporter.warning("schedule: connected pod has no identity yet; nothing pushed")
             return
@@ -124,7 +124,7 @@ public actor ScheduleDriver {
     }
 
     /// The link to the pod went away; nothing is sent until it connects again.
-    public func podDisconnected() async {
+    package func podDisconnected() async {
         await lock()
         defer { unlock() }
         connection = nil
@@ -133,7 +133,7 @@ public actor ScheduleDriver {
 
     /// An EVENT from the pod. Alarm and power events are recorded; a failed alarm is
     /// reported, and one that failed for an invalid clock makes the clock be sent again.
-    public func podEvent(_ event: PodEvent, podSerial serial: String, at exactTime: Date) async {
+    package func podEvent(_ event: PodEvent, podSerial serial: String, at exactTime: Date) async {
         // The pod fires on whole minutes; its tick maps to within milliseconds of them, either side.
         let time = Date(timeIntervalSince1970: exactTime.timeIntervalSince1970.rounded())
         let side = event.side
@@ -199,7 +199,7 @@ public actor ScheduleDriver {
     }
 
     /// A session was stored (or re-analysed): infer again, push only what changed.
-    public func sessionsChanged() async {
+    package func sessionsChanged() async {
         guard configuration.schedule.enabled else { return }
         await lock()
         defer { unlock() }
@@ -210,7 +210,7 @@ public actor ScheduleDriver {
 
     /// Timed work: delivers the policy's ticks at the instants it asked for, on the hub's
     /// clock (which may run faster than real time). Returns when the task is cancelled.
-    public func run() async {
+    package func run() async {
         while !Task.isCancelled {
             let (signal, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
             wakeSignal = continuation
@@ -236,7 +236,7 @@ public actor ScheduleDriver {
     }
 
     /// Whether every desired command is acknowledged by the connected pod.
-    public var isInSync: Bool {
+    package var isInSync: Bool {
         guard policy.isConnected, let desired = policy.desired, policy.inFlight == nil else { return false }
         return desired.commands(at: clock.now(), alarmHoldover: configuration.schedule.push.alarmHoldoverSeconds)
             .allSatisfy { policy.acknowledged[$0.key] == $0 }
@@ -244,7 +244,7 @@ public actor ScheduleDriver {
 
     /// The schedule commands (`podbridge schedule`'s) on this driver's store, settings and clock,
     /// for the control side (manual schedule set through the API).
-    public func console() -> ScheduleConsole {
+    package func console() -> ScheduleConsole {
         ScheduleConsole(store: store, settings: configuration.schedule, zone: nil, now: clock.now())
     }
 

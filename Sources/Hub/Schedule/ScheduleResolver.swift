@@ -5,35 +5,35 @@ import SleepDomain
 
 /// What a side's schedule is and why: the manual schedule if the user set one, else the
 /// inference over the side's stored main sleep sessions, else the configured default.
-public struct SideScheduleDecision: Sendable, Hashable {
-    public let podSerial: String
-    public let side: BedSide
+package struct SideScheduleDecision: Sendable, Hashable {
+    package let podSerial: String
+    package let side: BedSide
     /// The full "why" (nights used and dropped, circular means and spreads, sources).
-    public let inference: ScheduleInferenceResult
+    package let inference: ScheduleInferenceResult
     /// What the pod should hold, in the pod's zone.
-    public let schedule: PodSchedule
-    public let origin: PodScheduleOrigin
+    package let schedule: PodSchedule
+    package let origin: PodScheduleOrigin
     /// One line: the source of weekday and of weekend nights.
-    public let reason: String
+    package let reason: String
     /// Stored sessions of the side offered to the inference, and how many were naps.
-    public let sessionsOffered: Int
-    public let napsSkipped: Int
+    package let sessionsOffered: Int
+    package let napsSkipped: Int
 
     /// The store row for this decision.
-    public func state(at time: Int64) throws -> PodScheduleState {
+    package func state(at time: Int64) throws -> PodScheduleState {
         PodScheduleState(podSerial: podSerial, side: side, origin: origin, scheduleJSON: try schedule.storedJSON(),
                          summary: schedule.summary, reason: reason, timeZoneID: schedule.timeZoneIdentifier, setAt: time)
     }
 }
 
 /// Why a schedule could not be worked out.
-public enum ScheduleServiceError: Error, Sendable, CustomStringConvertible {
+package enum ScheduleServiceError: Error, Sendable, CustomStringConvertible {
     case schedule(ScheduleError)
     case store(String)
     case badManualSchedule(String)
     case noPod(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .schedule(let e): return "\(e)"
         case .store(let m): return "store: \(m)"
@@ -46,16 +46,16 @@ public enum ScheduleServiceError: Error, Sendable, CustomStringConvertible {
 /// Reads a side's sessions and manual schedule from the store and runs the pure inference
 /// and conversion of SleepSchedule. Shared by the daemon's `ScheduleDriver` and the
 /// `podbridge schedule` command, so both say the same thing.
-public struct ScheduleResolver: Sendable {
-    public let store: NightStore
-    public let settings: HubConfiguration.ScheduleSettings
-    public let podZone: TimeZone
+package struct ScheduleResolver: Sendable {
+    package let store: NightStore
+    package let settings: HubConfiguration.ScheduleSettings
+    package let podZone: TimeZone
     /// A session is a main night only if it is the longest of its side and wake date and at
     /// least this long in bed; every other session is a nap (naps say nothing about the
     /// usual night).
-    public var minimumMainSleepMinutes: Double = 180
+    package var minimumMainSleepMinutes: Double = 180
 
-    public init(store: NightStore, settings: HubConfiguration.ScheduleSettings, podZone: TimeZone) {
+    package init(store: NightStore, settings: HubConfiguration.ScheduleSettings, podZone: TimeZone) {
         self.store = store
         self.settings = settings
         self.podZone = podZone
@@ -63,7 +63,7 @@ public struct ScheduleResolver: Sendable {
 
     /// The side's final stored sessions that ended within the lookback window before `now`,
     /// as the inference's nights, naps flagged.
-    public func nights(podSerial: String, side: BedSide, now: Date) async throws(ScheduleServiceError) -> [SleepNight] {
+    package func nights(podSerial: String, side: BedSide, now: Date) async throws(ScheduleServiceError) -> [SleepNight] {
         let end = Int64(now.timeIntervalSince1970.rounded(.down)) + 1
         // A day more than the lookback so the inference itself counts what falls outside.
         let start = end - Int64(settings.inference.lookbackDays + 1) * 86_400
@@ -92,7 +92,7 @@ public struct ScheduleResolver: Sendable {
     }
 
     /// The user's manual schedule of a side, if set.
-    public func manual(podSerial: String, side: BedSide) async throws(ScheduleServiceError) -> ManualSchedule? {
+    package func manual(podSerial: String, side: BedSide) async throws(ScheduleServiceError) -> ManualSchedule? {
         let record: ManualScheduleRecord?
         do { record = try await store.manualSchedule(podSerial: podSerial, side: side) } catch { throw .store("\(error)") }
         guard let record else { return nil }
@@ -105,7 +105,7 @@ public struct ScheduleResolver: Sendable {
 
     /// The schedule a side should hold at `now`, and why. `ignoreManual` shows what the
     /// inference alone would give (the manual schedule is still reported beside it).
-    public func decide(podSerial: String, side: BedSide, now: Date,
+    package func decide(podSerial: String, side: BedSide, now: Date,
                        ignoreManual: Bool = false) async throws(ScheduleServiceError) -> SideScheduleDecision {
         let nights = try await nights(podSerial: podSerial, side: side, now: now)
         let manual = ignoreManual ? nil : try await manual(podSerial: podSerial, side: side)

@@ -11,7 +11,7 @@ import SleepDomain
 extension WeekdayMask {
     /// "Mon–Fri", "Sun–Thu", "Sat,Sun", "every day": runs of three or more days are ranges,
     /// wrapping round the week.
-    public var compactDescription: String {
+    package var compactDescription: String {
         if self == .everyDay { return "every day" }
         if isEmpty { return "no day" }
         // Start at a day after a day that is not in the set, so a run never straddles the start.
@@ -30,7 +30,7 @@ extension WeekdayMask {
 }
 
 extension VibrationPattern {
-    public var wire: AlarmPattern {
+    package var wire: AlarmPattern {
         switch self {
         case .double: .double
         case .rise: .rise
@@ -41,50 +41,50 @@ extension VibrationPattern {
 
 extension PowerWindow {
     /// One SET_POWER_SCHEDULE for this window on `side`.
-    public func wire(side: BedSide) -> PowerSchedule {
+    package func wire(side: BedSide) -> PowerSchedule {
         PowerSchedule(side: side, days: days, on: on, off: off, level: UInt8(clamping: level))
     }
 
     /// "22:00→07:30 (Sun–Thu)", with the level when it is not 100 %.
-    public var shortDescription: String {
+    package var shortDescription: String {
         "\(on)→\(off) (\(days.compactDescription))" + (level == 100 ? "" : " at \(level)%")
     }
 }
 
 extension AlarmEntry {
     /// SET_ALARM for this entry on `side`.
-    public func wire(side: BedSide) -> PodProtocol.AlarmSetting {
+    package func wire(side: BedSide) -> PodProtocol.AlarmSetting {
         PodProtocol.AlarmSetting(side: side, days: days, time: time, intensity: UInt8(clamping: intensity),
                                  pattern: pattern.wire, durationSeconds: UInt16(clamping: durationSeconds))
     }
 
     /// "07:00 rise 60% (Mon–Fri)".
-    public var shortDescription: String { "\(time) \(pattern) \(intensity)% (\(days.compactDescription))" }
+    package var shortDescription: String { "\(time) \(pattern) \(intensity)% (\(days.compactDescription))" }
 }
 
 extension PodSchedule {
     /// "power 22:00→07:30 (Sun–Thu), 23:30→09:30 (Fri,Sat); alarm 07:00 rise 60% (Mon–Fri), …".
-    public var summary: String {
+    package var summary: String {
         let power = powerWindows.isEmpty ? "power off" : "power " + powerWindows.map(\.shortDescription).joined(separator: ", ")
         let alarm = alarms.isEmpty ? "no alarm" : "alarm " + alarms.map(\.shortDescription).joined(separator: ", ")
         return power + "; " + alarm
     }
 
     /// Stable JSON (sorted keys) for the store; equal schedules give equal text.
-    public func storedJSON() throws -> String {
+    package func storedJSON() throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return String(decoding: try encoder.encode(self), as: UTF8.self)
     }
 
-    public static func fromStoredJSON(_ text: String) throws -> PodSchedule {
+    package static func fromStoredJSON(_ text: String) throws -> PodSchedule {
         try JSONDecoder().decode(PodSchedule.self, from: Data(text.utf8))
     }
 }
 
 extension ScheduleCommand {
     /// What this command carries, for the console and the push history.
-    public var humanDescription: String {
+    package var humanDescription: String {
         switch self {
         case .setClock(let sync):
             return "clock \(sync.timeZoneIdentifier) UTC\(Self.offsetText(sync.utcOffsetMinutes))"
@@ -109,14 +109,14 @@ extension HubClock {
     /// What SET_CLOCK carries: this clock's now and the pod zone's UTC offset now. The pod
     /// link's start-up SET_CLOCK and the schedule service's re-syncs both come from here,
     /// so they agree (accelerated clocks included).
-    public func clockSetting(podZone: TimeZone) -> ClockSetting {
+    package func clockSetting(podZone: TimeZone) -> ClockSetting {
         let now = now()
         return clockSetting(at: now, utcOffsetMinutes: podZone.secondsFromGMT(for: now) / 60)
     }
 
     /// SET_CLOCK for `at` with a given UTC offset (the schedule policy's, e.g. just after a
     /// DST change). The one place the message's fields are built; never traps on the offset.
-    public func clockSetting(at: Date? = nil, utcOffsetMinutes: Int) -> ClockSetting {
+    package func clockSetting(at: Date? = nil, utcOffsetMinutes: Int) -> ClockSetting {
         let time = at ?? now()
         return ClockSetting(unixMillis: Int64((time.timeIntervalSince1970 * 1000).rounded(.down)),
                             utcOffsetMinutes: Int16(clamping: utcOffsetMinutes))

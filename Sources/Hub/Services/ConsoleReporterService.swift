@@ -7,19 +7,19 @@ import ServiceLifecycle
 /// (per side: HR, BR, movement) that replaces itself on a terminal every
 /// `progressSeconds`. Nights, schedules and alarms are told by the parts that handle them
 /// (they print multi-line hypnograms and their own answers), so they are not repeated here.
-public struct ConsoleReporterService: Service {
+package struct ConsoleReporterService: Service {
     private let subscription: HubSubscription
     private let reporter: HubReporter
     private let configuration: HubConfiguration
 
     /// Subscribes at once, so nothing published after `init` is missed.
-    public init(bus: HubBus, reporter: HubReporter, configuration: HubConfiguration) {
+    package init(bus: HubBus, reporter: HubReporter, configuration: HubConfiguration) {
         subscription = bus.subscribe(name: "console", bufferSize: 4096)
         self.reporter = reporter
         self.configuration = configuration
     }
 
-    public func run() async {
+    package func run() async {
         let subscription = self.subscription
         var lines = ConsoleLines(configuration: configuration)
         await withGracefulShutdownHandler {

@@ -10,15 +10,15 @@ import Synchronization
 ///
 /// With `pod.serial` configured only that pod is served; other pods are reported once and
 /// ignored. Without it the first pod opened is kept (by its USB serial) from then on.
-public final class DiscoveryService: Service, Sendable {
-    public let directory = PodDirectory()
+package final class DiscoveryService: Service, Sendable {
+    package let directory = PodDirectory()
     private let discovery: PodDiscovery
     private let configuredSerial: String?
     private let pinned: Mutex<String?>
     private let preferUSB: Bool
     private let reporter: HubReporter
 
-    public init(configuration: HubConfiguration, reporter: HubReporter) throws {
+    package init(configuration: HubConfiguration, reporter: HubReporter) throws {
         let match = PodMatch(vendorID: UInt16(configuration.pod.usbVendorID, radix: 16) ?? PodMatch.pidCodesVendor,
                              productID: UInt16(configuration.pod.usbProductID, radix: 16) ?? PodMatch.defaultProductID)
         discovery = try PodDiscovery(configuration: DiscoveryConfiguration(
@@ -32,9 +32,9 @@ public final class DiscoveryService: Service, Sendable {
     }
 
     /// How the pod link opens its pod: whatever the directory knows under the served serial now.
-    public var opener: any PodOpener { Opener(service: self) }
+    package var opener: any PodOpener { Opener(service: self) }
 
-    public func run() async {
+    package func run() async {
         let events = discovery.events
         let discovery = self.discovery
         await withGracefulShutdownHandler {

@@ -4,18 +4,18 @@ import ServiceLifecycle
 import SleepStore
 
 /// Delivers finished nights from the store's outbox to the sleep backend until shutdown.
-public struct OutboxService: Service {
+package struct OutboxService: Service {
     let worker: OutboxWorker
     let pollSeconds: Double
     let reporter: HubReporter
 
-    public init(worker: OutboxWorker, pollSeconds: Double, reporter: HubReporter) {
+    package init(worker: OutboxWorker, pollSeconds: Double, reporter: HubReporter) {
         self.worker = worker
         self.pollSeconds = pollSeconds
         self.reporter = reporter
     }
 
-    public func run() async {
+    package func run() async {
         let worker = self.worker
         let poll = Int64(pollSeconds)
         await cancelWhenGracefulShutdown {
@@ -28,18 +28,18 @@ public struct OutboxService: Service {
 
 /// Keeps per-epoch detail for `retention.epochDays` days, pruning once a day; sessions and
 /// blocks stay.
-public struct PruneService: Service {
+package struct PruneService: Service {
     let store: NightStore
     let days: Int
     let reporter: HubReporter
 
-    public init(store: NightStore, days: Int, reporter: HubReporter) {
+    package init(store: NightStore, days: Int, reporter: HubReporter) {
         self.store = store
         self.days = days
         self.reporter = reporter
     }
 
-    public func run() async {
+    package func run() async {
         await cancelWhenGracefulShutdown { [self] in
             while !Task.isCancelled {
                 do {
@@ -56,12 +56,12 @@ public struct PruneService: Service {
 
 /// The schedule service's timed work (retries, DST pre-push, clock re-sync, weekday and
 /// weekend alarms) until shutdown; its pushes on connect come from the pod link.
-public struct ScheduleService: Service {
-    public let driver: ScheduleDriver
+package struct ScheduleService: Service {
+    package let driver: ScheduleDriver
 
-    public init(driver: ScheduleDriver) { self.driver = driver }
+    package init(driver: ScheduleDriver) { self.driver = driver }
 
-    public func run() async {
+    package func run() async {
         let driver = self.driver
         await cancelWhenGracefulShutdown { await driver.run() }
     }

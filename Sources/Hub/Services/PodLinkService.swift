@@ -11,8 +11,8 @@ import SleepStore
 /// the pod reachable through `HubControl` while it is connected.
 ///
 /// On graceful shutdown it stops the link and keeps what the open nights hold.
-public final class PodLinkService: Service, Sendable {
-    public let connection: PodConnection
+package final class PodLinkService: Service, Sendable {
+    package let connection: PodConnection
     private let configuration: HubConfiguration
     private let store: NightStore
     private let clock: HubClock
@@ -25,7 +25,7 @@ public final class PodLinkService: Service, Sendable {
     /// - Parameters:
     ///   - opener: how the link (re)opens the pod: a fixed path, or discovery by serial.
     ///   - countersEvery: how often the link counters are published (real time).
-    public init(configuration: HubConfiguration, store: NightStore, clock: HubClock, bus: HubBus, reporter: HubReporter,
+    package init(configuration: HubConfiguration, store: NightStore, clock: HubClock, bus: HubBus, reporter: HubReporter,
                 control: HubControl, schedule: ScheduleDriver?, opener: any PodOpener, recorder: CaptureRecorder? = nil,
                 timing: LinkTiming? = nil, countersEvery: Duration = .seconds(5)) {
         self.configuration = configuration
@@ -47,7 +47,7 @@ public final class PodLinkService: Service, Sendable {
             })
     }
 
-    public func run() async throws {
+    package func run() async throws {
         let connection = self.connection
         let outcome: Result<Void, PodLinkError>? = await cancelWhenGracefulShutdown { [self] in
             await withTaskGroup(of: Result<Void, PodLinkError>?.self) { group in

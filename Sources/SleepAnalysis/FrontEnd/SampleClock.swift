@@ -2,15 +2,15 @@
 /// sample `i` is at `time + (i - sampleIndex) / sampleRate` Unix seconds. The analysing
 /// machine's wall clock never enters, so a replay or a 100× virtual night is analysed
 /// exactly as it would be live.
-public struct SampleClock: Sendable, Hashable, Codable {
+package struct SampleClock: Sendable, Hashable, Codable {
     /// A reference sample index (from the pod's counter).
-    public var sampleIndex: Int64
+    package var sampleIndex: Int64
     /// Unix seconds of the reference sample.
-    public var time: Double
+    package var time: Double
     /// Samples per second per channel.
-    public var sampleRate: Double
+    package var sampleRate: Double
 
-    public init(sampleIndex: Int64 = 0, time: Double, sampleRate: Double = 500) {
+    package init(sampleIndex: Int64 = 0, time: Double, sampleRate: Double = 500) {
         self.sampleIndex = sampleIndex
         self.time = time
         self.sampleRate = sampleRate
@@ -18,7 +18,7 @@ public struct SampleClock: Sendable, Hashable, Codable {
 
     /// Unix seconds of sample `index`.
     @inline(__always)
-    public func time(ofSample index: Int64) -> Double {
+    package func time(ofSample index: Int64) -> Double {
         time + Double(index - sampleIndex) / sampleRate
     }
 }

@@ -1,11 +1,11 @@
 import Foundation
 
 /// One capacitance reading of one side: the channel values at a Unix time.
-public struct CapacitanceSample: Sendable, Hashable {
-    public var time: Double
-    public var values: [Int32]
+package struct CapacitanceSample: Sendable, Hashable {
+    package var time: Double
+    package var values: [Int32]
 
-    public init(time: Double, values: [Int32]) {
+    package init(time: Double, values: [Int32]) {
         self.time = time
         self.values = values
     }
@@ -24,9 +24,9 @@ public struct CapacitanceSample: Sendable, Hashable {
 /// 10 Hz: respiratory band 0.08–0.8 Hz → breath detector.
 /// Per second, `lookahead` seconds later: presence, movement, and heart and breathing
 /// rates from centred windows of beat and breath intervals with outlier rejection.
-public struct SignalFrontEnd: Sendable {
-    public let config: FrontEndConfig
-    public private(set) var counters = FrontEndCounters()
+package struct SignalFrontEnd: Sendable {
+    package let config: FrontEndConfig
+    package private(set) var counters = FrontEndCounters()
 
     /// Delay of a detected beat after the BCG J-peak (filters and envelope), removed from
     /// the reported beat times.
@@ -88,7 +88,7 @@ public struct SignalFrontEnd: Sendable {
 
     private static let slotCount = 64
 
-    public init(config: FrontEndConfig = FrontEndConfig()) {
+    package init(config: FrontEndConfig = FrontEndConfig()) {
         self.config = config
         let fs = config.sampleRate > 0 ? config.sampleRate : 500
         let q = Biquad.butterworth4Q
@@ -115,7 +115,7 @@ public struct SignalFrontEnd: Sendable {
     /// sample `firstSampleIndex` of the pod's counter, placed in time by `clock`.
     /// Repeated indices are dropped, short gaps bridged, long gaps restart the filters.
     /// Returns the seconds (and their beats) that became complete.
-    public mutating func pushPiezo(_ samples: [Int32], channels: Int, firstSampleIndex: Int64,
+    package mutating func pushPiezo(_ samples: [Int32], channels: Int, firstSampleIndex: Int64,
                                    clock: SampleClock) -> FrontEndOutput {
         guard channels >= 1 else { counters.partialFrames += samples.count; return takePending() }
         let frames = samples.count / channels
@@ -169,7 +169,7 @@ public struct SignalFrontEnd: Sendable {
     }
 
     /// Feed one capacitance reading (channel values at a Unix time on the pod's clock).
-    public mutating func pushCapacitance(_ values: [Int32], at time: Double) {
+    package mutating func pushCapacitance(_ values: [Int32], at time: Double) {
         guard !values.isEmpty, time.isFinite else { counters.rejectedCapacitance += 1; return }
         let s = Int(time.rounded(.down))
         if let n = nextSecond, s < n || s >= n + Self.slotCount / 2 {
@@ -184,14 +184,14 @@ public struct SignalFrontEnd: Sendable {
     }
 
     /// Emit every second still held back for lookahead (end of a recording or session).
-    public mutating func finish() -> FrontEndOutput {
+    package mutating func finish() -> FrontEndOutput {
         flush()
         return takePending()
     }
 
     /// Run a whole recording through a fresh front end (offline analysis): piezo frames
     /// from `firstSampleIndex`, with the capacitance readings interleaved by time.
-    public static func analyze(piezo: [Int32], channels: Int, firstSampleIndex: Int64 = 0,
+    package static func analyze(piezo: [Int32], channels: Int, firstSampleIndex: Int64 = 0,
                                clock: SampleClock, capacitance: [CapacitanceSample],
                                config: FrontEndConfig = FrontEndConfig()) -> FrontEndOutput {
         var fe = SignalFrontEnd(config: config)
