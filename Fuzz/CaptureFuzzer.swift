@@ -9,6 +9,7 @@ import Foundation
 import PodAnalysis
 import PodProtocol
 import SleepAnalysis
+import SleepDomain
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCapture(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -59,7 +60,7 @@ public func fuzzCapture(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         precondition(a == b, "streaming analysis differs from the whole-file analysis")
         _ = a.warnings(file: "fuzz.podcap")
         let analyzer = SleepAnalyzer(timeZone: TimeZone(identifier: "UTC")!)
-        for side in [Side.left, .right] {
+        for side in [BedSide.left, .right] {
             _ = analyzer.analyze(beats: a[side].beats, vitals: a[side].vitals)
         }
     case (.failure(let a), .failure(let b)):
