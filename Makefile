@@ -30,10 +30,12 @@ test-unit:
 test-device:
 	scripts/test-device.sh
 
-## Figures: protocol throughput, analyzer accuracy and speed, store timings.
+## Figures: protocol throughput, analyzer accuracy and speed, store timings; API latency,
+## daemon CPU and memory with live clients (scripts/bench-api.sh).
 bench: deps
 	swift build -c release --product podbridge-bench
 	.build/release/podbridge-bench $(BENCH_ARGS)
+	scripts/bench-api.sh
 
 ## libFuzzer on the frame decoder for FUZZ_TIME seconds (seeded with the spec's vectors).
 fuzz: deps
