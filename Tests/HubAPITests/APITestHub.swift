@@ -63,7 +63,7 @@ struct APITestHub {
         let api = HubAPIService(configuration: config, store: daemon.store, bus: daemon.bus, control: daemon.control,
                                 reporter: reporter, clientQueue: clientQueue, clientMaxBehind: clientMaxBehind,
                                 onListening: { port.set($0) })
-        let task = Task { try await daemon.run(adding: [api], signals: []) }
+        let task = Task { try await daemon.run(adding: [api], handleSignals: false) }
         guard await eventually(60, { port.value != nil }), let bound = port.value else {
             task.cancel()
             throw TestFailure("the API never listened; the hub said: \(lines.all.suffix(15))")

@@ -8,20 +8,22 @@ import Synchronization
 /// A live-stream client for the tests (SSE over a real HTTP connection, or a real WebSocket):
 /// keeps every JSON message it received, in order.
 final class StreamClient: Sendable {
-    private let received = Mutex<[[String: Any]]>([])
+    /// One parsed message; never changed after parsing, so it can be shared.
+    private struct Received: @unchecked Sendable { let object: [String: Any] }
+    private let received = Mutex<[Received]>([])
     private let ended = Mutex<Bool>(false)
     private let task = Mutex<Task<Void, Never>?>(nil)
 
     private init() {}
 
-    var messages: [[String: Any]] { received.withLock { $0 } }
+    var messages: [[String: Any]] { received.withLock { $0.map(\.object) } }
     var hasEnded: Bool { ended.withLock { $0 } }
     func messages(ofType type: String) -> [[String: Any]] { messages.filter { $0["type"] as? String == type } }
 
     private func add(_ text: Substring) {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else { return }
-        nonisolated(unsafe) let o = object
-        received.withLock { $0.append(o) }
+        let r = Received(object: object)
+        received.withLock { $0.append(r) }
     }
 
     /// `GET /api/v1/live/events`, parsed as Server-Sent Events.
