@@ -8,7 +8,7 @@ FUZZ_TIME ?= 300
 SWIFT_TEST_SKIP ?= --skip UmockdevTests
 FUZZ_DIR := .build-fuzz
 
-.PHONY: deps build demo test test-unit test-device bench fuzz clean
+.PHONY: deps build demo test test-unit test-device bench model fuzz clean
 
 deps:
 	@scripts/install-deps.sh
@@ -23,9 +23,15 @@ demo: deps
 ## Every test: the unit and integration suites, then the device suites that need umockdev.
 test: deps test-unit test-device
 
+# The suites that run the hub against the virtual pod on simulated clocks (tens to hundreds
+# of times real time) run second, on their own: sharing two cores with the CPU-bound suites
+# (model fits, whole synthetic nights) starves their links past the tests' patience.
+CLOCKED_SUITES := HubTests|VirtualPodLinkTests|PodLinkTests
+
 test-unit:
 	swift build --build-tests
-	swift test --skip-build --parallel $(SWIFT_TEST_SKIP)
+	swift test --skip-build --parallel $(SWIFT_TEST_SKIP) --skip '$(CLOCKED_SUITES)'
+	swift test --skip-build $(SWIFT_TEST_SKIP) --filter '$(CLOCKED_SUITES)'
 
 test-device:
 	scripts/test-device.sh
@@ -34,21 +40,49 @@ test-device:
 ## daemon CPU and memory with live clients (scripts/bench-api.sh).
 bench: deps
 	swift build -c release --product podbridge-bench
+	swift build -c release --product podbridge
 	.build/release/podbridge-bench $(BENCH_ARGS)
 	scripts/bench-api.sh
 
-## libFuzzer on the frame decoder for FUZZ_TIME seconds (seeded with the spec's vectors).
+## Refit the staging model on the labelled nights in Data/ and write the shipped constants
+## (Sources/SleepAnalysis/DefaultStagingModel.swift); a test keeps them equal to a fresh fit.
+model: deps
+	swift build --product podbridge-bench
+	.build/debug/podbridge-bench --write-model Sources/SleepAnalysis/DefaultStagingModel.swift
+
+## libFuzzer on every parser of outside input, FUZZ_TIME seconds each (see README):
+## frames, capture files, the beats and vitals CSVs, the hub's configuration.
+FUZZ_FLAGS := -sanitize=fuzzer,address -parse-as-library -O -package-name podbridge -I $(FUZZ_DIR) -L $(FUZZ_DIR)
+FUZZ_TARGETS := decoder capture input-formats configuration
+# Module sources straight from Sources/, as static libraries the targets link.
+fuzz-module = swiftc $(FUZZ_FLAGS) -module-name $(1) -emit-module -emit-module-path $(FUZZ_DIR)/$(1).swiftmodule \
+  -emit-library -static -o $(FUZZ_DIR)/lib$(1).a $$(find Sources/$(1) -name '*.swift' | sort)
+# The linker's harmless notes about the fuzzer runtime's symbols are filtered out.
+fuzz-link = swiftc $(FUZZ_FLAGS) $(2) -o $(FUZZ_DIR)/$(1)-fuzzer 2>&1 | { grep -v "Cannot export local symbol" || true; }; \
+  test -x $(FUZZ_DIR)/$(1)-fuzzer
+
 fuzz: deps
-	@mkdir -p $(FUZZ_DIR)/corpus
-	swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name PodProtocol \
-	  -emit-module -emit-module-path $(FUZZ_DIR)/PodProtocol.swiftmodule \
-	  -emit-library -static -o $(FUZZ_DIR)/libPodProtocol.a Sources/PodProtocol/*.swift
-	swiftc -sanitize=fuzzer,address -parse-as-library -O -I $(FUZZ_DIR) -L $(FUZZ_DIR) -lPodProtocol \
-	  Fuzz/DecoderFuzzer.swift -o $(FUZZ_DIR)/decoder-fuzzer 2>&1 | grep -v "Cannot export local symbol" || true
-	scripts/spec-vectors-to-corpus.sh $(FUZZ_DIR)/corpus
-	$(FUZZ_DIR)/decoder-fuzzer -max_total_time=$(FUZZ_TIME) -max_len=4096 -print_final_stats=1 \
-	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus 2>&1 | grep -E "stat::|Done|ERROR|SUMMARY|crash" ; \
-	  test $${PIPESTATUS[0]} -eq 0
+	@mkdir -p $(FUZZ_DIR)
+	$(call fuzz-module,SleepDomain)
+	$(call fuzz-module,PodProtocol)
+	$(call fuzz-module,SleepAnalysis)
+	$(call fuzz-module,SleepSchedule)
+	swiftc $(FUZZ_FLAGS) -module-name PodAnalysis -emit-module -emit-module-path $(FUZZ_DIR)/PodAnalysis.swiftmodule \
+	  -emit-library -static -o $(FUZZ_DIR)/libPodAnalysis.a Sources/PodAnalysis/*.swift
+	$(call fuzz-link,decoder,-lPodProtocol -lSleepDomain Fuzz/DecoderFuzzer.swift)
+	$(call fuzz-link,capture,-lPodAnalysis -lSleepAnalysis -lPodProtocol -lSleepDomain Fuzz/CaptureFuzzer.swift)
+	$(call fuzz-link,input-formats,-lSleepAnalysis -lSleepDomain Fuzz/InputFormatsFuzzer.swift)
+	$(call fuzz-link,configuration,-lSleepSchedule -lSleepDomain Fuzz/ConfigurationFuzzer.swift Sources/Hub/HubConfiguration.swift)
+	scripts/fuzz-corpus.sh $(FUZZ_DIR)/corpus
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz $$t ($(FUZZ_TIME) s)"; \
+	  mkdir -p $(FUZZ_DIR)/artifacts/$$t; \
+	  $(FUZZ_DIR)/$$t-fuzzer -max_total_time=$(FUZZ_TIME) -max_len=8192 -timeout=20 -rss_limit_mb=2048 \
+	    -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/artifacts/$$t/ $(FUZZ_DIR)/corpus/$$t \
+	    > $(FUZZ_DIR)/$$t.log 2>&1; status=$$?; \
+	  grep -E "stat::number_of_executed_units|stat::peak_rss|Done|ERROR|SUMMARY|crash|Test unit written" $(FUZZ_DIR)/$$t.log; \
+	  if [ $$status -ne 0 ]; then echo "fuzz $$t FAILED (log: $(FUZZ_DIR)/$$t.log)"; tail -40 $(FUZZ_DIR)/$$t.log; exit 1; fi; \
+	done
 
 clean:
 	rm -rf .build $(FUZZ_DIR)

@@ -32,28 +32,38 @@ let package = Package(
         .systemLibrary(name: "CUmockdev", pkgConfig: "umockdev-1.0", providers: [.apt(["libumockdev-dev"])]),
 
         // MARK: Pure logic: no I/O
+        /// The domain's words every module shares: bed side, sleep stage, calendar day and the
+        /// wake-date rule, weekday mask, time of day, wall clock, seeded randomness, normal maths.
+        .target(name: "SleepDomain", swiftSettings: strict),
         /// The pod's wire protocol: CRC, COBS framing, messages, codec, captures.
-        .target(name: "PodProtocol", swiftSettings: strict),
+        .target(name: "PodProtocol", dependencies: ["SleepDomain"], swiftSettings: strict),
         /// The physiology of a night the virtual pod plays (hypnogram, heart, breath, BCG).
-        .target(name: "NightModel", swiftSettings: strict),
+        .target(name: "NightModel", dependencies: ["SleepDomain"], swiftSettings: strict),
         /// Raw piezo → beats, breathing, movement → epochs → stages → sessions and metrics.
-        .target(name: "SleepAnalysis", swiftSettings: strict),
+        .target(name: "SleepAnalysis", dependencies: ["SleepDomain"], swiftSettings: strict),
         /// Bedtime and wake-time inference, HH:mm conversion, DST, push policy.
-        .target(name: "SleepSchedule", swiftSettings: strict),
+        .target(name: "SleepSchedule", dependencies: ["SleepDomain"], swiftSettings: strict),
+        /// The smart-wake rule: a wake window per side and the first good moment inside it.
+        .target(name: "SmartWake", dependencies: ["SleepDomain", "SleepSchedule", "SleepAnalysis"], swiftSettings: strict),
+
+        /// MQTT for the hub, its pure part: topics, validated commands, Home Assistant discovery configs.
+        .target(name: "HubMQTT", dependencies: ["SleepDomain"], swiftSettings: strict),
 
         // MARK: Edges: devices, storage, network
         /// The firmware side of the protocol over a pseudo-terminal, playing a NightModel night.
-        .target(name: "VirtualPod", dependencies: ["PodProtocol", "NightModel"], swiftSettings: strict),
+        /// Every syscall the device layer and the virtual pod make: errno kept, EINTR retried once, here.
+        .target(name: "SystemCalls", swiftSettings: strict),
+        .target(name: "VirtualPod", dependencies: ["SleepDomain", "PodProtocol", "NightModel", "SystemCalls"], swiftSettings: strict),
         /// Discovery (libudev), serial (termios) and USB (libusb) transports, connections.
         .target(name: "PodDevice", dependencies: [
-            "PodProtocol", "CUdev", "CLibUSB",
+            "SleepDomain", "PodProtocol", "SystemCalls", "CUdev", "CLibUSB",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         /// The SQLite store (GRDB): pods, epochs, sessions, blocks, schedules, outbox; export.
-        .target(name: "SleepStore", dependencies: [.product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
+        .target(name: "SleepStore", dependencies: ["SleepDomain", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         /// The outbox worker that delivers sessions to the sleep backend.
         .target(name: "BackendUpload", dependencies: [
-            "SleepStore",
+            "SleepDomain", "SleepStore",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -61,10 +71,11 @@ let package = Package(
         ], swiftSettings: strict),
 
         /// Pod messages to per-side front ends; captures to nights (pure glue of the two).
-        .target(name: "PodAnalysis", dependencies: ["PodProtocol", "SleepAnalysis"], swiftSettings: strict),
+        .target(name: "PodAnalysis", dependencies: ["SleepDomain", "PodProtocol", "SleepAnalysis"], swiftSettings: strict),
         /// The daemon: per-pod pipeline, session tracking, schedule driver, service lifecycle.
         .target(name: "Hub", dependencies: [
-            "PodProtocol", "PodDevice", "PodAnalysis", "SleepAnalysis", "SleepSchedule", "SleepStore", "BackendUpload",
+            "SleepDomain", "PodProtocol", "PodDevice", "PodAnalysis", "SleepAnalysis", "SleepSchedule", "SleepStore",
+            "BackendUpload",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "GRDB", package: "GRDB.swift"),
@@ -73,7 +84,7 @@ let package = Package(
         /// The hub's local API: REST under /api/v1, SSE and WebSocket live streams,
         /// Prometheus /metrics and the web dashboard at / (Hummingbird 2).
         .target(name: "HubAPI", dependencies: [
-            "Hub", "SleepStore", "SleepSchedule", "SleepAnalysis", "PodProtocol", "PodDevice",
+            "SleepDomain", "Hub", "SleepStore", "SleepSchedule", "SleepAnalysis", "PodProtocol", "PodDevice",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "Metrics", package: "swift-metrics"),
@@ -88,7 +99,7 @@ let package = Package(
         .executableTarget(
             name: "podbridge",
             dependencies: [
-                "PodProtocol", "PodDevice", "VirtualPod", "NightModel", "SleepAnalysis", "SleepSchedule",
+                "SleepDomain", "PodProtocol", "PodDevice", "VirtualPod", "NightModel", "SleepAnalysis", "SleepSchedule",
                 "SleepStore", "BackendUpload", "PodAnalysis", "Hub", "HubAPI",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -97,20 +108,23 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "podbridge-bench", dependencies: [
-            "PodProtocol", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore", "PodAnalysis",
+            "SleepDomain", "PodProtocol", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore", "PodAnalysis",
+            "SmartWake",
         ], swiftSettings: strict),
         /// A child process for the store's crash test: writes sessions until it is killed.
-        .executableTarget(name: "sleepstore-crash-writer", dependencies: ["SleepStore"], swiftSettings: strict),
+        .executableTarget(name: "sleepstore-crash-writer", dependencies: ["SleepDomain", "SleepStore"], swiftSettings: strict),
 
         // MARK: Tests
-        .testTarget(name: "PodProtocolTests", dependencies: ["PodProtocol"], swiftSettings: strict),
-        .testTarget(name: "NightModelTests", dependencies: ["NightModel"], swiftSettings: strict),
-        .testTarget(name: "SleepAnalysisTests", dependencies: ["SleepAnalysis", "NightModel"], swiftSettings: strict),
-        .testTarget(name: "VirtualPodTests", dependencies: ["VirtualPod", "PodProtocol", "NightModel"], swiftSettings: strict),
-        .testTarget(name: "PodAnalysisTests", dependencies: ["PodAnalysis", "PodProtocol", "SleepAnalysis", "NightModel"],
+        .testTarget(name: "SleepDomainTests", dependencies: ["SleepDomain"], swiftSettings: strict),
+        .testTarget(name: "PodProtocolTests", dependencies: ["SleepDomain", "PodProtocol"], swiftSettings: strict),
+        .testTarget(name: "NightModelTests", dependencies: ["SleepDomain", "NightModel"], swiftSettings: strict),
+        .testTarget(name: "SleepAnalysisTests", dependencies: ["SleepDomain", "SleepAnalysis", "NightModel"], swiftSettings: strict),
+        .testTarget(name: "VirtualPodTests", dependencies: ["SleepDomain", "VirtualPod", "PodProtocol", "NightModel"], swiftSettings: strict),
+        .testTarget(name: "PodAnalysisTests", dependencies: ["SleepDomain", "PodAnalysis", "PodProtocol", "SleepAnalysis", "NightModel"],
                     swiftSettings: strict),
         .testTarget(name: "HubTests", dependencies: [
-            "Hub", "PodProtocol", "PodDevice", "VirtualPod", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore",
+            "SleepDomain",
+            "Hub", "PodProtocol", "PodDevice", "SystemCalls", "VirtualPod", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore",
             // The daemon under a umockdev testbed (HubUmockdevTests, run by scripts/test-device.sh).
             "CUmockdev",
             .product(name: "Logging", package: "swift-log"),
@@ -118,7 +132,7 @@ let package = Package(
             "podbridge",
         ], swiftSettings: strict),
         .testTarget(name: "HubAPITests", dependencies: [
-            "HubAPI", "Hub", "SleepStore", "VirtualPod", "NightModel", "PodProtocol",
+            "SleepDomain", "HubAPI", "Hub", "SleepStore", "VirtualPod", "NightModel", "PodProtocol",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -128,11 +142,24 @@ let package = Package(
             // The dashboard and daemon tests run the real binary.
             "podbridge",
         ], swiftSettings: strict),
-        .testTarget(name: "SleepScheduleTests", dependencies: ["SleepSchedule"], swiftSettings: strict),
-        .testTarget(name: "PodDeviceTests", dependencies: ["PodDevice", "PodProtocol", "CUmockdev"],
+        /// The command line as a user runs it: the built `podbridge` in a child process.
+        .testTarget(name: "PodbridgeCommandTests", dependencies: [
+            "podbridge", "SleepDomain", "PodProtocol", "PodDevice", "PodAnalysis", "SleepAnalysis", "NightModel",
+        ],
+                    swiftSettings: strict),
+        .testTarget(name: "HubMQTTTests", dependencies: ["SleepDomain", "HubMQTT"], swiftSettings: strict),
+        .testTarget(name: "SleepScheduleTests", dependencies: ["SleepDomain", "SleepSchedule"], swiftSettings: strict),
+        .testTarget(name: "SmartWakeTests", dependencies: ["SleepDomain", "SmartWake", "SleepSchedule", "SleepAnalysis"],
+                    swiftSettings: strict),
+        .testTarget(name: "PodDeviceTests", dependencies: ["SleepDomain", "PodDevice", "PodProtocol", "SystemCalls", "CUmockdev"],
                     exclude: ["Fixtures"], swiftSettings: strict),
-        .testTarget(name: "SleepStoreTests", dependencies: ["SleepStore", "sleepstore-crash-writer"], swiftSettings: strict),
+        /// The hub's link (PodDevice) against the virtual pod's firmware (VirtualPod) over a pty:
+        /// protocol v1.1, injected faults and their recovery.
+        .testTarget(name: "VirtualPodLinkTests", dependencies: ["SleepDomain", "PodDevice", "VirtualPod", "PodProtocol", "NightModel"],
+                    swiftSettings: strict),
+        .testTarget(name: "SleepStoreTests", dependencies: ["SleepDomain", "SleepStore", "sleepstore-crash-writer"], swiftSettings: strict),
         .testTarget(name: "BackendUploadTests", dependencies: [
+            "SleepDomain",
             "BackendUpload", "SleepStore",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

@@ -96,7 +96,7 @@ public final class OutboxWorker: Sendable {
             }
             var wait = pollSeconds
             if let next = try store.outboxSummary().nextAttemptAt {
-                wait = min(wait, max(1, next - store.clock.now()))
+                wait = min(wait, max(1, next - store.clock.unixSeconds()))
             }
             try? await Task.sleep(for: .seconds(wait))
         }
@@ -123,7 +123,7 @@ public final class OutboxWorker: Sendable {
                 if kept { report.failed.append(UploadFailure(sourceID: id, reason: final)) }
             } else {
                 let delay = configuration.backoff.delay(afterAttempt: claim.attempt, unit: jitter.unit())
-                kept = try store.scheduleRetry(claim, reason: reason, nextAttemptAt: store.clock.now() + delay)
+                kept = try store.scheduleRetry(claim, reason: reason, nextAttemptAt: store.clock.unixSeconds() + delay)
                 if kept { report.willRetry.append(UploadFailure(sourceID: id, reason: reason)) }
             }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import SleepStore
+import SleepDomain
 
 /// Body of `POST /api/v1/sleep` (see docs/store.md, "Upload").
 ///

@@ -1,10 +1,11 @@
 import Foundation
+import SleepDomain
 
-/// The hub's idea of "now". Normally the system clock; for the demo and tests it can run
+/// The hub's `WallClock`. Normally the system clock; for the demo and tests it can run
 /// faster than real time from a chosen start, so that a virtual pod playing a night at
 /// N× speed and the hub that sets its clock agree on the date and time of day. Data is
 /// never timed by this clock: samples are placed by the pod's ticks and the clock anchor.
-public struct HubClock: Sendable {
+public struct HubClock: WallClock {
     /// Wall-clock instant the simulated clock was started at.
     public let origin: Date
     /// What the clock read at `origin`.

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 
 /// The ballistocardiogram complex of one heartbeat as a bed sensor sees it: the body's
 /// recoil to blood ejection, H-I-J-K-L(-M) waves after the R-wave, J the largest.

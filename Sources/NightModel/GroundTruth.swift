@@ -1,3 +1,5 @@
+import SleepDomain
+
 /// What the simulator actually played, so the analyzer can be scored against it.
 public struct GroundTruth: Sendable {
     /// Whole seconds in the night; per-second arrays have this many entries.
@@ -5,6 +7,8 @@ public struct GroundTruth: Sendable {
     public var sides: [SideTruth]
     /// When the pump ran (model seconds).
     public var pumpBursts: [PumpBurst]
+    /// The alarms the sleepers heard, in order, and what they did (`NightSimulator.alarmHeard`).
+    public var alarmReactions: [AlarmReaction] = []
 }
 
 /// One side's truth, per second of model time (index = second) and per heartbeat.
@@ -12,7 +16,7 @@ public struct SideTruth: Sendable {
     public var occupied: Bool
     public var present: [Bool]
     /// Stage per second; nil while the side is empty.
-    public var stage: [ModelStage?]
+    public var stage: [SleepStage?]
     /// Beats per minute over each second (time-weighted 60/RR, so a minute's mean equals
     /// the minute's beat count rate); nil while empty.
     public var heartRate: [Double?]

@@ -1,22 +1,17 @@
 import Foundation
-
-/// A sleep stage as the model plays it. Raw values are Apple Health's names, the same
-/// strings the analyzer uses, without this module depending on the analyzer.
-public enum ModelStage: String, Sendable, Codable, CaseIterable, Hashable {
-    case awake, core, deep, rem
-}
+import SleepDomain
 
 /// The sleeper's night as stage segments: get in, lie awake (sleep-onset latency), then
 /// ~90-minute cycles with deep sleep shrinking and REM growing across the night, brief
 /// awakenings mostly at cycle ends, an optional bathroom trip, and a final awakening.
 struct Hypnogram: Sendable {
     /// Per second: the stage, or nil when the sleeper is out of bed.
-    var stages: [ModelStage?]
+    var stages: [SleepStage?]
     /// In-bed intervals in seconds (start inclusive, end exclusive).
     var inBed: [(start: Int, end: Int)]
 
     init(duration: Int, profile: SleeperProfile, rng: inout SplitMix64) {
-        stages = [ModelStage?](repeating: nil, count: duration)
+        stages = [SleepStage?](repeating: nil, count: duration)
         inBed = []
         guard duration > 0 else { return }
         let d = Double(duration)
@@ -26,7 +21,7 @@ struct Hypnogram: Sendable {
         guard tOut > tIn else { return }
 
         // Stage segments in seconds, from getting in to getting out.
-        var segments: [(ModelStage?, Double)] = []
+        var segments: [(SleepStage?, Double)] = []
         let latency = (profile.sleepOnsetLatency ?? rng.uniform(6, 25)) * 60
         segments.append((.awake, latency))
         let span = Double(tOut - tIn)
@@ -37,7 +32,7 @@ struct Hypnogram: Sendable {
         var tripDone = !wantsTrip
         var elapsed = latency
         var cycle = 0
-        func add(_ stage: ModelStage?, _ seconds: Double) {
+        func add(_ stage: SleepStage?, _ seconds: Double) {
             guard seconds > 0 else { return }
             segments.append((stage, seconds))
             elapsed += seconds
@@ -46,7 +41,7 @@ struct Hypnogram: Sendable {
         // REM, deep sleep lightens to core for a minute or two, REM drops to core. Gaps
         // between interruptions are exponential (means below), so stage runs last minutes
         // rather than whole cycle segments (slpdb-dev: mean runs 3.5–4.5 min per stage).
-        func addFragmented(_ stage: ModelStage, _ seconds: Double) {
+        func addFragmented(_ stage: SleepStage, _ seconds: Double) {
             var left = seconds
             let meanGap: Double
             switch stage {
@@ -60,7 +55,7 @@ struct Hypnogram: Sendable {
                 if gap >= left { add(stage, left); return }
                 add(stage, gap)
                 // The interruption takes its time out of the period, so cycles keep their length.
-                let (other, length): (ModelStage, Double)
+                let (other, length): (SleepStage, Double)
                 switch stage {
                 case .core: (other, length) = (.awake, rng.uniform(30, 300))
                 case .deep: (other, length) = (.core, rng.uniform(60, 180))

@@ -27,11 +27,13 @@ public struct SleeperProfile: Sendable, Hashable, Codable {
     public var sleepOnsetLatency: Double?
     /// Whether the sleeper leaves the bed once mid-night; nil = drawn (half of nights).
     public var bathroomTrip: Bool?
+    /// How they answer the pod's alarm; nil = `AlarmResponse()` defaults.
+    public var alarmResponse: AlarmResponse?
 
     public init(restingHeartRate: Double = 58, breathingRate: Double = 14, hrvScale: Double = 1,
                 bcgAmplitude: Double = 60_000, respirationAmplitude: Double = 90_000,
                 getsIn: Double? = nil, getsOutBeforeEnd: Double? = nil,
-                sleepOnsetLatency: Double? = nil, bathroomTrip: Bool? = nil) {
+                sleepOnsetLatency: Double? = nil, bathroomTrip: Bool? = nil, alarmResponse: AlarmResponse? = nil) {
         self.restingHeartRate = restingHeartRate
         self.breathingRate = breathingRate
         self.hrvScale = hrvScale
@@ -41,6 +43,7 @@ public struct SleeperProfile: Sendable, Hashable, Codable {
         self.getsOutBeforeEnd = getsOutBeforeEnd
         self.sleepOnsetLatency = sleepOnsetLatency
         self.bathroomTrip = bathroomTrip
+        self.alarmResponse = alarmResponse
     }
 }
 

@@ -1,11 +1,12 @@
 import Foundation
+import SleepDomain
 
 /// Plays a night: piezo samples, capacitance and environment readings for each side,
 /// rendered on demand from a plan drawn once from the seed. Deterministic: the same config
 /// gives the same samples whatever the chunk sizes asked for.
 public struct NightSimulator: Sendable {
     public let config: NightConfig
-    private let plan: NightPlan
+    private var plan: NightPlan
     /// Next piezo sample index per side.
     private var cursors: [Int]
     /// Coloured-noise filter state per side and channel.
@@ -114,6 +115,33 @@ public struct NightSimulator: Sendable {
         return Environment(bedTemperature: beds, ambientTemperature: ambient, humidity: humidity)
     }
 
+    /// The sleeper on `side` hears the alarm at model time `t` (from now on the night follows
+    /// their answer, `SleeperProfile.alarmResponse`): an empty side or an ignored alarm changes
+    /// nothing; otherwise they lie awake for the drawn minutes and get out of bed, and stay
+    /// out for the rest of that stay. Samples already rendered are not changed. Recorded in
+    /// `truth.alarmReactions`. Nil for an unknown side.
+    @discardableResult
+    public mutating func alarmHeard(side: Int, at t: Double) -> AlarmReaction? {
+        guard plan.sides.indices.contains(side), t.isFinite else { return nil }
+        let sp = plan.sides[side]
+        let s = Int(t.rounded(.down))
+        let stage = s >= 0 && s < sp.duration ? sp.stages[s] : nil
+        let response = sp.profile.alarmResponse ?? AlarmResponse()
+        let heard = plan.truth.alarmReactions.filter { $0.side == side && $0.stage != nil }.count
+        var reaction = AlarmReaction(side: side, heardAt: t, stage: stage, gotUpAt: nil)
+        var sides = plan.sides
+        if let stage, heard >= response.ignoredAlarms {
+            var rng = SplitMix64(seed: plan.seedKey ^ UInt64(truncatingIfNeeded: s) &* 0xA1A2 ^ UInt64(side))
+            let range = response.minutes(after: stage)
+            let up = s + max(1, Int((rng.uniform(range.lowerBound, range.upperBound) * 60).rounded()))
+            let stayEnd = sp.inBed.first { $0.start <= s && s < $0.end }?.end ?? up
+            sides[side] = sp.wokenByAlarm(at: s, getsUpAt: up, rng: &rng)
+            reaction.gotUpAt = Double(min(up, stayEnd))
+        }
+        plan = NightPlan(plan, sides: sides, reactions: plan.truth.alarmReactions + [reaction])
+        return reaction
+    }
+
     /// Per-second ground truth as CSV (see `GroundTruth.csv(timeOffset:)` for the columns).
     public func groundTruthCSV(timeOffset: Double = 0) -> String { plan.truth.csv(timeOffset: timeOffset) }
 
@@ -144,7 +172,7 @@ final class NightPlan: Sendable {
 
     init(config: NightConfig) {
         var rng = SplitMix64(seed: config.seed)
-        seedKey = NoiseHash.mix(config.seed ^ 0xB0D1)
+        seedKey = SplitMix64.mix(config.seed ^ 0xB0D1)
         sampleRate = config.sampleRate
         let n = Int(config.duration.rounded(.down))
         var sides: [SidePlan] = []
@@ -168,14 +196,32 @@ final class NightPlan: Sendable {
         case .normal: whiteSD = 4_000; colouredSD = 6_000; driftAmplitude = 15_000
         case .high: whiteSD = 12_000; colouredSD = 18_000; driftAmplitude = 30_000
         }
-        truth = GroundTruth(
-            duration: n,
+        truth = Self.truth(duration: n, sides: sides, pump: pump, reactions: [])
+    }
+
+    /// A copy of `other` with new side plans (after an alarm) and the alarm reactions so far.
+    init(_ other: NightPlan, sides: [SidePlan], reactions: [AlarmReaction]) {
+        self.sides = sides
+        pump = other.pump
+        sampleRate = other.sampleRate
+        seedKey = other.seedKey
+        dcOffset = other.dcOffset
+        capBaseline = other.capBaseline
+        whiteSD = other.whiteSD
+        colouredSD = other.colouredSD
+        driftAmplitude = other.driftAmplitude
+        truth = Self.truth(duration: other.truth.duration, sides: sides, pump: other.pump, reactions: reactions)
+    }
+
+    private static func truth(duration: Int, sides: [SidePlan], pump: [PumpBurst], reactions: [AlarmReaction]) -> GroundTruth {
+        GroundTruth(
+            duration: duration,
             sides: sides.map {
                 SideTruth(occupied: $0.occupied, present: $0.present, stage: $0.stages,
                           heartRate: $0.heartRate, breathingRate: $0.breathingRate,
                           movement: $0.moving, beatTimes: $0.beats)
             },
-            pumpBursts: pump)
+            pumpBursts: pump, alarmReactions: reactions)
     }
 
     /// Respiration, BCG and movement of `side` (channel-0 scale) for samples from `start`.
@@ -253,7 +299,7 @@ final class NightPlan: Sendable {
     func renderDriftAndNoise(side: Int, channel: Int, start: Int, state: inout Double, into buf: inout [Double]) {
         let fs = sampleRate, count = buf.count
         let key = seedKey ^ UInt64(side &* 8 &+ channel &+ 1) &* 0x2545_F491_4F6C_DD1D
-        let keyC = NoiseHash.mix(key ^ 0xC0102ED)
+        let keyC = SplitMix64.mix(key ^ 0xC0102ED)
         // Drift: two slow sinusoids, advanced by rotation to avoid a sin() per sample.
         let w1 = 2 * Double.pi / 170 / fs, w2 = 2 * Double.pi / 410 / fs
         let p1 = Double(side * 2 + channel), p2 = Double(side + 3 * channel) + 0.5

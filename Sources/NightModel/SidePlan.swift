@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 
 /// A burst of body movement: a few seconds of large, low-frequency deflections.
 struct MovementBurst: Sendable {
@@ -24,33 +25,34 @@ struct MovementBurst: Sendable {
 
 /// Everything decided in advance for one side: stages, per-second heart and breathing
 /// rates, beat times, breath phase, posture (signal scale) and movement bursts. The piezo
-/// and capacitance signals are rendered from this on demand.
+/// and capacitance signals are rendered from this on demand. Only an alarm the sleeper
+/// answers changes it afterwards (`wokenByAlarm`).
 struct SidePlan: Sendable {
     let occupied: Bool
     let profile: SleeperProfile
     let duration: Int
-    let stages: [ModelStage?]
-    let inBed: [(start: Int, end: Int)]
+    var stages: [SleepStage?]
+    var inBed: [(start: Int, end: Int)]
     /// Per second: present in bed.
-    let present: [Bool]
+    var present: [Bool]
     /// Per second: breath phase in cycles at the start of the second (one extra entry at the end).
     let breathPhase: [Double]
     /// Per second: respiration amplitude in counts (0 when out of bed).
-    let respirationAmplitude: [Double]
+    var respirationAmplitude: [Double]
     /// Per second: BCG amplitude scale from posture (multiplies the profile's amplitude).
     let posture: [Double]
     /// Per second: true heart rate (beats per minute, exact beats-per-second × 60) and breathing rate.
-    let heartRate: [Double?]
-    let breathingRate: [Double?]
+    var heartRate: [Double?]
+    var breathingRate: [Double?]
     /// Per second: true when a movement burst covers part of the second.
-    let moving: [Bool]
+    var moving: [Bool]
     /// Heartbeat (R-wave) times in seconds.
-    let beats: [Double]
+    var beats: [Double]
     /// BCG amplitude of each beat, counts on channel 0.
-    let beatAmplitude: [Double]
-    let movements: [MovementBurst]
+    var beatAmplitude: [Double]
+    var movements: [MovementBurst]
     /// Start times of `movements` (sorted), for binary search.
-    let movementStarts: [Double]
+    var movementStarts: [Double]
     /// Per second: 0…1 how far the bed has warmed up to body temperature.
     let warmth: [Double]
 
@@ -64,7 +66,7 @@ struct SidePlan: Sendable {
             stages = hyp.stages
             inBed = hyp.inBed
         } else {
-            stages = [ModelStage?](repeating: nil, count: n)
+            stages = [SleepStage?](repeating: nil, count: n)
             inBed = []
         }
         present = stages.map { $0 != nil }

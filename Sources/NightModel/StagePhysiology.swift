@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 
 /// How the heart and breathing behave in one sleep stage: the per-stage constants the
 /// night model draws heart rate, beat-to-beat intervals and breathing from.
@@ -33,10 +34,10 @@ struct StagePhysiology: Sendable {
     /// Body movements per hour while in this stage.
     var movementsPerHour: Double
 
-    static func of(_ stage: ModelStage) -> StagePhysiology { table[stage]! }
+    static func of(_ stage: SleepStage) -> StagePhysiology { table[stage]! }
 
     /// Calibrated values (see the type's comment); `hrvScale` multiplies rsa, lowFrequency and jitter.
-    static let table: [ModelStage: StagePhysiology] = [
+    static let table: [SleepStage: StagePhysiology] = [
         .awake: StagePhysiology(heartRateOffset: 5.5, breathingOffset: 2, wanderSD: 3.2, wanderTau: 40,
                                 breathingWanderSD: 1.2, breathingWanderTau: 40, breathIrregularity: 0.2,
                                 rsa: 0.012, lowFrequency: 0.04, jitter: 0.013, movementsPerHour: 25),

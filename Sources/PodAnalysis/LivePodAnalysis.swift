@@ -1,5 +1,6 @@
 import PodProtocol
 import SleepAnalysis
+import SleepDomain
 
 /// The latest vitals of one side, as a live view shows them.
 public struct LiveSideVitals: Sendable, Hashable {
@@ -18,8 +19,8 @@ public struct LivePodAnalysis: Sendable {
     public private(set) var router: PodSignalRouter
     /// Seconds the movement shown is averaged over.
     public let movementWindow: Int
-    private var newest: [Side: SecondVitals] = [:]
-    private var recentMovement: [Side: [Double]] = [:]
+    private var newest: [BedSide: SecondVitals] = [:]
+    private var recentMovement: [BedSide: [Double]] = [:]
 
     public init(frontEnd: FrontEndConfig = FrontEndConfig(), sampleRate: Int = Wire.tickRate,
                 movementWindow: Int = 10) {
@@ -48,7 +49,7 @@ public struct LivePodAnalysis: Sendable {
     }
 
     /// The newest vitals of a side, nil before its first completed second.
-    public func vitals(for side: Side) -> LiveSideVitals? {
+    public func vitals(for side: BedSide) -> LiveSideVitals? {
         guard let v = newest[side] else { return nil }
         let recent = recentMovement[side] ?? []
         let movement = recent.isEmpty ? v.movement : recent.reduce(0, +) / Double(recent.count)

@@ -1,5 +1,6 @@
 import SleepAnalysis
 import PodProtocol
+import SleepDomain
 
 /// What the router did with one side's frames. Lost data is counted, never filled in:
 /// a gap in the ticks stays a gap in the samples the front end sees.
@@ -48,7 +49,7 @@ public struct PodSignalCounters: Sendable, Hashable {
 
     public init() {}
 
-    public subscript(side: Side) -> SideSignalCounters {
+    public subscript(side: BedSide) -> SideSignalCounters {
         get { side == .left ? left : right }
         set { if side == .left { left = newValue } else { right = newValue } }
     }

@@ -1,13 +1,14 @@
 import PodProtocol
 import SleepAnalysis
+import SleepDomain
 
 /// What the router produced for one side in one call: the seconds (and their beats) that
 /// side's front end completed.
 public struct SideOutput: Sendable, Hashable {
-    public var side: Side
+    public var side: BedSide
     public var output: FrontEndOutput
 
-    public init(side: Side, output: FrontEndOutput) {
+    public init(side: BedSide, output: FrontEndOutput) {
         self.side = side
         self.output = output
     }
@@ -52,7 +53,7 @@ public struct PodSignalRouter: Sendable {
         config.sampleRate = Double(rate)
         self.frontEndConfig = config
         self.sampleRate = rate
-        lanes = Side.allCases.map { SideLane(side: $0, config: config, sampleRate: rate) }
+        lanes = BedSide.allCases.map { SideLane(side: $0, config: config, sampleRate: rate) }
     }
 
     public var counters: PodSignalCounters {
@@ -114,7 +115,7 @@ public struct PodSignalRouter: Sendable {
     // MARK: Routing
 
     private mutating func route(_ block: PiezoBlock, into out: inout [SideOutput]) {
-        let i = Int(block.side.rawValue)
+        let i = block.side.index
         guard block.channels >= 1, block.samples.count % Int(block.channels) == 0,
               block.firstTick <= Self.maxTick else {
             lanes[i].counters.malformedFrames += 1
@@ -131,7 +132,7 @@ public struct PodSignalRouter: Sendable {
     }
 
     private mutating func route(_ reading: CapacitanceReading, into out: inout [SideOutput]) {
-        let i = Int(reading.side.rawValue)
+        let i = reading.side.index
         guard reading.tick <= Self.maxTick else {
             lanes[i].counters.malformedFrames += 1
             return
@@ -150,7 +151,7 @@ public struct PodSignalRouter: Sendable {
             return parts.filter { !$0.output.seconds.isEmpty || !$0.output.beats.isEmpty }
         }
         var result: [SideOutput] = []
-        for side in Side.allCases {
+        for side in BedSide.allCases {
             var o = FrontEndOutput()
             for p in parts where p.side == side { o.append(p.output) }
             if !o.seconds.isEmpty || !o.beats.isEmpty { result.append(SideOutput(side: side, output: o)) }

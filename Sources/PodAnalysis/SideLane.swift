@@ -1,5 +1,6 @@
 import PodProtocol
 import SleepAnalysis
+import SleepDomain
 
 /// One side's path through the router: tick bookkeeping, placement of ticks on the
 /// side's sample index, the short hold that puts capacitance before later piezo, and the
@@ -13,7 +14,7 @@ struct SideLane: Sendable {
         var count: Int
     }
 
-    let side: Side
+    let side: BedSide
     let config: FrontEndConfig
     let sampleRate: Int
     var frontEnd: SignalFrontEnd
@@ -35,7 +36,7 @@ struct SideLane: Sendable {
     private var lastCapacitanceIndex: Int64?
     private var held: [Held] = []
 
-    init(side: Side, config: FrontEndConfig, sampleRate: Int) {
+    init(side: BedSide, config: FrontEndConfig, sampleRate: Int) {
         self.side = side
         self.config = config
         self.sampleRate = sampleRate

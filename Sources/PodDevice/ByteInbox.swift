@@ -53,7 +53,7 @@ final class ByteInbox: Sendable {
                     }
                     if let end = s.end { return .error(end) }
                     if Task.isCancelled { return .error(CancellationError()) }
-                    if s.waiter != nil { return .error(TransportError.failed("two concurrent read() calls on one transport")) }
+                    if s.waiter != nil { return .error(TransportError.failed(.concurrentRead)) }
                     s.waiter = c
                     return .wait
                 }

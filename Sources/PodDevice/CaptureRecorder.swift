@@ -2,6 +2,7 @@
 // record per frame in either direction. Each record goes out in a single write(2), so a
 // recorder killed mid-night leaves at most one cut-short record, which readers skip.
 import PodProtocol
+import SystemCalls
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -19,7 +20,7 @@ public final class CaptureRecorder: Sendable {
             fd = try SystemCalls.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o644)
             try SystemCalls.writeAll(fd, Capture.magic)
         } catch {
-            throw TransportError.failed("capture \(path): \(error)")
+            throw TransportError.failed(.system(error))
         }
     }
 

@@ -7,6 +7,7 @@
 // udev daemon (containers) the monitor hears nothing, so the thread also re-enumerates
 // periodically and diffs against what it knows.
 import CUdev
+import SystemCalls
 import Foundation
 import Synchronization
 #if canImport(Glibc)

@@ -17,16 +17,24 @@ public struct LinkTiming: Sendable, Hashable {
     /// Each delay is scaled by a random factor in 1 ± jitter, so many hubs (or a hub and
     /// a flapping pod) do not fall into lock-step.
     public var jitter: Double
+    /// Silence after which the hub probes the pod with GET_STATUS (spec §7.7: a streaming
+    /// pod sends at least one frame a second; 3 s leaves room for a stalled USB host).
+    public var livenessTimeout: Duration
+    /// After a final nack of a start-up request (HELLO, START_STREAM), the hub reports it and
+    /// asks again after this long, not in a loop (spec §7.6).
+    public var refusedRetryDelay: Duration
 
     public init(responseTimeout: Duration = .milliseconds(500), retries: Int = 3, busyDelay: Duration = .milliseconds(100),
                 reconnectInitialDelay: Duration = .milliseconds(500), reconnectMaxDelay: Duration = .seconds(30),
-                jitter: Double = 0.2) {
+                jitter: Double = 0.2, livenessTimeout: Duration = .seconds(3), refusedRetryDelay: Duration = .seconds(300)) {
         self.responseTimeout = responseTimeout
         self.retries = retries
         self.busyDelay = busyDelay
         self.reconnectInitialDelay = reconnectInitialDelay
         self.reconnectMaxDelay = reconnectMaxDelay
         self.jitter = jitter
+        self.livenessTimeout = livenessTimeout
+        self.refusedRetryDelay = refusedRetryDelay
     }
 
     /// The delay before reconnect attempt `attempt` (0-based): capped exponential, jittered.
@@ -49,11 +57,15 @@ public enum PodLinkError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A response arrived under the request's id with another type or body.
     case unexpectedResponse(request: MessageType, detail: String)
     /// The link went away while the request was outstanding.
-    case disconnected(String)
+    case disconnected(TransportError)
     /// No pod is connected right now.
     case notConnected
     /// A pod with another serial answered where we expected a known one.
     case wrongPod(expected: String, found: String)
+    /// The pod did not announce the feature the request needs in HELLO: it was not sent.
+    case unsupportedByPod(request: MessageType, feature: String)
+    /// The hub tried to send something that is not a request or cannot be encoded (a bug).
+    case invalidRequest(String)
 
     public var description: String {
         switch self {
@@ -65,46 +77,56 @@ public enum PodLinkError: Error, Equatable, Sendable, CustomStringConvertible {
         case .disconnected(let why): "disconnected: \(why)"
         case .notConnected: "no pod connected"
         case .wrongPod(let expected, let found): "expected pod \(expected), found \(found)"
+        case .unsupportedByPod(let request, let feature): "not sent \(request): the pod has no \(feature) (HELLO feature bits)"
+        case .invalidRequest(let why): "invalid request: \(why)"
         }
     }
 }
 
-/// Link health, cumulative over every session of a connection.
+/// Link health, cumulative over every session of a connection: what the frame decoder
+/// counted (`decoder`) and what the request layer counted besides.
 public struct LinkCounters: Sendable, Hashable {
-    /// Valid frames received.
-    public var frames: UInt64 = 0
-    /// Frames the pod sent that never arrived valid (sum of sequence gaps).
-    public var droppedFrames: UInt64 = 0
-    /// Number of gaps (bursts of loss).
-    public var sequenceGaps: UInt64 = 0
-    public var crcErrors: UInt64 = 0
-    /// Cut-short, oversize or unreadable frames and payloads (garbage on the line).
-    public var malformed: UInt64 = 0
-    public var unknownTypes: UInt64 = 0
-    public var outOfOrder: UInt64 = 0
-    public var bytes: UInt64 = 0
+    /// Bytes, frames and every frame the decoder had to drop, by reason.
+    public var decoder = DecoderCounters()
     /// Links re-established after a disconnect.
     public var reconnects: UInt64 = 0
-    /// Request re-sends after a timeout, and requests that never got an answer.
+    /// Request re-sends after a timeout (same id, RETRANSMIT).
     public var retransmits: UInt64 = 0
+    /// Requests that never got an answer after every retry.
     public var timeouts: UInt64 = 0
     public var nacks: UInt64 = 0
-    /// Responses nobody waited for any more (answers to a request already retried).
+    /// Responses nobody waited for any more (a second answer to a retransmitted request).
     public var lateResponses: UInt64 = 0
     /// BOOT events seen (pod resets).
     public var podReboots: UInt64 = 0
+    /// Pod resets found by the liveness probe (boot count changed, BOOT event lost).
+    public var unannouncedReboots: UInt64 = 0
+    /// GET_STATUS probes sent because the link fell silent or an answer put the session in doubt.
+    public var livenessProbes: UInt64 = 0
 
     public init() {}
 
-    mutating func add(_ d: DecoderCounters) {
-        frames &+= d.frames
-        droppedFrames &+= d.droppedFrames
-        sequenceGaps &+= d.sequenceGaps
-        crcErrors &+= d.crcErrors
-        malformed &+= d.malformed &+ d.oversize &+ d.badVersion &+ d.unsupportedFlags
-        unknownTypes &+= d.unknownTypes
-        outOfOrder &+= d.outOfOrder
-        bytes &+= d.bytes
+    /// Valid frames received.
+    public var frames: UInt64 { decoder.frames }
+    /// Frames the pod sent that never arrived valid (sum of sequence gaps).
+    public var droppedFrames: UInt64 { decoder.droppedFrames }
+    /// Number of gaps (bursts of loss).
+    public var sequenceGaps: UInt64 { decoder.sequenceGaps }
+    public var crcErrors: UInt64 { decoder.crcErrors }
+    /// Cut-short, oversize, unreadable, wrong-version or incompatible-flag frames.
+    public var malformed: UInt64 {
+        decoder.malformed &+ decoder.oversize &+ decoder.badVersion &+ decoder.unsupportedFlags
+    }
+    public var unknownTypes: UInt64 { decoder.unknownTypes }
+    public var outOfOrder: UInt64 { decoder.outOfOrder }
+    public var bytes: UInt64 { decoder.bytes }
+
+    /// Adds another session's counts to these.
+    mutating func add(_ other: LinkCounters) {
+        decoder.add(other.decoder)
+        reconnects &+= other.reconnects; retransmits &+= other.retransmits; timeouts &+= other.timeouts
+        nacks &+= other.nacks; lateResponses &+= other.lateResponses; podReboots &+= other.podReboots
+        unannouncedReboots &+= other.unannouncedReboots; livenessProbes &+= other.livenessProbes
     }
 }
 
@@ -122,9 +144,36 @@ public enum LinkEvent: Sendable {
     case frame(DecodedFrame, receivedMicros: UInt64)
     /// The pod reset (BOOT event or a new boot count): the start-up is being re-run.
     case podRebooted
-    case disconnected(reason: String)
-    /// Waiting `delay` before reconnect attempt `attempt` (1-based).
-    case retrying(attempt: Int, delay: Duration, reason: String)
+    /// The pod refused a start-up request with a final status (e.g. START_STREAM answered
+    /// INTERNAL_ERROR): reported once, asked again after `retryIn`, not in a loop.
+    case refused(PodLinkError, retryIn: Duration)
+    case disconnected(reason: TransportError)
+    /// Waiting `delay` before reconnect attempt `attempt` (1-based), after `reason`.
+    case retrying(attempt: Int, delay: Duration, reason: LinkFailure)
     /// The connection gave up for good (protocol version mismatch) or was stopped (nil).
     case stopped(PodLinkError?)
+}
+
+/// Why a connection attempt or a live link ended, with its cause kept typed (errno, libusb
+/// code, the pod's status) so the hub can tell the user what to do without parsing text.
+public enum LinkFailure: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The device could not be opened, or went away.
+    case transport(TransportError)
+    /// The pod was reached but the handshake or a start-up request failed.
+    case link(PodLinkError)
+
+    /// Sorts any error a connection attempt threw.
+    public init(_ error: any Error) {
+        switch error {
+        case let error as PodLinkError: self = .link(error)
+        default: self = .transport(TransportError(error))
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .transport(let error): error.description
+        case .link(let error): error.description
+        }
+    }
 }

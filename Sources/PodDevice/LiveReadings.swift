@@ -2,6 +2,7 @@
 // stream frames only (pure, no I/O). Heart rate, breathing, movement and presence come
 // from a `LiveAnalyzer` plugged in by the caller (the signal front end), not from here.
 import PodProtocol
+import SleepDomain
 
 /// Per-side results of a live analyzer; nil where it has nothing (yet).
 public struct SideVitals: Sendable, Hashable {
@@ -23,7 +24,7 @@ public struct SideVitals: Sendable, Hashable {
 public protocol LiveAnalyzer: AnyObject {
     func consume(_ block: PiezoBlock)
     func consume(_ reading: CapacitanceReading)
-    func vitals(for side: Side) -> SideVitals
+    func vitals(for side: BedSide) -> SideVitals
 }
 
 /// What the stream view shows for one side.
@@ -40,8 +41,8 @@ public struct SideReadings: Sendable, Hashable {
 public final class LiveReadings {
     private let sampleRate: Int
     private let analyzer: (any LiveAnalyzer)?
-    private var recent: [Side: [PiezoBlock]] = [:]
-    private var sides: [Side: SideReadings] = [:]
+    private var recent: [BedSide: [PiezoBlock]] = [:]
+    private var sides: [BedSide: SideReadings] = [:]
     public private(set) var ambientTemperature: Double?
     public private(set) var humidity: Double?
     public private(set) var lastTick: UInt64?
@@ -67,8 +68,8 @@ public final class LiveReadings {
             sides[reading.side, default: SideReadings()].capacitance = reading.values
             lastTick = reading.tick
         case .environment(let env):
-            for side in Side.allCases where Int(side.rawValue) < env.bedCentiCelsius.count {
-                sides[side, default: SideReadings()].bedTemperature = env.bedCentiCelsius[Int(side.rawValue)].map { Double($0) / 100 }
+            for side in BedSide.allCases where side.index < env.bedCentiCelsius.count {
+                sides[side, default: SideReadings()].bedTemperature = env.bedCentiCelsius[side.index].map { Double($0) / 100 }
             }
             ambientTemperature = env.ambientCentiCelsius.map { Double($0) / 100 }
             humidity = env.humidityCentiPercent.map { Double($0) / 100 }
@@ -78,7 +79,7 @@ public final class LiveReadings {
         }
     }
 
-    public func side(_ side: Side) -> SideReadings {
+    public func side(_ side: BedSide) -> SideReadings {
         var r = sides[side] ?? SideReadings()
         if let analyzer { r.vitals = analyzer.vitals(for: side) }
         return r

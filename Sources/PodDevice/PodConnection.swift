@@ -1,9 +1,13 @@
 // One pod across its whole life on this hub: open → HELLO → SET_CLOCK → the daemon's
-// after-connect hook (schedules, alarms) → START_STREAM; on a BOOT event the start-up is
-// re-run on the same link; on a disconnect it reconnects with capped exponential backoff
-// and jitter, to the same serial only, and starts again. Counters survive reconnects.
+// after-connect hook (schedules, alarms) → START_STREAM; on a BOOT event, or a boot count
+// that changed under a silent link (BOOT lost), the start-up is re-run on the same link; a
+// silent link is probed with GET_STATUS; on a disconnect it reconnects with capped
+// exponential backoff and jitter, to the same serial only, and starts again; a final nack
+// is retried after a long interval, not in a loop. Counters survive reconnects.
+import Foundation
 import PodProtocol
 import Synchronization
+import SleepDomain
 
 /// What the daemon wants in force on the pod after every (re)connect or pod reboot, sent
 /// between SET_CLOCK and START_STREAM: schedules and alarms. Errors it throws are
@@ -25,6 +29,12 @@ public actor PodConnection {
     private var session: PodSession?
     private var settled = LinkCounters()  // counters of ended sessions
     private var reconnects: UInt64 = 0
+    private var probes: UInt64 = 0
+    private var unannouncedReboots: UInt64 = 0
+    /// START_STREAM was acknowledged on the live session (STOP_STREAM is sent on the way out).
+    private var isStreaming = false
+    /// When to ask again for a stream the pod refused with a final status.
+    private var streamRetryAt: ContinuousClock.Instant?
     /// The pod's serial once known: a reconnect must find the same one.
     public private(set) var serial: String?
     public private(set) var info: PodInfo?
@@ -58,7 +68,8 @@ public actor PodConnection {
         var everConnected = false
         defer { continuation.finish() }
         while !Task.isCancelled {
-            var reason = "not connected"
+            var reason = LinkFailure.transport(.closed)
+            var delay: Duration?
             do {
                 let transport = try await opener.open()
                 continuation.yield(.connecting(endpoint: transport.endpoint))
@@ -68,41 +79,65 @@ public actor PodConnection {
                 }
                 self.session = session
                 await session.start()
-                reason = try await drive(session, onConnected: {
+                let ended = try await drive(session, onConnected: {
                     // Only a good handshake counts as a reconnect, and resets the backoff.
                     if everConnected { reconnects &+= 1 }
                     attempt = 0
                     everConnected = true
                 })
+                reason = .transport(ended)
             } catch let error as PodLinkError {
                 if case .protocolVersionMismatch = error {
                     await closeSession()
                     continuation.yield(.stopped(error))
                     throw error
                 }
-                reason = error.description
+                reason = .link(error)
+                if Self.isFinalRefusal(error) {
+                    // §7.6: a final answer is reported and asked again much later, not in a loop.
+                    delay = timing.refusedRetryDelay
+                    continuation.yield(.refused(error, retryIn: timing.refusedRetryDelay))
+                }
             } catch {
-                reason = "\(error)"
+                reason = LinkFailure(error)
             }
+            if Task.isCancelled { await stopStreaming() }
             await closeSession()
             if Task.isCancelled { break }
-            let delay = timing.reconnectDelay(attempt: attempt, random: random())
+            let wait = delay ?? timing.reconnectDelay(attempt: attempt, random: random())
             attempt += 1
-            continuation.yield(.retrying(attempt: attempt, delay: delay, reason: reason))
-            do { try await Task.sleep(for: delay) } catch { break }
+            continuation.yield(.retrying(attempt: attempt, delay: wait, reason: reason))
+            do { try await Task.sleep(for: wait) } catch { break }
         }
         await closeSession()
         continuation.yield(.stopped(nil))
     }
 
-    /// Start-up, then follow the session until it ends; re-run start-up after a pod reboot.
-    /// Returns the reason the link ended. Throws start-up failures.
-    private func drive(_ session: PodSession, onConnected: () -> Void) async throws(PodLinkError) -> String {
+    /// A nack of a start-up request other than BUSY (retried already) and the statuses that
+    /// only mean "no session yet", or an answer the hub cannot read: asking again at once
+    /// would get the same answer.
+    static func isFinalRefusal(_ error: PodLinkError) -> Bool {
+        switch error {
+        case .nack(_, let status): ![.busy, .notReady, .noSession].contains(status)
+        case .unexpectedResponse: true
+        default: false
+        }
+    }
+
+    /// Start-up, then follow the session until it ends: re-run the start-up after a pod
+    /// reboot (BOOT, or a boot count that changed under a silent link), probe a silent link,
+    /// ask again for a refused stream at a long interval. Returns why the link ended.
+    private func drive(_ session: PodSession, onConnected: () -> Void) async throws(PodLinkError) -> TransportError {
         // BOOTs that arrived before HELLO was answered are covered by that HELLO; a reset
-        // after it makes the remaining start-up requests fail (the pod answers NOT_READY
-        // until HELLO), which ends this link and reconnects.
+        // after it makes the remaining start-up requests fail (the pod answers NOT_READY /
+        // NO_SESSION until HELLO), which the probe below or a reconnect recovers from.
         var bootsHandled = try await startUp(session)
         onConnected()
+        let beat = timing.livenessTimeout / 3
+        let metronome = Task {
+            while (try? await Task.sleep(for: beat)) != nil { await session.tick() }
+        }
+        defer { metronome.cancel() }
         for await signal in session.signals {
             switch signal {
             case .podRebooted(let boots):
@@ -110,12 +145,46 @@ public actor PodConnection {
                 bootsHandled = boots
                 continuation.yield(.podRebooted)
                 bootsHandled = max(bootsHandled, try await startUp(session))
+            case .sessionInDoubt(let why):
+                if let boots = try await probe(session, because: why) { bootsHandled = max(bootsHandled, boots) }
+            case .tick:
+                if ContinuousClock.now - (await session.lastFrameAt) >= timing.livenessTimeout {
+                    if let boots = try await probe(session, because: "silent for \(timing.livenessTimeout)") {
+                        bootsHandled = max(bootsHandled, boots)
+                    }
+                } else if let due = streamRetryAt, ContinuousClock.now >= due {
+                    try await startStreaming(session)
+                }
             case .ended(let reason):
                 continuation.yield(.disconnected(reason: reason))
                 return reason
             }
         }
-        return "link ended"
+        return .closed
+    }
+
+    /// §7.7: GET_STATUS on a silent or doubtful link. A changed boot count, or a pod that says
+    /// it has no session, reset without the hub seeing BOOT: the start-up is run again
+    /// (returning the BOOTs it covers). No answer at all ends the link (reconnect).
+    private func probe(_ session: PodSession, because why: String) async throws(PodLinkError) -> Int? {
+        probes &+= 1
+        var rebooted = false
+        do {
+            let response = try await session.request(.getStatus)
+            guard case .status(let status) = response.body else { return nil }
+            rebooted = status.bootCount != info?.bootCount
+            if !rebooted, streamRetryAt == nil, !streams.isEmpty, status.streaming.isEmpty {
+                // The pod is alive but stopped streaming (a v1 pod's reset of its stream state).
+                try await startStreaming(session)
+            }
+        } catch .nack(_, let status) where status == .noSession || status == .notReady {
+            rebooted = true
+        }  // a timeout is thrown on: no answer at all ends this link (reconnect)
+        guard rebooted else { return nil }
+        unannouncedReboots &+= 1
+        await session.resetSequence()
+        continuation.yield(.podRebooted)
+        return try await startUp(session)
     }
 
     /// Runs the start-up of spec §7.1; returns how many BOOTs the session had seen when
@@ -125,7 +194,8 @@ public actor PodConnection {
         let hub = Wire.version...Wire.version
         let hello: Response
         do {
-            hello = try await session.request(.hello(HelloRequest(minVersion: hub.lowerBound, maxVersion: hub.upperBound)))
+            hello = try await session.request(.hello(HelloRequest(minVersion: hub.lowerBound, maxVersion: hub.upperBound,
+                                                                  maxMinor: Wire.minorVersion)))
         } catch .nack(_, .unsupportedVersion) {
             throw .protocolVersionMismatch(hub: hub, pod: "has no version in that range (nack UNSUPPORTED_VERSION)")
         }
@@ -150,32 +220,53 @@ public actor PodConnection {
         if let afterConnect {
             do { try await afterConnect(self) } catch { hookError = "\(error)" }
         }
-        _ = try await session.request(.startStream(streams))
-        continuation.yield(.streaming(streams))
+        streamRetryAt = nil
+        try await startStreaming(session)
         return bootsAtHello
+    }
+
+    /// START_STREAM; a final nack keeps the link (clock, schedules and alarms work without a
+    /// stream), is reported, and is asked again after `refusedRetryDelay`.
+    private func startStreaming(_ session: PodSession) async throws(PodLinkError) {
+        do {
+            _ = try await session.request(.startStream(streams))
+            streamRetryAt = nil
+            isStreaming = true
+            continuation.yield(.streaming(streams))
+        } catch let error where Self.isFinalRefusal(error) {
+            isStreaming = false
+            streamRetryAt = .now + timing.refusedRetryDelay
+            continuation.yield(.refused(error, retryIn: timing.refusedRetryDelay))
+        }
+    }
+
+    /// Best effort on the way out (task cancelled): STOP_STREAM, one attempt, so the pod does
+    /// not keep streaming into a closed tty and the next session starts clean.
+    private func stopStreaming() async {
+        guard let session, isStreaming else { return }
+        isStreaming = false
+        // An unstructured task: the caller is cancelled, the request must still wait for its answer.
+        let stop = Task { _ = try? await session.request(.stopStream, retries: 0) }
+        await stop.value
     }
 
     private func closeSession() async {
         guard let session else { return }
         await session.close()
-        settled = combined(settled, await session.counters())
+        settled.add(await session.counters())
         self.session = nil
-    }
-
-    private func combined(_ a: LinkCounters, _ b: LinkCounters) -> LinkCounters {
-        var c = a
-        c.frames &+= b.frames; c.droppedFrames &+= b.droppedFrames; c.sequenceGaps &+= b.sequenceGaps
-        c.crcErrors &+= b.crcErrors; c.malformed &+= b.malformed; c.unknownTypes &+= b.unknownTypes
-        c.outOfOrder &+= b.outOfOrder; c.bytes &+= b.bytes; c.retransmits &+= b.retransmits
-        c.timeouts &+= b.timeouts; c.nacks &+= b.nacks; c.lateResponses &+= b.lateResponses
-        c.podReboots &+= b.podReboots
-        return c
+        isStreaming = false
+        streamRetryAt = nil
     }
 
     /// Sends a request on the current link (schedules, alarms, power, status...). A nack
-    /// throws `.nack` with the pod's status code; no link throws `.notConnected`.
+    /// throws `.nack` with the pod's status code; no link throws `.notConnected`; a request
+    /// for a feature the pod did not announce in HELLO throws `.unsupportedByPod` unsent.
     public func send(_ message: Message) async throws(PodLinkError) -> Response {
         guard let session else { throw .notConnected }
+        if let info, let (request, feature, name) = Self.feature(needed: message), !info.features.contains(feature) {
+            throw .unsupportedByPod(request: request, feature: name)
+        }
         let response = try await session.request(message)
         // Every acknowledged SET_CLOCK re-anchors the pod's ticks (DST, re-sync, a clock the
         // pod lost), not only the start-up one: the event carries it to whoever times data.
@@ -186,11 +277,31 @@ public actor PodConnection {
         return response
     }
 
+    /// TRIGGER_ALARM (v1.1): fire `trigger.side`'s alarm now; the pod disarms that side's
+    /// alarm for the rest of its local day. Needs the pod's alarm-trigger feature bit.
+    public func triggerAlarm(_ trigger: AlarmTrigger) async throws(PodLinkError) {
+        _ = try await send(.triggerAlarm(trigger))
+    }
+
+    /// The HELLO feature bit a request needs, if any, with the request's type and the feature's name.
+    static func feature(needed message: Message) -> (MessageType, FeatureSet, String)? {
+        switch message {
+        case .setAlarm: (.setAlarm, .vibrationAlarm, "vibration alarm")
+        case .clearAlarm: (.clearAlarm, .vibrationAlarm, "vibration alarm")
+        case .snooze: (.snooze, .snooze, "snooze")
+        case .setPowerSchedule: (.setPowerSchedule, .powerSchedule, "power schedule")
+        case .triggerAlarm: (.triggerAlarm, .alarmTrigger, "alarm trigger")
+        default: nil
+        }
+    }
+
     /// Counters over every session so far, including the live one.
     public func counters() async -> LinkCounters {
         var c = settled
-        if let session { c = combined(c, await session.counters()) }
+        if let session { c.add(await session.counters()) }
         c.reconnects = reconnects
+        c.livenessProbes = probes
+        c.unannouncedReboots = unannouncedReboots
         return c
     }
 }
@@ -198,7 +309,8 @@ public actor PodConnection {
 extension ClockSetting {
     /// The hub's clock now and the system zone's current UTC offset.
     @Sendable public static func systemNow() -> ClockSetting {
-        let micros = Wallclock.nowMicros()
-        return ClockSetting(unixMillis: Int64(micros / 1000), utcOffsetMinutes: Wallclock.utcOffsetMinutes())
+        let now = SystemClock().now()
+        return ClockSetting(unixMillis: Int64((now.timeIntervalSince1970 * 1000).rounded(.down)),
+                            utcOffsetMinutes: Int16(clamping: TimeZone.current.secondsFromGMT(for: now) / 60))
     }
 }

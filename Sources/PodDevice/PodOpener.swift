@@ -35,7 +35,7 @@ public struct DiscoveredPodOpener: PodOpener {
         let links = await directory.waitForPod(key: key)
         if links.isEmpty { throw CancellationError() }
         let ordered = links.sorted { a, b in (a.link == .serial) != preferUSB && (b.link == .serial) == preferUSB }
-        var lastError: any Error = TransportError.failed("no link")
+        var lastError: any Error = TransportError.failed(.noLink)
         for pod in ordered {
             do {
                 switch pod.link {

@@ -12,7 +12,7 @@ public enum PodProbe {
         let result: Result<Response, PodLinkError>
         do {
             try await session.sendDelimiter()
-            result = .success(try await session.request(.hello(HelloRequest(minVersion: hub.lowerBound, maxVersion: hub.upperBound))))
+            result = .success(try await session.request(.hello(HelloRequest(minVersion: hub.lowerBound, maxVersion: hub.upperBound, maxMinor: Wire.minorVersion))))
         } catch {
             result = .failure(error)
         }

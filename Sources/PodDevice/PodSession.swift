@@ -2,13 +2,19 @@
 // responses by request id, with the spec's timeout / retransmit / BUSY rules. A session
 // ends when its transport does; `PodConnection` makes a new one after a reconnect.
 import PodProtocol
+import SleepDomain
 
 /// Signals a session sends its owner besides frames.
 enum SessionSignal: Sendable {
     /// The pod sent BOOT: it reset and forgot clock, schedules and stream (`boots` counts them).
     case podRebooted(boots: Int)
+    /// The pod answered a request in a way that means it may have lost the session (v1.1
+    /// NO_SESSION; v1 NOT_READY): the owner should probe with GET_STATUS.
+    case sessionInDoubt(String)
+    /// A beat of the owner's liveness clock (see `PodConnection`); nothing arrived with it.
+    case tick
     /// The transport ended (unplug, close, error).
-    case ended(reason: String)
+    case ended(reason: TransportError)
 }
 
 actor PodSession {
@@ -24,24 +30,31 @@ actor PodSession {
     private let decoder = FrameDecoder()
     private var nextRequestID: UInt16 = 1
     private var pending: [UInt16: Waiter] = [:]
-    private var endReason: String?
+    private var endReason: TransportError?
     private(set) var boots = 0
     private var reader: Task<Void, Never>?
     private var stats = LinkCounters()
+    /// When the last valid frame of any kind arrived (liveness, §7.7).
+    private(set) var lastFrameAt = ContinuousClock.now
 
+    /// One outstanding request, registered before its first byte is written and kept until
+    /// the request returns, across its retransmissions (they reuse the id). An answer that
+    /// arrives while no attempt is waiting (during the write, or just as a timer fired) is
+    /// kept in `result`, so it is never mistaken for a lost one and re-asked.
     private struct Waiter {
         let type: MessageType
-        let token: UInt64
-        let continuation: CheckedContinuation<WaitResult, Never>
-        let timer: Task<Void, Never>
+        var continuation: CheckedContinuation<WaitResult, Never>?
+        var result: WaitResult?
+        var timer: Task<Void, Never>?
+        var attempt: UInt64 = 0
     }
     private enum WaitResult {
         case response(Response)
         case wrongType(String)
         case timedOut
-        case ended(String)
+        case ended(TransportError)
     }
-    private var tokens: UInt64 = 0
+    private var attempts: UInt64 = 0
 
     init(transport: any Transport, timing: LinkTiming, recorder: CaptureRecorder?,
          onFrame: @escaping @Sendable (DecodedFrame, UInt64) -> Void) {
@@ -66,21 +79,28 @@ actor PodSession {
                 let bytes = try await transport.read()
                 receive(bytes)
             } catch {
-                end(reason: (error as? TransportError)?.description ?? "\(error)")
+                end(reason: TransportError(error))
                 return
             }
         }
     }
 
     private func receive(_ bytes: [UInt8]) {
-        let now = Wallclock.nowMicros()
+        let now = SystemClock().unixMicros()
         var frames: [DecodedFrame] = []
         bytes.withUnsafeBytes { decoder.decode($0) { frames.append($0) } }
+        if !frames.isEmpty { lastFrameAt = .now }
         for frame in frames {
             if let recorder, let raw = frame.raw { recorder.record(.podToHub, frame: raw, at: now) }
             switch frame.message {
             case .response(let response):
-                deliver(response, requestID: frame.header.requestID)
+                deliver(.response(response), type: response.request, requestID: frame.header.requestID)
+            case .malformed(let type, let reason) where type & MessageType.responseBit != 0:
+                // An answer whose body cannot be read (e.g. a HELLO reply with an empty serial)
+                // is still the answer: the request fails with the reason instead of timing out.
+                let request = MessageType(rawValue: type & ~MessageType.responseBit)
+                deliver(.wrongType("unreadable \(request.map { "\($0)" } ?? "response") body: \(reason)"),
+                        type: request, requestID: frame.header.requestID)
             case .event(let event) where event.kind == .boot:
                 boots += 1
                 stats.podReboots &+= 1
@@ -92,41 +112,66 @@ actor PodSession {
         }
     }
 
-    private func deliver(_ response: Response, requestID: UInt16) {
-        guard let waiter = pending.removeValue(forKey: requestID) else {
+    private func deliver(_ result: WaitResult, type: MessageType?, requestID: UInt16) {
+        guard var waiter = pending[requestID] else {
             stats.lateResponses &+= 1
             return
         }
-        waiter.timer.cancel()
-        if response.request != waiter.type {
-            waiter.continuation.resume(returning: .wrongType("\(response.request) under the id of \(waiter.type)"))
+        var result = result
+        if case .response = result, type != waiter.type {
+            result = .wrongType("\(type.map { "\($0)" } ?? "?") under the id of \(waiter.type)")
+        }
+        if let c = waiter.continuation {
+            waiter.timer?.cancel()
+            waiter.timer = nil
+            waiter.continuation = nil
+            pending[requestID] = waiter
+            c.resume(returning: result)
+        } else if waiter.result == nil {
+            waiter.result = result
+            pending[requestID] = waiter
         } else {
-            waiter.continuation.resume(returning: .response(response))
+            stats.lateResponses &+= 1  // a second answer (to a retransmission)
         }
     }
 
     /// Sends `message` and waits for its response: re-sends on timeout (same id,
     /// RETRANSMIT), re-asks after BUSY (new id), throws on any other nack.
-    func request(_ message: Message) async throws(PodLinkError) -> Response {
+    /// `retries` overrides the timing's (0 = one attempt, as when closing the link).
+    func request(_ message: Message, retries: Int? = nil) async throws(PodLinkError) -> Response {
         guard let type = MessageType(rawValue: message.typeCode), type.isRequest else {
-            throw .unexpectedResponse(request: .ping, detail: "not a request: type \(message.typeCode)")
+            throw .invalidRequest("type \(message.typeCode) is not a request")
         }
+        let maxRetries = retries ?? timing.retries
         var busyRetries = 0
         while true {
             if let endReason { throw .disconnected(endReason) }
             let id = allocateRequestID()
+            pending[id] = Waiter(type: type)
+            defer { pending[id] = nil }
             var attempt = 0
             attempts: while true {
-                try await send(message, requestID: id, retransmit: attempt > 0)
-                switch await waitForResponse(id: id, type: type) {
+                // An answer that came in after the last attempt timed out is still an answer.
+                let outcome: WaitResult
+                if let early = pending[id]?.result {
+                    outcome = early
+                } else {
+                    if attempt > 0 { stats.retransmits &+= 1 }
+                    try await send(message, requestID: id, retransmit: attempt > 0)
+                    outcome = await waitForResponse(id: id)
+                }
+                switch outcome {
                 case .response(let response):
                     if response.status == .busy, busyRetries < timing.retries {
                         busyRetries += 1
                         try? await Task.sleep(for: timing.busyDelay)
-                        break attempts
+                        break attempts  // §7.2: a request re-sent after BUSY gets a new id
                     }
                     if response.status != .ok {
                         stats.nacks &+= 1
+                        if response.status == .noSession || (response.status == .notReady && type != .hello) {
+                            signalContinuation.yield(.sessionInDoubt("\(type) answered \(response.status)"))
+                        }
                         throw .nack(request: type, status: response.status)
                     }
                     return response
@@ -136,11 +181,10 @@ actor PodSession {
                     throw .disconnected(reason)
                 case .timedOut:
                     attempt += 1
-                    if attempt > timing.retries {
+                    if attempt > maxRetries {
                         stats.timeouts &+= 1
                         throw .timeout(request: type, attempts: attempt)
                     }
-                    stats.retransmits &+= 1
                 }
             }
         }
@@ -148,7 +192,17 @@ actor PodSession {
 
     /// Writes the spec's leading 0x00 (ends any half frame the pod was receiving).
     func sendDelimiter() async throws(PodLinkError) {
-        do { try await transport.write([0]) } catch { throw .disconnected("\(error)") }
+        do { try await transport.write([0]) } catch { throw .disconnected(TransportError(error)) }
+    }
+
+    /// Forgets the pod's sequence baseline: after a reboot found without its BOOT event, the
+    /// pod counts from 0 again and its frames must not all look out of order.
+    func resetSequence() { decoder.resetSequence() }
+
+    /// A beat of the owner's liveness clock, delivered in order with the other signals.
+    func tick() {
+        guard endReason == nil else { return }
+        signalContinuation.yield(.tick)
     }
 
     private func allocateRequestID() -> UInt16 {
@@ -165,42 +219,58 @@ actor PodSession {
         do {
             bytes = try encoder.encode(message, requestID: requestID, flags: retransmit ? [.retransmit] : [])
         } catch {
-            throw .unexpectedResponse(request: MessageType(rawValue: message.typeCode) ?? .ping, detail: "cannot encode: \(error)")
+            throw .invalidRequest("cannot encode \(message.typeCode): \(error)")
         }
         if let recorder, let frame = COBS.decode(Array(bytes.dropLast())) {
-            recorder.record(.hubToPod, frame: frame, at: Wallclock.nowMicros())
+            recorder.record(.hubToPod, frame: frame, at: SystemClock().unixMicros())
         }
-        do { try await transport.write(bytes) } catch { throw .disconnected("\(error)") }
+        do { try await transport.write(bytes) } catch { throw .disconnected(TransportError(error)) }
     }
 
-    private func waitForResponse(id: UInt16, type: MessageType) async -> WaitResult {
+    private func waitForResponse(id: UInt16) async -> WaitResult {
         if let endReason { return .ended(endReason) }
-        tokens &+= 1
-        let token = tokens
+        attempts &+= 1
+        let token = attempts
         let timeout = timing.responseTimeout
         return await withCheckedContinuation { (c: CheckedContinuation<WaitResult, Never>) in
-            let timer = Task { [weak self] in
+            guard var waiter = pending[id] else { return c.resume(returning: .ended(.closed)) }
+            if let result = waiter.result {
+                waiter.result = nil
+                pending[id] = waiter
+                return c.resume(returning: result)
+            }
+            waiter.attempt = token
+            waiter.continuation = c
+            waiter.timer = Task { [weak self] in
                 guard (try? await Task.sleep(for: timeout)) != nil else { return }
                 await self?.expire(id: id, token: token)
             }
-            pending[id] = Waiter(type: type, token: token, continuation: c, timer: timer)
+            pending[id] = waiter
         }
     }
 
     private func expire(id: UInt16, token: UInt64) {
-        guard let waiter = pending[id], waiter.token == token else { return }
-        pending[id] = nil
-        waiter.continuation.resume(returning: .timedOut)
+        guard var waiter = pending[id], waiter.attempt == token, let c = waiter.continuation else { return }
+        waiter.continuation = nil
+        waiter.timer = nil
+        pending[id] = waiter
+        c.resume(returning: .timedOut)
     }
 
-    private func end(reason: String) {
+    private func end(reason: TransportError) {
         guard endReason == nil else { return }
         endReason = reason
-        for (_, waiter) in pending {
-            waiter.timer.cancel()
-            waiter.continuation.resume(returning: .ended(reason))
+        for (id, var waiter) in pending {
+            waiter.timer?.cancel()
+            if let c = waiter.continuation {
+                waiter.continuation = nil
+                pending[id] = waiter
+                c.resume(returning: .ended(reason))
+            } else if waiter.result == nil {
+                waiter.result = .ended(reason)
+                pending[id] = waiter
+            }
         }
-        pending.removeAll()
         signalContinuation.yield(.ended(reason: reason))
         signalContinuation.finish()
     }
@@ -213,7 +283,7 @@ actor PodSession {
     /// Decoder counters plus this session's request statistics.
     func counters() -> LinkCounters {
         var c = stats
-        c.add(decoder.counters)
+        c.decoder = decoder.counters
         return c
     }
 }

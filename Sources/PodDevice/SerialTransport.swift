@@ -2,6 +2,7 @@
 // bytes (EOF) or EIO means the pod was unplugged, which the layer above treats as a
 // disconnect and answers with a reconnect, never as a fatal error.
 import Dispatch
+import SystemCalls
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +22,7 @@ public final class SerialTransport: Transport {
         do {
             fd = try SystemCalls.open(path, flags: O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
         } catch {
-            throw TransportError.failed(error.description)
+            throw TransportError.failed(.system(error))
         }
         do {
             try SystemCalls.lockExclusive(fd)
@@ -30,9 +31,9 @@ public final class SerialTransport: Transport {
         } catch {
             SystemCalls.close(fd)
             if error.call == "flock", error.errno == EWOULDBLOCK {
-                throw TransportError.failed("\(path) is in use by another process (flock)")
+                throw TransportError.failed(.inUse(path: path))
             }
-            throw TransportError.failed(error.description)
+            throw TransportError.failed(.system(error))
         }
         kernelExclusive = (try? SystemCalls.setExclusiveTTY(fd)) != nil
         stream = DescriptorStream(fd: fd, label: path)
@@ -59,10 +60,8 @@ public final class PseudoTerminal: Transport {
         let pair: (master: Int32, slave: Int32, path: String)
         do {
             pair = try SystemCalls.openPTY()
-            try SystemCalls.makeRaw(pair.slave, speed: speed_t(B115200))
-            try SystemCalls.setNonBlocking(pair.master)
         } catch {
-            throw TransportError.failed(error.description)
+            throw TransportError.failed(.system(error))
         }
         path = pair.path
         // Keep our own slave descriptor open: with no slave open, reads of the master fail
@@ -121,7 +120,7 @@ final class DescriptorStream: Sendable {
             do {
                 let n = try buffer.withUnsafeMutableBytes { try SystemCalls.read(fd, into: $0) }
                 if n == 0 {
-                    inbox.finish(.disconnected("end of file"))
+                    inbox.finish(.disconnected(.endOfFile))
                     source.cancel()
                     return
                 }
@@ -129,7 +128,7 @@ final class DescriptorStream: Sendable {
                 if n < buffer.count { return }
             } catch let error as SystemError {
                 if error.errno == EAGAIN || error.errno == EWOULDBLOCK { return }
-                inbox.finish(error.meansDisconnected ? .disconnected(error.description) : .failed(error.description))
+                inbox.finish(error.meansDisconnected ? .disconnected(.system(error)) : .failed(.system(error)))
                 source.cancel()
                 return
             } catch {
@@ -164,10 +163,10 @@ final class DescriptorStream: Sendable {
             } catch let error as SystemError where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
                 var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)]
                 let ready = try SystemCalls.poll(&fds, timeoutMilliseconds: timeoutMilliseconds)
-                if ready == 0 { throw TransportError.failed("write to tty stalled for \(timeoutMilliseconds) ms") }
-                if fds[0].revents & Int16(POLLHUP | POLLERR) != 0 { throw TransportError.disconnected("hang-up while writing") }
+                if ready == 0 { throw TransportError.failed(.writeStalled(milliseconds: timeoutMilliseconds)) }
+                if fds[0].revents & Int16(POLLHUP | POLLERR) != 0 { throw TransportError.disconnected(.hangUp) }
             } catch let error as SystemError {
-                throw error.meansDisconnected ? TransportError.disconnected(error.description) : TransportError.failed(error.description)
+                throw error.meansDisconnected ? TransportError.disconnected(.system(error)) : TransportError.failed(.system(error))
             }
         }
     }

@@ -8,6 +8,7 @@
 // never leave that thread except for open/close, which happen before it starts and after
 // it has been joined.
 import CLibUSB
+import SystemCalls
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -49,20 +50,20 @@ public final class USBTransport: Transport {
         do {
             fd = try SystemCalls.open(devnode, flags: O_RDWR | O_CLOEXEC)
         } catch {
-            throw TransportError.failed(error.description)
+            throw TransportError.failed(.system(error))
         }
         var context: OpaquePointer?
         var rc = podbridge_libusb_init_without_discovery(&context)
         guard rc == 0, let context else {
             SystemCalls.close(fd)
-            throw TransportError.failed("libusb_init: \(Self.name(rc))")
+            throw TransportError.failed(.usb(call: "libusb_init", code: rc))
         }
         var handle: OpaquePointer?
         rc = libusb_wrap_sys_device(context, Int(fd), &handle)
         guard rc == 0, let handle else {
             libusb_exit(context)
             SystemCalls.close(fd)
-            throw TransportError.failed("libusb_wrap_sys_device(\(devnode)): \(Self.name(rc))")
+            throw TransportError.failed(.usb(call: "libusb_wrap_sys_device(\(devnode))", code: rc))
         }
         try self.init(handles: Handles(context: context, handle: handle, fd: fd), endpoint: devnode, interface: interface)
     }
@@ -72,7 +73,7 @@ public final class USBTransport: Transport {
     public convenience init(match: PodMatch, serial: String?, interface: Int? = nil) throws {
         var context: OpaquePointer?
         var rc = libusb_init(&context)
-        guard rc == 0, let context else { throw TransportError.failed("libusb_init: \(Self.name(rc))") }
+        guard rc == 0, let context else { throw TransportError.failed(.usb(call: "libusb_init", code: rc)) }
         var list: UnsafeMutablePointer<OpaquePointer?>?
         let count = libusb_get_device_list(context, &list)
         var opened: OpaquePointer?
@@ -100,7 +101,7 @@ public final class USBTransport: Transport {
         guard let opened else {
             libusb_exit(context)
             rc = LIBUSB_ERROR_NOT_FOUND.rawValue
-            throw TransportError.failed("no USB device \(match)\(serial.map { " serial \($0)" } ?? ""): \(Self.name(rc))")
+            throw TransportError.failed(.usb(call: "open \(match)\(serial.map { " serial \($0)" } ?? "")", code: rc))
         }
         try self.init(handles: Handles(context: context, handle: opened, fd: nil), endpoint: "usb \(match)", interface: interface)
     }
@@ -110,15 +111,15 @@ public final class USBTransport: Transport {
         self.handles = handles
         self.readTimeoutMilliseconds = readTimeoutMilliseconds
         self.writeTimeoutMilliseconds = writeTimeoutMilliseconds
-        func fail(_ message: String) -> TransportError {
+        func fail(_ cause: TransportError.Cause) -> TransportError {
             libusb_close(handles.handle)
             libusb_exit(handles.context)
             if let fd = handles.fd { SystemCalls.close(fd) }
-            return TransportError.failed(message)
+            return TransportError.failed(cause)
         }
         guard let found = Self.bulkInterface(handles.handle, preferred: interface) else {
             closedOnce.store(true, ordering: .releasing)
-            throw fail("\(endpoint): no vendor interface with bulk IN and OUT endpoints")
+            throw fail(.noBulkInterface(endpoint: endpoint))
         }
         interfaceNumber = found.number
         inEndpoint = found.inEndpoint
@@ -129,7 +130,7 @@ public final class USBTransport: Transport {
         let rc = libusb_claim_interface(handles.handle, Int32(found.number))
         guard rc == 0 else {
             closedOnce.store(true, ordering: .releasing)  // deinit must not touch the freed handles
-            throw fail("\(self.endpoint): libusb_claim_interface: \(Self.name(rc))")
+            throw fail(.usb(call: "libusb_claim_interface(\(self.endpoint))", code: rc))
         }
         let thread = Thread { [self] in ioLoop() }
         thread.name = "podbridge.usb"
@@ -178,7 +179,7 @@ public final class USBTransport: Transport {
                     write.continuation.resume()
                 } else {
                     let error = Self.transportError(rc, what: "bulk OUT")
-                    write.continuation.resume(throwing: rc == 0 ? TransportError.failed("bulk OUT: short write \(transferred)/\(data.count)") : error)
+                    write.continuation.resume(throwing: rc == 0 ? TransportError.failed(.shortWrite(sent: Int(transferred), of: data.count)) : error)
                     if Self.isFatal(rc) { end = error }
                 }
                 continue
@@ -207,7 +208,7 @@ public final class USBTransport: Transport {
     }
 
     private static func transportError(_ rc: Int32, what: String) -> TransportError {
-        isFatal(rc) ? .disconnected("\(what): \(name(rc))") : .failed("\(what): \(name(rc))")
+        isFatal(rc) ? .disconnected(.usb(call: what, code: rc)) : .failed(.usb(call: what, code: rc))
     }
 
     public func read() async throws -> [UInt8] {

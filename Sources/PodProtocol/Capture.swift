@@ -87,3 +87,117 @@ public enum Capture {
         return try result.get()
     }
 }
+
+extension Capture {
+    /// Walks the records of a capture fed in chunks of any size (a file read piece by
+    /// piece), so a night is never held whole: only a record split across two chunks is
+    /// copied, into a carry of at most one record. Gives exactly the records, errors
+    /// (with file offsets) and cut-short tail that `forEachRecord(in:)` gives on the whole
+    /// file.
+    public struct RecordReader: Sendable {
+        /// Bytes of the magic or of one record split across chunks.
+        private var carry: [UInt8] = []
+        /// File offset of the first byte not yet consumed (carry included).
+        private var offset = 0
+        private var magicSeen = false
+        private var failed: ReadError?
+
+        public init() {}
+
+        /// Bytes fed so far.
+        public var bytesRead: Int { offset + carry.count }
+
+        /// Feeds the next chunk; `body` gets each record completed by it, in order. After
+        /// an error, the reader stays failed.
+        public mutating func feed(
+            _ chunk: UnsafeRawBufferPointer, _ body: (UInt64, Direction, UnsafeRawBufferPointer) -> Void
+        ) throws(ReadError) {
+            if let failed { throw failed }
+            do {
+                try walk(chunk, body)
+            } catch {
+                failed = error
+                carry = []
+                throw error
+            }
+        }
+
+        private mutating func walk(
+            _ chunk: UnsafeRawBufferPointer, _ body: (UInt64, Direction, UnsafeRawBufferPointer) -> Void
+        ) throws(ReadError) {
+            var rest = chunk
+            if !magicSeen {
+                let take = min(magic.count - carry.count, rest.count)
+                carry += rest.prefix(take)
+                rest = UnsafeRawBufferPointer(rebasing: rest[take...])
+                guard carry.elementsEqual(magic.prefix(carry.count)) else { throw .notACapture }
+                guard carry.count == magic.count else { return }
+                magicSeen = true
+                carry.removeAll(keepingCapacity: true)
+                offset = magic.count
+            }
+            // Complete the record split at the previous chunk's end, from this chunk.
+            if !carry.isEmpty {
+                if carry.count < recordHeaderSize {
+                    let take = min(recordHeaderSize - carry.count, rest.count)
+                    carry += rest.prefix(take)
+                    rest = UnsafeRawBufferPointer(rebasing: rest[take...])
+                    guard carry.count == recordHeaderSize else { return }
+                }
+                let start = offset
+                let header = try carry.withUnsafeBytes { h in
+                    Result { () throws(ReadError) in try Self.header(h, at: 0, offset: start) }
+                }.get()
+                let missing = recordHeaderSize + header.length - carry.count
+                let take = min(missing, rest.count)
+                carry += rest.prefix(take)
+                rest = UnsafeRawBufferPointer(rebasing: rest[take...])
+                guard take == missing else { return }
+                carry.withUnsafeBytes { r in
+                    body(header.time, header.direction, UnsafeRawBufferPointer(rebasing: r[recordHeaderSize...]))
+                }
+                offset += carry.count
+                carry.removeAll(keepingCapacity: true)
+            }
+            // Whole records straight from the chunk; the split one at its end is carried.
+            var at = 0
+            while rest.count - at >= recordHeaderSize {
+                let header = try Self.header(rest, at: at, offset: offset)
+                let start = at + recordHeaderSize
+                guard rest.count - start >= header.length else { break }
+                body(header.time, header.direction, UnsafeRawBufferPointer(rebasing: rest[start..<(start + header.length)]))
+                offset += recordHeaderSize + header.length
+                at = start + header.length
+            }
+            carry += rest[at...]
+        }
+
+        /// Feeds the next chunk from an array.
+        public mutating func feed(
+            _ chunk: [UInt8], _ body: (UInt64, Direction, UnsafeRawBufferPointer) -> Void
+        ) throws(ReadError) {
+            try chunk.withUnsafeBytes { raw in
+                Result { () throws(ReadError) in try feed(raw, body) }
+            }.get()
+        }
+
+        /// The end of the file: whether the last record was cut short. Throws
+        /// `notACapture` for a file shorter than the magic.
+        public func finish() throws(ReadError) -> Bool {
+            if let failed { throw failed }
+            guard magicSeen else { throw .notACapture }
+            return !carry.isEmpty
+        }
+
+        /// The record header at `at` in `raw`, which is at file offset `offset`.
+        private static func header(
+            _ raw: UnsafeRawBufferPointer, at: Int, offset: Int
+        ) throws(ReadError) -> (time: UInt64, direction: Direction, length: Int) {
+            let time = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+            guard let direction = Direction(rawValue: raw[at + 8]) else { throw .badDirection(offset: offset) }
+            let length = Int(raw[at + 9]) | Int(raw[at + 10]) << 8
+            guard length <= Wire.maxFrameSize else { throw .badLength(offset: offset) }
+            return (time, direction, length)
+        }
+    }
+}

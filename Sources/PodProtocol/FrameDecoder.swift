@@ -175,21 +175,30 @@ public final class FrameDecoder {
         frame.withUnsafeBytes { parse(frame: $0) }
     }
 
+    /// §4: a frame ahead of the baseline moves it (counting the frames skipped); a frame
+    /// behind it is counted out of order and leaves it alone, so one late frame
+    /// (10, 11, 5, 12) costs no drops. An unannounced restart (BOOT lost) is found by the
+    /// link layer from the boot count, which then calls `resetSequence()`.
     private func trackSequence(_ sequence: UInt16, message: Message) {
-        defer { lastSequence = sequence }
         // A pod that restarted begins again at 0 with a BOOT event: a new baseline, not a gap.
         if case .event(let e) = message, e.kind == .boot {
             counters.senderRestarts &+= 1
+            lastSequence = sequence
             return
         }
-        guard let last = lastSequence else { return }
+        guard let last = lastSequence else {
+            lastSequence = sequence
+            return
+        }
         let gap = sequence &- last &- 1
-        if gap == 0 { return }
-        if gap < 0x8000 {
+        if gap == 0 {
+            lastSequence = sequence
+        } else if gap < 0x8000 {
             counters.sequenceGaps &+= 1
             counters.droppedFrames &+= UInt64(gap)
+            lastSequence = sequence
         } else {
-            // Behind the last one: a repeated or reordered frame, or an unannounced restart.
+            // Behind the last one: a repeated or reordered frame.
             counters.outOfOrder &+= 1
         }
     }
@@ -246,4 +255,13 @@ public struct DecoderCounters: Sendable, Hashable {
     public var senderRestarts: UInt64 = 0
 
     public init() {}
+
+    /// Adds `other`'s counts to these (the counters of several links or decoders in one).
+    public mutating func add(_ other: DecoderCounters) {
+        bytes &+= other.bytes; frames &+= other.frames; crcErrors &+= other.crcErrors
+        oversize &+= other.oversize; malformed &+= other.malformed; badVersion &+= other.badVersion
+        unsupportedFlags &+= other.unsupportedFlags; unknownTypes &+= other.unknownTypes
+        sequenceGaps &+= other.sequenceGaps; droppedFrames &+= other.droppedFrames
+        outOfOrder &+= other.outOfOrder; senderRestarts &+= other.senderRestarts
+    }
 }

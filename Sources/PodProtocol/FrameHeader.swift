@@ -41,8 +41,13 @@ public struct FrameFlags: OptionSet, Sendable, Hashable {
 
 /// Constants of the v1 wire format.
 public enum Wire {
-    /// The protocol version this implementation speaks.
+    /// The protocol version this implementation speaks (the frame's version byte).
     public static let version: UInt8 = 1
+    /// The highest minor revision of `version` this implementation speaks (v1.1): agreed in
+    /// HELLO by appended fields, so v1.0 peers, which ignore them, keep working.
+    public static let minorVersion: UInt8 = 1
+    /// v1.1: a streaming pod sends at least one frame a second (firmware-protocol.md §7.7).
+    public static let livenessIntervalSeconds = 1
     public static let headerSize = 8
     public static let crcSize = 4
     /// Largest frame before stuffing (header + payload + CRC).

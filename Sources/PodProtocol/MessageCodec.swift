@@ -1,3 +1,5 @@
+import SleepDomain
+
 /// Payload layouts of every message (firmware-protocol.md §6), both directions.
 ///
 /// Decoding follows the compatibility rules of §5: bytes after the last known field are
@@ -18,6 +20,7 @@ enum MessageCodec {
         switch message {
         case .hello(let h):
             w.u8(h.minVersion); w.u8(h.maxVersion)
+            if let minor = h.maxMinor { w.u8(minor) }
         case .ping(let nonce):
             w.raw(nonce)
         case .getStatus, .stopStream:
@@ -29,23 +32,25 @@ enum MessageCodec {
         case .setAlarm(let a):
             writeAlarm(a, &w)
         case .clearAlarm(let side), .getSchedule(let side):
-            w.u8(side.rawValue)
+            w.u8(side.wireValue)
         case .snooze(let side, let seconds):
-            w.u8(side.rawValue); w.u16(seconds)
+            w.u8(side.wireValue); w.u16(seconds)
         case .startStream(let mask):
             w.u8(mask.rawValue)
         case .setPower(let p):
-            w.u8(p.side.rawValue); w.u8(p.on ? 1 : 0); w.u8(p.level)
+            w.u8(p.side.wireValue); w.u8(p.on ? 1 : 0); w.u8(p.level)
+        case .triggerAlarm(let t):
+            w.u8(t.side.wireValue); w.u8(t.intensity); w.u8(t.pattern.rawValue); w.u16(t.durationSeconds)
         case .response(let r):
             w.u8(r.status.rawValue)
             writeBody(r.body, &w)
         case .piezo(let p):
             w = ByteWriter(capacity: 14 + 4 * p.samples.count)
-            w.u8(p.side.rawValue); w.u8(p.channels); w.u16(p.gain); w.u64(p.firstTick)
+            w.u8(p.side.wireValue); w.u8(p.channels); w.u16(p.gain); w.u64(p.firstTick)
             w.u16(UInt16(truncatingIfNeeded: p.count))
             w.samples(p.samples)
         case .capacitance(let c):
-            w.u8(c.side.rawValue); w.u8(UInt8(truncatingIfNeeded: c.values.count)); w.u64(c.tick)
+            w.u8(c.side.wireValue); w.u8(UInt8(truncatingIfNeeded: c.values.count)); w.u64(c.tick)
             w.samples(c.values)
         case .environment(let e):
             w.u64(e.tick)
@@ -55,7 +60,7 @@ enum MessageCodec {
             w.i16(e.ambientCentiCelsius ?? temperatureAbsent)
             w.u16(e.humidityCentiPercent ?? humidityAbsent)
         case .event(let e):
-            w.u64(e.tick); w.u8(e.kind.code); w.u8(e.side?.rawValue ?? noSide); w.u16(e.argument)
+            w.u64(e.tick); w.u8(e.kind.code); w.u8(e.side?.wireValue ?? noSide); w.u16(e.argument)
         case .log(let l):
             w.u64(l.tick); w.u8(l.level); w.raw(Array(l.text.utf8))
         case .unknown(_, let payload):
@@ -67,12 +72,12 @@ enum MessageCodec {
     }
 
     private static func writePower(_ s: PowerSchedule, _ w: inout ByteWriter) {
-        w.u8(s.side.rawValue); w.u8(s.days.rawValue)
-        w.u8(s.on.hour); w.u8(s.on.minute); w.u8(s.off.hour); w.u8(s.off.minute); w.u8(s.level)
+        w.u8(s.side.wireValue); w.u8(s.days.rawValue)
+        w.u8(UInt8(s.on.hour)); w.u8(UInt8(s.on.minute)); w.u8(UInt8(s.off.hour)); w.u8(UInt8(s.off.minute)); w.u8(s.level)
     }
 
     private static func writeAlarm(_ a: AlarmSetting, _ w: inout ByteWriter) {
-        w.u8(a.side.rawValue); w.u8(a.days.rawValue); w.u8(a.time.hour); w.u8(a.time.minute)
+        w.u8(a.side.wireValue); w.u8(a.days.rawValue); w.u8(UInt8(a.time.hour)); w.u8(UInt8(a.time.minute))
         w.u8(a.intensity); w.u8(a.pattern.rawValue); w.u16(a.durationSeconds)
     }
 
@@ -86,6 +91,7 @@ enum MessageCodec {
             w.u32(i.features.rawValue); w.u32(i.bootCount); w.u64(i.tick)
             let serial = Array(i.serial.utf8.prefix(maxSerialLength))
             w.u8(UInt8(serial.count)); w.raw(serial)
+            if let minor = i.protocolMinor { w.u8(minor) }
         case .pong(let nonce):
             w.raw(nonce)
         case .status(let s):
@@ -95,15 +101,15 @@ enum MessageCodec {
         case .clock(let c):
             w.u64(c.tick); w.i64(c.unixMillis); w.i16(c.utcOffsetMinutes)
         case .schedule(let r):
-            w.u8(r.side.rawValue)
+            w.u8(r.side.wireValue)
             if let p = r.power {
-                w.u8(p.days.rawValue); w.u8(p.on.hour); w.u8(p.on.minute)
-                w.u8(p.off.hour); w.u8(p.off.minute); w.u8(p.level)
+                w.u8(p.days.rawValue); w.u8(UInt8(p.on.hour)); w.u8(UInt8(p.on.minute))
+                w.u8(UInt8(p.off.hour)); w.u8(UInt8(p.off.minute)); w.u8(p.level)
             } else {
                 w.raw([0, 0, 0, 0, 0, 0])
             }
             if let a = r.alarm {
-                w.u8(a.days.rawValue); w.u8(a.time.hour); w.u8(a.time.minute)
+                w.u8(a.days.rawValue); w.u8(UInt8(a.time.hour)); w.u8(UInt8(a.time.minute))
                 w.u8(a.intensity); w.u8(a.pattern.rawValue); w.u16(a.durationSeconds)
             } else {
                 w.raw([0, 0, 0, 0, 0, 0, 0])
@@ -135,7 +141,9 @@ enum MessageCodec {
         }
         switch known {
         case .hello:
-            return .hello(HelloRequest(minVersion: try r.u8(), maxVersion: try r.u8()))
+            let minVersion = try r.u8(), maxVersion = try r.u8()
+            return .hello(HelloRequest(minVersion: minVersion, maxVersion: maxVersion,
+                                       maxMinor: r.remaining > 0 ? try r.u8() : nil))
         case .ping:
             let nonce = r.rest()
             guard nonce.count <= maxNonceLength else { throw .invalidValue(field: "nonce length") }
@@ -170,6 +178,13 @@ enum MessageCodec {
             return .setPower(PowerCommand(side: side, on: on == 1, level: try readPercent(&r, "level")))
         case .getSchedule:
             return .getSchedule(side: try readSide(&r))
+        case .triggerAlarm:
+            let side = try readSide(&r)
+            let intensity = try readPercent(&r, "intensity")
+            guard let pattern = AlarmPattern(rawValue: try r.u8()) else { throw .invalidValue(field: "pattern") }
+            let duration = try r.u16()
+            guard (1...3600).contains(duration) else { throw .invalidValue(field: "duration") }
+            return .triggerAlarm(AlarmTrigger(side: side, intensity: intensity, pattern: pattern, durationSeconds: duration))
         case .piezo:
             let side = try readSide(&r)
             let channels = try r.u8()
@@ -194,9 +209,9 @@ enum MessageCodec {
             let tick = try r.u64()
             let kind = PodEvent.Kind(code: try r.u8())
             let sideByte = try r.u8()
-            let side: Side?
+            let side: BedSide?
             if sideByte == noSide { side = nil } else {
-                guard let s = Side(rawValue: sideByte) else { throw .invalidValue(field: "side") }
+                guard let s = BedSide(wireValue: sideByte) else { throw .invalidValue(field: "side") }
                 side = s
             }
             return .event(PodEvent(tick: tick, kind: kind, side: side, argument: try r.u16()))
@@ -223,11 +238,13 @@ enum MessageCodec {
             let boots = try r.u32()
             let tick = try r.u64()
             let length = Int(try r.u8())
-            guard length <= maxSerialLength else { throw .invalidValue(field: "serial length") }
+            // §6.2: 1–32 bytes; an empty serial cannot identify a pod (the hub keys pods on it).
+            guard (1...maxSerialLength).contains(length) else { throw .invalidValue(field: "serial length") }
             let serial = String(decoding: try r.bytes(length), as: UTF8.self)
+            let minor: UInt8? = r.remaining > 0 ? try r.u8() : nil
             body = .hello(PodInfo(protocolVersion: version, firmware: fw, sides: sides, piezoChannelsPerSide: channels,
                                   sampleRate: rate, capacitanceRateMilliHz: capRate, features: features,
-                                  bootCount: boots, tick: tick, serial: serial))
+                                  bootCount: boots, tick: tick, serial: serial, protocolMinor: minor))
         case .ping:
             body = .pong(r.rest())
         case .getStatus:
@@ -253,7 +270,7 @@ enum MessageCodec {
         return Response(request: request, status: status, body: body)
     }
 
-    private static func readAlarmFields(side: Side, days: WeekdayMask? = nil,
+    private static func readAlarmFields(side: BedSide, days: WeekdayMask? = nil,
                                         _ r: inout ByteReader) throws(PayloadError) -> AlarmSetting {
         let mask: WeekdayMask
         if let days { mask = days } else { mask = try readDays(&r) }
@@ -267,20 +284,21 @@ enum MessageCodec {
                             durationSeconds: duration)
     }
 
-    private static func readSide(_ r: inout ByteReader) throws(PayloadError) -> Side {
-        guard let side = Side(rawValue: try r.u8()) else { throw .invalidValue(field: "side") }
+    private static func readSide(_ r: inout ByteReader) throws(PayloadError) -> BedSide {
+        guard let side = BedSide(wireValue: try r.u8()) else { throw .invalidValue(field: "side") }
         return side
     }
 
     private static func readDays(_ r: inout ByteReader) throws(PayloadError) -> WeekdayMask {
-        let mask = WeekdayMask(rawValue: try r.u8())
-        guard mask.isValid else { throw .invalidValue(field: "weekday mask") }
-        return mask
+        let byte = try r.u8()
+        // Bit 7 is reserved (§5): reject it rather than drop it.
+        guard byte & 0x80 == 0 else { throw .invalidValue(field: "weekday mask") }
+        return WeekdayMask(rawValue: byte)
     }
 
-    private static func readTime(_ r: inout ByteReader, _ field: String) throws(PayloadError) -> ClockTime {
+    private static func readTime(_ r: inout ByteReader, _ field: String) throws(PayloadError) -> TimeOfDay {
         let h = try r.u8(), m = try r.u8()
-        guard let t = ClockTime(hour: Int(h), minute: Int(m)) else { throw .invalidValue(field: field) }
+        guard let t = TimeOfDay(hour: Int(h), minute: Int(m)) else { throw .invalidValue(field: field) }
         return t
     }
 

@@ -17,6 +17,8 @@ public enum MessageType: UInt8, Sendable, Hashable, CaseIterable {
     case stopStream = 0x0A
     case setPower = 0x0B
     case getSchedule = 0x0C
+    /// v1.1: fire a side's alarm now (smart wake); feature bit 7.
+    case triggerAlarm = 0x0D
     // Streams and events (pod → hub)
     case piezo = 0x10
     case capacitance = 0x11

@@ -1,4 +1,6 @@
-/// Every message of protocol v1 as a Swift value (byte tables in firmware-protocol.md §6).
+import SleepDomain
+
+/// Every message of protocol v1.1 as a Swift value (byte tables in firmware-protocol.md §6).
 
 /// A decoded message. Unknown types are kept (not dropped) so a receiver can count and
 /// log them; known types whose payload cannot be read arrive as `.malformed` so the pod
@@ -11,12 +13,13 @@ public enum Message: Sendable, Hashable {
     case setClock(ClockSetting)
     case setPowerSchedule(PowerSchedule)
     case setAlarm(AlarmSetting)
-    case clearAlarm(side: Side)
-    case snooze(side: Side, seconds: UInt16)
+    case clearAlarm(side: BedSide)
+    case snooze(side: BedSide, seconds: UInt16)
     case startStream(StreamMask)
     case stopStream
     case setPower(PowerCommand)
-    case getSchedule(side: Side)
+    case getSchedule(side: BedSide)
+    case triggerAlarm(AlarmTrigger)
     // The one response to a request, pod → hub
     case response(Response)
     // Streams and events, pod → hub
@@ -44,6 +47,7 @@ public enum Message: Sendable, Hashable {
         case .stopStream: MessageType.stopStream.rawValue
         case .setPower: MessageType.setPower.rawValue
         case .getSchedule: MessageType.getSchedule.rawValue
+        case .triggerAlarm: MessageType.triggerAlarm.rawValue
         case .response(let r): r.request.responseCode
         case .piezo: MessageType.piezo.rawValue
         case .capacitance: MessageType.capacitance.rawValue
@@ -76,9 +80,13 @@ public enum PayloadError: Error, Sendable, Hashable {
 public struct HelloRequest: Sendable, Hashable {
     public var minVersion: UInt8
     public var maxVersion: UInt8
-    public init(minVersion: UInt8 = Wire.version, maxVersion: UInt8 = Wire.version) {
+    /// v1.1: the highest minor revision of `maxVersion` the hub speaks; nil = field absent
+    /// (a v1.0 hub), which a pod takes as minor 0.
+    public var maxMinor: UInt8?
+    public init(minVersion: UInt8 = Wire.version, maxVersion: UInt8 = Wire.version, maxMinor: UInt8? = nil) {
         self.minVersion = minVersion
         self.maxVersion = maxVersion
+        self.maxMinor = maxMinor
     }
 }
 
@@ -100,10 +108,17 @@ public struct PodInfo: Sendable, Hashable {
     public var tick: UInt64
     /// USB serial number, ASCII, at most 32 bytes; also the pod's identity in the store.
     public var serial: String
+    /// v1.1: the minor revision the pod chose (≤ the hub's `maxMinor`); nil = field absent
+    /// (a v1.0 pod, or a hub that offered no minor), taken as 0.
+    public var protocolMinor: UInt8?
+
+    /// The minor revision in force on the link (0 when the pod did not say).
+    public var minor: UInt8 { protocolMinor ?? 0 }
 
     public init(protocolVersion: UInt8 = Wire.version, firmware: FirmwareVersion, sides: UInt8,
                 piezoChannelsPerSide: UInt8, sampleRate: UInt16, capacitanceRateMilliHz: UInt16,
-                features: FeatureSet, bootCount: UInt32, tick: UInt64, serial: String) {
+                features: FeatureSet, bootCount: UInt32, tick: UInt64, serial: String, protocolMinor: UInt8? = nil) {
+        self.protocolMinor = protocolMinor
         self.protocolVersion = protocolVersion
         self.firmware = firmware
         self.sides = sides
@@ -161,13 +176,13 @@ public struct ClockAnchor: Sendable, Hashable {
 /// side's entries for those days. Off earlier than on crosses midnight and is valid.
 /// An empty mask clears the side's power schedule.
 public struct PowerSchedule: Sendable, Hashable {
-    public var side: Side
+    public var side: BedSide
     public var days: WeekdayMask
-    public var on: ClockTime
-    public var off: ClockTime
+    public var on: TimeOfDay
+    public var off: TimeOfDay
     /// Power level 0–100 %.
     public var level: UInt8
-    public init(side: Side, days: WeekdayMask, on: ClockTime, off: ClockTime, level: UInt8) {
+    public init(side: BedSide, days: WeekdayMask, on: TimeOfDay, off: TimeOfDay, level: UInt8) {
         self.side = side
         self.days = days
         self.on = on
@@ -180,15 +195,15 @@ public struct PowerSchedule: Sendable, Hashable {
 
 /// SET_ALARM: one alarm per side, replaced by each new one.
 public struct AlarmSetting: Sendable, Hashable {
-    public var side: Side
+    public var side: BedSide
     public var days: WeekdayMask
-    public var time: ClockTime
+    public var time: TimeOfDay
     /// Vibration intensity 0–100 %.
     public var intensity: UInt8
     public var pattern: AlarmPattern
     /// Seconds the alarm vibrates unless stopped or snoozed (1–3600).
     public var durationSeconds: UInt16
-    public init(side: Side, days: WeekdayMask, time: ClockTime, intensity: UInt8,
+    public init(side: BedSide, days: WeekdayMask, time: TimeOfDay, intensity: UInt8,
                 pattern: AlarmPattern, durationSeconds: UInt16) {
         self.side = side
         self.days = days
@@ -199,12 +214,30 @@ public struct AlarmSetting: Sendable, Hashable {
     }
 }
 
+/// TRIGGER_ALARM (v1.1): fire a side's alarm now, e.g. when the sleeper is in light sleep
+/// inside a smart-wake window. The pod also disarms that side's alarm for the rest of the
+/// local day, so an early wake is not followed by a second alarm at the armed time.
+public struct AlarmTrigger: Sendable, Hashable {
+    public var side: BedSide
+    /// Vibration intensity 0–100 %.
+    public var intensity: UInt8
+    public var pattern: AlarmPattern
+    /// Seconds it vibrates unless stopped or snoozed (1–3600).
+    public var durationSeconds: UInt16
+    public init(side: BedSide, intensity: UInt8, pattern: AlarmPattern, durationSeconds: UInt16) {
+        self.side = side
+        self.intensity = intensity
+        self.pattern = pattern
+        self.durationSeconds = durationSeconds
+    }
+}
+
 /// SET_POWER: switch a side's power stage now (until the next scheduled change).
 public struct PowerCommand: Sendable, Hashable {
-    public var side: Side
+    public var side: BedSide
     public var on: Bool
     public var level: UInt8
-    public init(side: Side, on: Bool, level: UInt8) {
+    public init(side: BedSide, on: Bool, level: UInt8) {
         self.side = side
         self.on = on
         self.level = level
@@ -271,11 +304,11 @@ public struct PodStatus: Sendable, Hashable {
 
 /// GET_SCHEDULE response body: what the pod holds for one side (so the hub can verify).
 public struct ScheduleReport: Sendable, Hashable {
-    public var side: Side
+    public var side: BedSide
     /// Weekdays with a power schedule; the single on/off/level pair is the most recent one set.
     public var power: PowerSchedule?
     public var alarm: AlarmSetting?
-    public init(side: Side, power: PowerSchedule?, alarm: AlarmSetting?) {
+    public init(side: BedSide, power: PowerSchedule?, alarm: AlarmSetting?) {
         self.side = side
         self.power = power
         self.alarm = alarm
@@ -284,7 +317,7 @@ public struct ScheduleReport: Sendable, Hashable {
 
 /// PIEZO: a block of consecutive samples of one side, channels interleaved.
 public struct PiezoBlock: Sendable, Hashable {
-    public var side: Side
+    public var side: BedSide
     public var channels: UInt8
     /// Gain setting of the front-end amplifier (1…1024, ×1 = unity).
     public var gain: UInt16
@@ -292,7 +325,7 @@ public struct PiezoBlock: Sendable, Hashable {
     public var firstTick: UInt64
     /// `count × channels` samples: s0c0, s0c1, s1c0, s1c1, …
     public var samples: [Int32]
-    public init(side: Side, channels: UInt8, gain: UInt16, firstTick: UInt64, samples: [Int32]) {
+    public init(side: BedSide, channels: UInt8, gain: UInt16, firstTick: UInt64, samples: [Int32]) {
         self.side = side
         self.channels = channels
         self.gain = gain
@@ -305,10 +338,10 @@ public struct PiezoBlock: Sendable, Hashable {
 
 /// CAPACITANCE: the side's presence electrodes (3 on v1 pods), raw counts.
 public struct CapacitanceReading: Sendable, Hashable {
-    public var side: Side
+    public var side: BedSide
     public var tick: UInt64
     public var values: [Int32]
-    public init(side: Side, tick: UInt64, values: [Int32]) {
+    public init(side: BedSide, tick: UInt64, values: [Int32]) {
         self.side = side
         self.tick = tick
         self.values = values
@@ -335,11 +368,11 @@ public struct PodEvent: Sendable, Hashable {
     public var tick: UInt64
     public var kind: Kind
     /// nil for events that concern the whole pod (boot).
-    public var side: Side?
+    public var side: BedSide?
     /// Meaning depends on the kind (see `Kind`).
     public var argument: UInt16
 
-    public init(tick: UInt64, kind: Kind, side: Side?, argument: UInt16 = 0) {
+    public init(tick: UInt64, kind: Kind, side: BedSide?, argument: UInt16 = 0) {
         self.tick = tick
         self.kind = kind
         self.side = side

@@ -1,73 +1,20 @@
-/// Small value types shared by several messages, each with its wire encoding.
+/// Small value types shared by several messages, each with its wire encoding. The side,
+/// weekday mask and `HH:mm` are the domain's own types (SleepDomain); only their bytes are here.
 
-/// A side of the bed, as seen lying in it.
-public enum Side: UInt8, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
-    case left = 0
-    case right = 1
+import SleepDomain
 
-    public var description: String { self == .left ? "left" : "right" }
-}
+/// A bed side's wire byte (§5): 0 = left, 1 = right.
+extension BedSide {
+    public var wireValue: UInt8 { UInt8(index) }
 
-/// Days a schedule or alarm applies to; bit 0 is Monday … bit 6 Sunday (ISO order).
-public struct WeekdayMask: OptionSet, Sendable, Hashable, Codable {
-    public var rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
-
-    public static let monday = WeekdayMask(rawValue: 1 << 0)
-    public static let tuesday = WeekdayMask(rawValue: 1 << 1)
-    public static let wednesday = WeekdayMask(rawValue: 1 << 2)
-    public static let thursday = WeekdayMask(rawValue: 1 << 3)
-    public static let friday = WeekdayMask(rawValue: 1 << 4)
-    public static let saturday = WeekdayMask(rawValue: 1 << 5)
-    public static let sunday = WeekdayMask(rawValue: 1 << 6)
-    public static let weekdays: WeekdayMask = [.monday, .tuesday, .wednesday, .thursday, .friday]
-    public static let weekend: WeekdayMask = [.saturday, .sunday]
-    public static let everyDay: WeekdayMask = [.weekdays, .weekend]
-
-    /// Bit 7 is reserved; a mask with it set is rejected.
-    public var isValid: Bool { rawValue & 0x80 == 0 }
-
-    /// The mask bit for an ISO weekday (1 = Monday … 7 = Sunday).
-    public static func isoWeekday(_ day: Int) -> WeekdayMask {
-        WeekdayMask(rawValue: 1 << UInt8(clamping: (day - 1) & 7))
+    /// Nil for any byte but 0 and 1.
+    public init?(wireValue: UInt8) {
+        switch wireValue {
+        case 0: self = .left
+        case 1: self = .right
+        default: return nil
+        }
     }
-}
-
-/// A local wall-clock time `HH:mm`, as the pod keeps its schedule.
-/// The hub, not the pod, knows time zones and daylight-saving time.
-public struct ClockTime: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
-    public let hour: UInt8
-    public let minute: UInt8
-
-    /// nil unless 0 ≤ hour ≤ 23 and 0 ≤ minute ≤ 59.
-    public init?(hour: Int, minute: Int) {
-        guard (0...23).contains(hour), (0...59).contains(minute) else { return nil }
-        self.hour = UInt8(hour)
-        self.minute = UInt8(minute)
-    }
-
-    /// Parses `HH:mm` (two digits each).
-    public init?(_ text: String) {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts[0].count == 2, parts[1].count == 2,
-              let h = Int(parts[0]), let m = Int(parts[1]) else { return nil }
-        self.init(hour: h, minute: m)
-    }
-
-    /// Minutes since local midnight.
-    public var minutesOfDay: Int { Int(hour) * 60 + Int(minute) }
-
-    public init(minutesOfDay: Int) {
-        let m = ((minutesOfDay % 1440) + 1440) % 1440
-        hour = UInt8(m / 60)
-        minute = UInt8(m % 60)
-    }
-
-    public var description: String {
-        (hour < 10 ? "0" : "") + String(hour) + ":" + (minute < 10 ? "0" : "") + String(minute)
-    }
-
-    public static func < (a: ClockTime, b: ClockTime) -> Bool { a.minutesOfDay < b.minutesOfDay }
 }
 
 /// The result of a request, first byte of every response payload.
@@ -81,7 +28,8 @@ public enum Status: UInt8, Sendable, Hashable, CustomStringConvertible {
     case badValue = 3
     /// The pod cannot act now (e.g. writing flash); retry later.
     case busy = 4
-    /// A precondition is missing: an alarm or schedule needs the clock set first.
+    /// A precondition is missing (v1: no session yet, or no clock, or nothing to snooze);
+    /// a v1.1 pod answers one of the three precise statuses below instead.
     case notReady = 5
     /// HELLO found no protocol version both sides speak.
     case unsupportedVersion = 6
@@ -89,6 +37,12 @@ public enum Status: UInt8, Sendable, Hashable, CustomStringConvertible {
     case internalError = 7
     /// The pod lacks the hardware for this (no second side, no motor …).
     case unsupportedFeature = 8
+    /// v1.1: no session on this link yet: send HELLO (the pod may have rebooted unseen).
+    case noSession = 9
+    /// v1.1: the request needs a valid clock: send SET_CLOCK.
+    case clockNotSet = 10
+    /// v1.1: SNOOZE while no alarm of that side is vibrating.
+    case nothingToSnooze = 11
 
     public var description: String {
         switch self {
@@ -97,10 +51,13 @@ public enum Status: UInt8, Sendable, Hashable, CustomStringConvertible {
         case .badLength: "bad length"
         case .badValue: "bad value"
         case .busy: "busy"
-        case .notReady: "not ready (clock not set)"
+        case .notReady: "not ready"
         case .unsupportedVersion: "unsupported protocol version"
         case .internalError: "internal error"
         case .unsupportedFeature: "unsupported feature"
+        case .noSession: "no session (send HELLO)"
+        case .clockNotSet: "clock not set"
+        case .nothingToSnooze: "nothing to snooze"
         }
     }
 }
@@ -127,8 +84,13 @@ public struct FeatureSet: OptionSet, Sendable, Hashable {
     public static let powerSchedule = FeatureSet(rawValue: 1 << 4)
     public static let snooze = FeatureSet(rawValue: 1 << 5)
     public static let log = FeatureSet(rawValue: 1 << 6)
-    public static let all: FeatureSet = [.piezo, .capacitance, .environment, .vibrationAlarm,
-                                         .powerSchedule, .snooze, .log]
+    /// v1.1: the pod takes TRIGGER_ALARM (fire the alarm now).
+    public static let alarmTrigger = FeatureSet(rawValue: 1 << 7)
+    /// Every feature of protocol v1.
+    public static let v1: FeatureSet = [.piezo, .capacitance, .environment, .vibrationAlarm,
+                                        .powerSchedule, .snooze, .log]
+    /// Every feature this implementation knows (v1.1).
+    public static let all: FeatureSet = [.v1, .alarmTrigger]
 }
 
 /// Vibration patterns of the alarm motor.

@@ -1,3 +1,5 @@
+import SleepDomain
+
 /// 30-second epochs: the unit every stage, feature and metric is counted in.
 ///
 /// Epochs are aligned to wall-clock half-minutes (their start is a Unix time that is a
@@ -10,44 +12,6 @@ public let epochLength: Double = 30
 /// Start (Unix seconds) of the epoch that contains `time`.
 public func epochStart(containing time: Double) -> Double {
     (time / epochLength).rounded(.down) * epochLength
-}
-
-/// Per-stage probabilities of one epoch (they sum to 1).
-public struct StageProbabilities: Sendable, Codable, Hashable {
-    public var awake: Double
-    public var core: Double
-    public var deep: Double
-    public var rem: Double
-
-    public init(awake: Double, core: Double, deep: Double, rem: Double) {
-        self.awake = awake; self.core = core; self.deep = deep; self.rem = rem
-    }
-
-    /// Probabilities in `SleepStage.allCases` order.
-    public init(_ values: [Double]) {
-        self.init(awake: values[0], core: values[1], deep: values[2], rem: values[3])
-    }
-
-    public subscript(stage: SleepStage) -> Double {
-        switch stage {
-        case .awake: awake
-        case .core: core
-        case .deep: deep
-        case .rem: rem
-        }
-    }
-
-    /// The stage with the highest probability (ties go to the earlier stage, awake first).
-    public var mostLikely: SleepStage {
-        var best = SleepStage.awake
-        for stage in SleepStage.allCases where self[stage] > self[best] { best = stage }
-        return best
-    }
-
-    /// Certain of one stage (used for epochs out of bed, which are awake by definition).
-    public static func certain(_ stage: SleepStage) -> StageProbabilities {
-        StageProbabilities(SleepStage.allCases.map { $0 == stage ? 1 : 0 })
-    }
 }
 
 /// What was measured in one epoch. Every value is optional: a value that could not be

@@ -29,7 +29,7 @@ public struct EpochFeatureExtractor: Sendable {
     /// `present` is left true here; the analyzer sets presence from its in-bed rule.
     public func features(gridStart: Double, count: Int, beats: [Double], vitals: [SecondVitals],
                          hrv: [TimedValue] = [], breathing: [TimedValue] = [],
-                         movement: [TimedValue] = []) -> [EpochFeatures] {
+                         movement: [TimedValue] = [], vitalsMovementMeasured: Bool = true) -> [EpochFeatures] {
         guard count > 0 else { return [] }
         var out = (0..<count).map { i -> EpochFeatures in
             EpochFeatures(clockHour: clockHour(gridStart + Double(i) * epochLength))
@@ -39,7 +39,8 @@ public struct EpochFeatureExtractor: Sendable {
             addBeatFeatures(&out, gridStart: gridStart, intervals: intervals)
         }
         addVitals(&out, gridStart: gridStart, vitals: vitals, hrv: hrv,
-                  breathing: breathing, movement: movement, haveBeats: !intervals.lengths.isEmpty)
+                  breathing: breathing, movement: movement, vitalsMovement: vitalsMovementMeasured,
+                  haveBeats: !intervals.lengths.isEmpty)
         return out
     }
 
@@ -115,7 +116,7 @@ public struct EpochFeatureExtractor: Sendable {
 
     private func addVitals(_ out: inout [EpochFeatures], gridStart: Double, vitals: [SecondVitals],
                            hrv: [TimedValue], breathing: [TimedValue], movement: [TimedValue],
-                           haveBeats: Bool) {
+                           vitalsMovement: Bool, haveBeats: Bool) {
         let n = out.count
         var hr = [[Double]](repeating: [], count: n)
         var br = [[Double]](repeating: [], count: n)
@@ -127,7 +128,7 @@ public struct EpochFeatureExtractor: Sendable {
             guard k >= 0, k < n else { continue }
             if let x = v.heartRate.value { hr[k].append(x) }
             if let x = v.breathingRate.value { br[k].append(x) }
-            mv[k].append(v.movement)
+            if vitalsMovement { mv[k].append(v.movement) }
             if v.present { q[k].append(v.quality) }
         }
         for s in hrv { let k = epochIndex(s.time, gridStart); if k >= 0, k < n { rm[k].append(s.value) } }

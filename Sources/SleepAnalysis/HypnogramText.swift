@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 
 /// A terminal rendering of a session: a four-row hypnogram and a metrics summary.
 /// One column per `epochsPerColumn` epochs (the most frequent stage in it).

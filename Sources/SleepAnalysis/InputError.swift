@@ -12,6 +12,11 @@ public struct InputError: Error, CustomStringConvertible, Equatable, Sendable {
         case unsorted(column: String)
         case duplicateTime(column: String)
         case missingValue(column: String)
+        /// A time that cannot be Unix seconds of a recording (before 1970 or after 2286).
+        case timeOutOfRange(column: String, text: String)
+        /// Times spanning longer than `InputFormats.maximumSpan`: not the recording of a
+        /// night or a few, and a timeline that long would not fit in memory.
+        case spanTooLong(column: String, days: Double)
     }
     public var file: String
     /// 1-based line number; 1 is the header.
@@ -33,6 +38,10 @@ public struct InputError: Error, CustomStringConvertible, Equatable, Sendable {
         case .unsorted(let c): "times in column '\(c)' go backwards"
         case .duplicateTime(let c): "time in column '\(c)' repeats the previous one"
         case .missingValue(let c): "column '\(c)' is empty"
+        case .timeOutOfRange(let c, let t): "'\(t)' in column '\(c)' is not a time in Unix seconds (0 to 10000000000)"
+        case .spanTooLong(let c, let d):
+            "the times in column '\(c)' span \(d.formatted2) days; a file may span at most "
+                + "\(Int(InputFormats.maximumSpan / 86_400)) (split it by night)"
         }
         return "\(file):\(line): \(what)"
     }
@@ -82,19 +91,32 @@ struct CSVTable {
     }
 }
 
-/// Checks that times strictly increase, naming the line that breaks it.
+/// Checks that times strictly increase, are Unix seconds and stay within
+/// `InputFormats.maximumSpan` of the first, naming the line that breaks it.
 struct StrictlyIncreasing {
     var column: String
     var file: String
+    private var first: Double?
     private var last: Double?
     init(column: String, file: String) { self.column = column; self.file = file }
     mutating func check(_ t: Double, line: Int) throws {
+        guard (0...InputFormats.latestTime).contains(t) else {
+            throw InputError(file: file, line: line, kind: .timeOutOfRange(column: column, text: "\(t)"))
+        }
         if let last {
             if t == last { throw InputError(file: file, line: line, kind: .duplicateTime(column: column)) }
             if t < last { throw InputError(file: file, line: line, kind: .unsorted(column: column)) }
         }
+        if let first, t - first > InputFormats.maximumSpan {
+            throw InputError(file: file, line: line, kind: .spanTooLong(column: column, days: (t - first) / 86_400))
+        }
+        first = first ?? t
         last = t
     }
+}
+
+extension Double {
+    fileprivate var formatted2: String { "\((self * 100).rounded() / 100)" }
 }
 
 extension String {

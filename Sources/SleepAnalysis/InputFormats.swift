@@ -1,3 +1,5 @@
+import SleepDomain
+
 /// Parsers of the analyzer's text inputs. They take text (the command reads the file)
 /// and the file's name for error messages.
 ///
@@ -16,7 +18,18 @@
 /// optional and possibly empty. `present` is 1/0/true/false; when empty, the row counts
 /// as present if it has a heart rate. Heart rate outside 30–200 bpm and breathing outside
 /// 4–40 per minute are kept out as implausible readings, never used as numbers.
+///
+/// Every time column holds Unix seconds (0 to `latestTime`) spanning at most
+/// `maximumSpan`; anything else is an `InputError` naming the line (found by fuzzing: a
+/// beats file whose last time was 19 000 years after its first made the analyzer ask for
+/// 20 GB).
 public enum InputFormats {
+    /// The longest span of times a file may hold (31 days): the analyzer lays an epoch grid
+    /// over it, and a file of nights is split by night long before.
+    public static let maximumSpan: Double = 31 * 86_400
+    /// The latest time accepted, in Unix seconds (year 2286).
+    public static let latestTime: Double = 10_000_000_000
+
     public struct Beats: Sendable, Equatable {
         public var beats: [Double]
         public var breathing: [TimedValue]
@@ -62,13 +75,15 @@ public enum InputFormats {
         public var seconds: [SecondVitals]
         /// RMSSD readings (ms) from the `hrv_rmssd` column.
         public var hrv: [TimedValue]
+        /// Whether the file has a `movement` column (without one, movement was not measured).
+        public var hasMovement: Bool
     }
 
     public static func parseVitals(_ text: String, file: String) throws -> Vitals {
         let table = try CSVTable(text: text, file: file,
                                  known: ["time", "heart_rate", "hrv_rmssd", "breathing_rate", "movement", "present"],
                                  required: ["time"])
-        var out = Vitals(seconds: [], hrv: [])
+        var out = Vitals(seconds: [], hrv: [], hasMovement: table.column("movement") != nil)
         var order = StrictlyIncreasing(column: "time", file: file)
         func num(_ name: String, _ f: [String], _ line: Int) throws -> Double? {
             guard let c = table.column(name) else { return nil }
@@ -108,6 +123,9 @@ public enum InputFormats {
         public var start: Double
         public var end: Double
         public var stage: SleepStage?
+        public init(start: Double, end: Double, stage: SleepStage?) {
+            self.start = start; self.end = end; self.stage = stage
+        }
     }
 
     public static func parseStages(_ text: String, file: String) throws -> [StagedInterval] {

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 
 /// Per-night normalisation of features.
 ///
@@ -21,7 +22,7 @@ public enum NightNormalization {
             var j = i
             while j + 1 < sorted.count, sorted[j + 1].1 == sorted[i].1 { j += 1 }
             let rank = Double(i + j) / 2 // zero-based average rank of the tie group
-            let z = inverseNormalCDF((rank + 0.5) / n)
+            let z = StandardNormal.quantile((rank + 0.5) / n)
             for k in i...j { out[sorted[k].0] = z }
             i = j + 1
         }
@@ -30,7 +31,7 @@ public enum NightNormalization {
 
     /// Percentile ranks 0…1 of the non-nil values (average rank for ties).
     public static func percentiles(_ values: [Double?]) -> [Double?] {
-        normalScores(values).map { $0.map(normalCDF) }
+        normalScores(values).map { $0.map(StandardNormal.cdf) }
     }
 
     /// Centred moving mean over ±`halfWidth` entries, ignoring nils (nil if all are nil).
@@ -66,35 +67,4 @@ public enum NightNormalization {
         let lo = Int(pos.rounded(.down)), hi = min(sorted.count - 1, lo + 1)
         return sorted[lo] + (pos - Double(lo)) * (sorted[hi] - sorted[lo])
     }
-}
-
-/// Standard normal CDF.
-func normalCDF(_ z: Double) -> Double {
-    0.5 * erfc(-z / 2.0.squareRoot())
-}
-
-/// Inverse standard normal CDF (Acklam's rational approximation, relative error < 1.2e-9).
-func inverseNormalCDF(_ p: Double) -> Double {
-    let a = [-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
-             1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00]
-    let b = [-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-             6.680131188771972e+01, -1.328068155288572e+01]
-    let c = [-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
-             -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00]
-    let d = [7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00]
-    let p = min(max(p, 1e-12), 1 - 1e-12)
-    let low = 0.02425
-    if p < low {
-        let q = (-2 * log(p)).squareRoot()
-        return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
-            ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
-    }
-    if p > 1 - low {
-        let q = (-2 * log(1 - p)).squareRoot()
-        return -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
-            ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
-    }
-    let q = p - 0.5, r = q * q
-    return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
-        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
 }

@@ -1,3 +1,5 @@
+import SleepDomain
+
 /// Nightly figures of one session, from its staged epochs.
 ///
 /// Definitions (all in minutes unless noted; one epoch is 0.5 min):

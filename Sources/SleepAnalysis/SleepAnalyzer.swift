@@ -1,12 +1,14 @@
 import Foundation
+import SleepDomain
 
 /// One continuous stay in bed, staged.
 public struct SleepSession: Sendable, Codable, Hashable {
     /// Unix seconds of the first epoch start and the last epoch end.
     public var start: Double
     public var end: Double
-    /// The local date (yyyy-MM-dd) the session ends on: a night belongs to its wake date.
-    public var wakeDate: String
+    /// The local date the session ends on: a night belongs to its wake date
+    /// (`LocalCalendar.wakeDate`, the rule the store uses too).
+    public var wakeDate: CalendarDay
     /// Time-zone identifier the clock features and wake date were computed in.
     public var timeZone: String
     /// False for preliminary (live, forward-only) stages, true once the session has ended.
@@ -27,14 +29,28 @@ public struct AnalysisInput: Sendable {
     /// Breathing-rate and movement samples from a beats file.
     public var breathing: [TimedValue]
     public var movement: [TimedValue]
+    /// Whether the vitals' `movement` values were measured. The front end always measures
+    /// movement; a vitals file without a `movement` column does not, and its zeros must not
+    /// read as "lying still".
+    public var vitalsMovementMeasured: Bool
     public var inBed: InBedRule
 
     public init(beats: [Double] = [], vitals: [SecondVitals] = [], hrv: [TimedValue] = [],
-                breathing: [TimedValue] = [], movement: [TimedValue] = [], inBed: InBedRule? = nil) {
+                breathing: [TimedValue] = [], movement: [TimedValue] = [], vitalsMovementMeasured: Bool = true,
+                inBed: InBedRule? = nil) {
         self.beats = beats; self.vitals = vitals; self.hrv = hrv
         self.breathing = breathing; self.movement = movement
+        self.vitalsMovementMeasured = vitalsMovementMeasured
         self.inBed = inBed ?? (vitals.isEmpty ? .wholeSpan : .presence)
     }
+
+    /// A parsed vitals file as the analyzer's input (in bed where `present`).
+    public init(vitalsFile v: InputFormats.Vitals, inBed: InBedRule = .presence) {
+        self.init(vitals: v.seconds, hrv: v.hrv, vitalsMovementMeasured: v.hasMovement, inBed: inBed)
+    }
+
+    /// Whether any movement signal is in the input.
+    var movementMeasured: Bool { !movement.isEmpty || (vitalsMovementMeasured && !vitals.isEmpty) }
 }
 
 /// Which epochs count as in bed.
@@ -68,19 +84,21 @@ public struct SleepAnalyzer: Sendable {
         let extractor = EpochFeatureExtractor(timeZone: timeZone)
         var features = extractor.features(gridStart: gridStart, count: count, beats: input.beats,
                                           vitals: input.vitals, hrv: input.hrv,
-                                          breathing: input.breathing, movement: input.movement)
+                                          breathing: input.breathing, movement: input.movement,
+                                          vitalsMovementMeasured: input.vitalsMovementMeasured)
         for i in 0..<count { features[i].present = present[i] }
         let ranges = input.inBed == .wholeSpan ? [0..<count] : rules.sessions(present: present)
         return ranges.map { range in
             session(features: Array(features[range]), start: gridStart + Double(range.lowerBound) * epochLength,
-                    final: final)
+                    final: final, movementMeasured: input.movementMeasured)
         }
     }
 
     /// Stages and metrics for one session's epochs.
-    func session(features input: [EpochFeatures], start: Double, final: Bool) -> SleepSession {
+    func session(features input: [EpochFeatures], start: Double, final: Bool,
+                 movementMeasured: Bool = true) -> SleepSession {
         var features = input
-        let inBed = features.indices.filter { features[$0].present }
+        let (inBed, rows) = Self.modelRows(features, movementMeasured: movementMeasured)
         let bedFeatures = inBed.map { features[$0] }
         // Heart rate relative to the night.
         let z = NightNormalization.robustZ(bedFeatures.map(\.heartRate))
@@ -89,7 +107,7 @@ public struct SleepAnalyzer: Sendable {
             features[i].heartRateZ = z[k]
             features[i].heartRatePercentile = pct[k]
         }
-        let probs = model.probabilities(StagingFeatures.matrix(bedFeatures), final: final)
+        let probs = model.probabilities(rows, final: final)
         var p = [StageProbabilities](repeating: .certain(.awake), count: features.count)
         for (k, i) in inBed.enumerated() { p[i] = probs[k] }
         var epochs = features.indices.map { i in
@@ -102,8 +120,30 @@ public struct SleepAnalyzer: Sendable {
             }
         }
         let end = start + Double(epochs.count) * epochLength
-        return SleepSession(start: start, end: end, wakeDate: localDate(end), timeZone: timeZone.identifier,
+        return SleepSession(start: start, end: end, wakeDate: LocalCalendar(timeZone: timeZone).wakeDate(sessionEnd: end), timeZone: timeZone.identifier,
                             final: final, epochs: epochs, metrics: SessionMetrics(epochs: epochs))
+    }
+
+    /// The in-bed epochs of a session and their model feature rows (what the model sees;
+    /// training uses the same rows).
+    static func modelRows(_ features: [EpochFeatures], movementMeasured: Bool) -> (inBed: [Int], rows: [[Double?]]) {
+        let inBed = features.indices.filter { features[$0].present }
+        return (inBed, StagingFeatures.matrix(inBed.map { features[$0] }, movementMeasured: movementMeasured))
+    }
+
+    /// Per session of `input`: each in-bed epoch's start time and model feature row.
+    func modelRows(_ input: AnalysisInput) -> [(start: Double, row: [Double?])] {
+        guard let (gridStart, count, present) = grid(input) else { return [] }
+        var features = EpochFeatureExtractor(timeZone: timeZone)
+            .features(gridStart: gridStart, count: count, beats: input.beats, vitals: input.vitals, hrv: input.hrv,
+                      breathing: input.breathing, movement: input.movement,
+                      vitalsMovementMeasured: input.vitalsMovementMeasured)
+        for i in 0..<count { features[i].present = present[i] }
+        let ranges = input.inBed == .wholeSpan ? [0..<count] : rules.sessions(present: present)
+        return ranges.flatMap { range in
+            let (inBed, rows) = Self.modelRows(Array(features[range]), movementMeasured: input.movementMeasured)
+            return zip(inBed, rows).map { (gridStart + Double(range.lowerBound + $0) * epochLength, $1) }
+        }
     }
 
     /// The epoch grid and per-epoch presence.
@@ -129,13 +169,5 @@ public struct SleepAnalyzer: Sendable {
             }
             return (start, count, (0..<count).map { all[$0] > 0 && 2 * yes[$0] > all[$0] })
         }
-    }
-
-    func localDate(_ t: Double) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        // The end instant itself belongs to the next epoch; date the last second in bed.
-        let c = calendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: t - 1))
-        return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
     }
 }

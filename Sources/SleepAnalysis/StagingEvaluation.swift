@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 
 /// Agreement of predicted stages with a reference scoring (polysomnography or the
 /// virtual pod's ground truth), by the rule the held-out test uses: for each scored
@@ -73,50 +74,93 @@ public struct StagingEvaluation: Sendable {
     }
 
     /// Share of reference-awake epochs predicted awake (wake sensitivity).
-    public var wakeSensitivity: Double {
-        let awake = pairs.filter { $0.reference == .awake }
-        return awake.isEmpty ? .nan : Double(awake.filter { $0.predicted == .awake }.count) / Double(awake.count)
+    public var wakeSensitivity: Double { recall(.awake) }
+
+    /// Share of reference-asleep epochs predicted asleep (wake specificity).
+    public var wakeSpecificity: Double {
+        let asleep = pairs.filter { $0.reference != .awake }
+        return asleep.isEmpty ? .nan : Double(asleep.filter { $0.predicted != .awake }.count) / Double(asleep.count)
+    }
+
+    /// Share of the reference epochs of `stage` predicted as that stage.
+    public func recall(_ stage: SleepStage) -> Double {
+        let these = pairs.filter { $0.reference == stage }
+        return these.isEmpty ? .nan : Double(these.filter { $0.predicted == stage }.count) / Double(these.count)
     }
 }
 
-/// Training data from scored nights and the leave-one-record-out protocol.
+/// Training data from scored nights and the validation protocols (by record, by subject,
+/// across datasets). Every protocol stages held-out nights through `SleepAnalyzer` from
+/// the same `AnalysisInput` a user gives the command, so what is measured is what runs.
 public enum StagingTraining {
-    /// One scored record: beat times and the reference scoring.
+    /// One scored night: the analyzer's input and the reference scoring.
     public struct Record: Sendable {
         public var name: String
-        public var beats: [Double]
+        /// Nights of one person share a subject; by-subject validation keeps them together.
+        public var subject: String
+        /// Which database the night comes from (`slpdb`, `sleep-accel`).
+        public var dataset: String
+        public var input: AnalysisInput
         public var reference: [InputFormats.StagedInterval]
-        public init(name: String, beats: [Double], reference: [InputFormats.StagedInterval]) {
-            self.name = name; self.beats = beats; self.reference = reference
+        public init(name: String, subject: String, dataset: String, input: AnalysisInput,
+                    reference: [InputFormats.StagedInterval]) {
+            self.name = name; self.subject = subject; self.dataset = dataset
+            self.input = input; self.reference = reference
+        }
+        /// A beats-only night (ECG research data): one in-bed period over the beats.
+        public init(name: String, subject: String? = nil, dataset: String = "slpdb", beats: [Double],
+                    reference: [InputFormats.StagedInterval]) {
+            self.init(name: name, subject: subject ?? name, dataset: dataset,
+                      input: AnalysisInput(beats: beats, inBed: .wholeSpan), reference: reference)
         }
     }
 
-    /// Model features of the record's beat span with the reference stage of each epoch.
+    static let analyzer = SleepAnalyzer(model: .default, timeZone: TimeZone(identifier: "UTC")!)
+
+    /// Model features of the record's in-bed epochs with the reference stage of each.
     public static func labelledNight(_ record: Record) -> LabelledNight {
-        let input = AnalysisInput(beats: record.beats, inBed: .wholeSpan)
-        let analyzer = SleepAnalyzer(model: .default, timeZone: TimeZone(identifier: "UTC")!)
-        guard let (start, count, _) = analyzer.grid(input) else { return LabelledNight(features: [], stages: []) }
-        let features = EpochFeatureExtractor(timeZone: analyzer.timeZone)
-            .features(gridStart: start, count: count, beats: record.beats, vitals: [])
-        var stages = [SleepStage?](repeating: nil, count: count)
+        var stageAt: [Int: SleepStage] = [:]
         for r in record.reference {
-            let k = Int((((r.start + r.end) / 2 - start) / epochLength).rounded(.down))
-            if k >= 0, k < count { stages[k] = r.stage }
+            if let s = r.stage { stageAt[Int((((r.start + r.end) / 2) / epochLength).rounded(.down))] = s }
         }
-        return LabelledNight(features: StagingFeatures.matrix(features), stages: stages)
+        let rows = analyzer.modelRows(record.input)
+        return LabelledNight(features: rows.map(\.row),
+                             stages: rows.map { stageAt[Int(($0.start / epochLength).rounded())] })
     }
 
-    /// Fit on all records but one, stage that one; per-record evaluations in input order.
-    public static func leaveOneOut(_ records: [Record],
-                                   emissionWeight: Double = StagingModel.defaultEmissionWeight) throws
+    /// The record staged by `model`, scored against its reference.
+    public static func evaluate(_ model: StagingModel, on record: Record) -> StagingEvaluation {
+        let sessions = SleepAnalyzer(model: model, timeZone: TimeZone(identifier: "UTC")!).analyze(record.input)
+        return StagingEvaluation(reference: record.reference, predicted: sessions)
+    }
+
+    /// Fit on every record whose group differs, stage the group's records; per-record
+    /// evaluations in input order. `group` = name: leave one record out; = subject: leave
+    /// one subject out.
+    public static func crossValidate(_ records: [Record], group: (Record) -> String,
+                                     emissionWeight: Double = StagingModel.defaultEmissionWeight) throws
         -> [StagingEvaluation] {
         let nights = records.map(labelledNight)
-        return try records.indices.map { test in
-            let train = nights.indices.filter { $0 != test }.map { nights[$0] }
+        let groups = records.map(group)
+        var out = [StagingEvaluation?](repeating: nil, count: records.count)
+        for g in Set(groups) {
+            let train = records.indices.filter { groups[$0] != g }.map { nights[$0] }
             let model = try StagingModel.fit(train, emissionWeight: emissionWeight)
-            let analyzer = SleepAnalyzer(model: model, timeZone: TimeZone(identifier: "UTC")!)
-            let sessions = analyzer.analyze(AnalysisInput(beats: records[test].beats, inBed: .wholeSpan))
-            return StagingEvaluation(reference: records[test].reference, predicted: sessions)
+            for i in records.indices where groups[i] == g { out[i] = evaluate(model, on: records[i]) }
         }
+        return out.map { $0! }
+    }
+
+    /// Fit on `train`, stage every record of `test`.
+    public static func transfer(train: [Record], test: [Record],
+                                emissionWeight: Double = StagingModel.defaultEmissionWeight) throws -> [StagingEvaluation] {
+        let model = try StagingModel.fit(train.map(labelledNight), emissionWeight: emissionWeight)
+        return test.map { evaluate(model, on: $0) }
+    }
+
+    /// The shipped model's fit: every record given.
+    public static func fit(_ records: [Record], emissionWeight: Double = StagingModel.defaultEmissionWeight) throws
+        -> StagingModel {
+        try StagingModel.fit(records.map(labelledNight), emissionWeight: emissionWeight)
     }
 }

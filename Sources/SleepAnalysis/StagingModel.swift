@@ -1,53 +1,34 @@
 import Foundation
+import SleepDomain
 
-/// The model inputs of one night: a few HRV features, each normalised within the night.
-///
-/// Chosen by leave-one-record-out forward selection on slpdb-dev (see docs/staging.md):
-/// 0. log RMSSD (2.5-min window) — lower when awake, higher in light sleep;
-/// 1. heart-rate SD (4.5-min window) — arousals and wake swing the heart rate, deep sleep is steady;
-/// 2. log RMSSD smoothed over ±5 epochs (5.5 min) — the slower trend of 0;
-/// 3. pNN50 smoothed over ±10 epochs (10.5 min) — vagal tone over the sleep cycle.
-/// A missing value becomes 0, the night's median, so it pulls towards no stage.
-public enum StagingFeatures {
-    public static let names = ["log_rmssd", "hr_sd", "log_rmssd_smooth5", "pnn50_smooth10"]
-    public static var count: Int { names.count }
-
-    /// One row of `count` values per epoch.
-    public static func matrix(_ epochs: [EpochFeatures]) -> [[Double]] {
-        let logRMSSD = epochs.map { $0.rmssd.map { log($0 + 1) } }
-        let columns: [[Double?]] = [
-            NightNormalization.normalScores(logRMSSD),
-            NightNormalization.normalScores(epochs.map(\.heartRateSD)),
-            NightNormalization.normalScores(NightNormalization.smoothed(logRMSSD, halfWidth: 5)),
-            NightNormalization.normalScores(NightNormalization.smoothed(epochs.map(\.pnn50), halfWidth: 10)),
-        ]
-        return (0..<epochs.count).map { i in columns.map { $0[i] ?? 0 } }
-    }
-}
-
-/// A labelled night for training: model features and the technician's stages
-/// (nil for epochs that are unscored or outside the scored period).
+/// A labelled night for training: model features (nil = not measured) and the
+/// technician's stages (nil for epochs that are unscored or outside the scored period).
 public struct LabelledNight: Sendable {
-    public var features: [[Double]]
+    public var features: [[Double?]]
     public var stages: [SleepStage?]
-    public init(features: [[Double]], stages: [SleepStage?]) {
+    public init(features: [[Double?]], stages: [SleepStage?]) {
         self.features = features; self.stages = stages
     }
 }
 
 /// Hidden Markov model over the four stages with Gaussian emissions that share one
-/// covariance matrix (linear discriminant emissions).
+/// covariance matrix (linear discriminant emissions), over features that may be missing.
 ///
-/// Shared covariance keeps the parameter count small (4 means × 4 features + 10
-/// covariances + 12 free transitions) so the model does not memorise nine nights.
+/// Shared covariance keeps the parameter count small (4 means × 5 features + 15
+/// covariances + 12 free transitions) so the model does not memorise the training nights.
+/// A feature missing in an epoch is marginalised: the Gaussian of the features that are
+/// there (the sub-covariance) is used, which is exact for a Gaussian and lets one model
+/// stage beats without movement (slpdb) and heart rate with movement (sleep-accel).
 /// `emissionWeight` < 1 tempers the emission log-likelihoods: neighbouring epochs share
-/// overlapping HRV windows, so treating them as independent evidence would make the
-/// model overconfident and the transitions powerless.
+/// overlapping windows, so treating them as independent evidence would make the model
+/// overconfident and the transitions powerless.
 public struct StagingModel: Sendable, Codable, Hashable {
     /// Class means, `[stage][feature]`, stages in `SleepStage.allCases` order.
     public var means: [[Double]]
-    /// Inverse of the shared (pooled within-class) covariance matrix.
-    public var inverseCovariance: [[Double]]
+    /// Shared (pooled within-class) covariance; a pair never measured together has 0.
+    public var covariance: [[Double]]
+    /// Whether the training data held each feature at all; an untrained feature is ignored.
+    public var trained: [Bool]
     /// `transitions[from][to]`, rows sum to 1.
     public var transitions: [[Double]]
     /// Stage shares in the training epochs: the distribution of the first epoch.
@@ -60,29 +41,29 @@ public struct StagingModel: Sendable, Codable, Hashable {
     /// Ridge added to the covariance diagonal for numerical stability.
     public static let covarianceRidge = 1e-3
 
-    public init(means: [[Double]], inverseCovariance: [[Double]], transitions: [[Double]],
+    public init(means: [[Double]], covariance: [[Double]], trained: [Bool], transitions: [[Double]],
                 initial: [Double], emissionWeight: Double) {
-        self.means = means; self.inverseCovariance = inverseCovariance
+        self.means = means; self.covariance = covariance; self.trained = trained
         self.transitions = transitions; self.initial = initial; self.emissionWeight = emissionWeight
     }
 
     public enum FitError: Error, CustomStringConvertible, Equatable {
         case missingStage(SleepStage)
-        case singularCovariance
         public var description: String {
             switch self {
             case .missingStage(let s): "no training epoch is labelled \(s.rawValue)"
-            case .singularCovariance: "the pooled feature covariance is singular"
             }
         }
     }
 
-    /// Deterministic maximum-likelihood fit: class means, pooled covariance, counted
-    /// transitions between consecutive labelled epochs.
+    /// Deterministic maximum-likelihood fit: class means and pooled covariance over the
+    /// epochs where each feature (pair) was measured, counted transitions between
+    /// consecutive labelled epochs.
     public static func fit(_ nights: [LabelledNight], emissionWeight: Double = defaultEmissionWeight) throws -> StagingModel {
         let k = SleepStage.allCases.count
-        let d = nights.first?.features.first?.count ?? StagingFeatures.count
+        let d = nights.lazy.compactMap { $0.features.first?.count }.first ?? StagingFeatures.count
         var sums = [[Double]](repeating: [Double](repeating: 0, count: d), count: k)
+        var seen = [[Double]](repeating: [Double](repeating: 0, count: d), count: k)
         var counts = [Double](repeating: 0, count: k)
         var trans = [[Double]](repeating: [Double](repeating: transitionPseudoCount, count: k), count: k)
         for night in nights {
@@ -90,37 +71,63 @@ public struct StagingModel: Sendable, Codable, Hashable {
                 guard let s, i < night.features.count else { continue }
                 let c = s.index
                 counts[c] += 1
-                for j in 0..<d { sums[c][j] += night.features[i][j] }
+                for j in 0..<d { if let x = night.features[i][j] { sums[c][j] += x; seen[c][j] += 1 } }
                 if i > 0, let p = night.stages[i - 1] { trans[p.index][c] += 1 }
             }
         }
         for stage in SleepStage.allCases where counts[stage.index] == 0 { throw FitError.missingStage(stage) }
-        let means = (0..<k).map { c in sums[c].map { $0 / counts[c] } }
+        let trained = (0..<d).map { j in (0..<k).allSatisfy { seen[$0][j] > 0 } }
+        let means = (0..<k).map { c in (0..<d).map { j in trained[j] ? sums[c][j] / seen[c][j] : 0 } }
         var cov = [[Double]](repeating: [Double](repeating: 0, count: d), count: d)
+        var pairs = cov
         for night in nights {
             for (i, s) in night.stages.enumerated() {
                 guard let s, i < night.features.count else { continue }
-                let r = (0..<d).map { night.features[i][$0] - means[s.index][$0] }
-                for a in 0..<d { for b in 0..<d { cov[a][b] += r[a] * r[b] } }
+                let r: [Double?] = (0..<d).map { j in
+                    trained[j] ? night.features[i][j].map { $0 - means[s.index][j] } : nil
+                }
+                for a in 0..<d {
+                    guard let ra = r[a] else { continue }
+                    for b in 0..<d { if let rb = r[b] { cov[a][b] += ra * rb; pairs[a][b] += 1 } }
+                }
             }
         }
-        let total = counts.reduce(0, +)
         for a in 0..<d {
-            for b in 0..<d { cov[a][b] /= max(1, total - 1) }
-            cov[a][a] += covarianceRidge
+            for b in 0..<d { cov[a][b] = pairs[a][b] > 1 ? cov[a][b] / (pairs[a][b] - 1) : 0 }
+            cov[a][a] = trained[a] ? cov[a][a] + covarianceRidge : 1
         }
-        guard let inv = invert(cov) else { throw FitError.singularCovariance }
         let transitions = trans.map { row in row.map { $0 / row.reduce(0, +) } }
-        return StagingModel(means: means, inverseCovariance: inv, transitions: transitions,
+        let total = counts.reduce(0, +)
+        return StagingModel(means: means, covariance: cov, trained: trained, transitions: transitions,
                             initial: counts.map { $0 / total }, emissionWeight: emissionWeight)
     }
 
-    /// Tempered emission log-likelihood of each stage for one feature row (up to a constant).
-    public func emissionLogLikelihoods(_ x: [Double]) -> [Double] {
-        means.map { mu in
-            let r = zip(x, mu).map { $0 - $1 }
+    /// Inverse of the sub-covariance of the features in `mask` (bit j = feature j present),
+    /// with the indices it covers. A singular block falls back to its diagonal.
+    func inverse(mask: Int) -> (indices: [Int], inverse: [[Double]]) {
+        let idx = (0..<covariance.count).filter { mask & (1 << $0) != 0 }
+        let sub = idx.map { a in idx.map { b in covariance[a][b] } }
+        if let inv = invert(sub) { return (idx, inv) }
+        return (idx, idx.indices.map { a in idx.indices.map { b in a == b ? 1 / max(sub[a][a], 1e-9) : 0 } })
+    }
+
+    /// Tempered emission log-likelihood of each stage for one feature row (up to a constant
+    /// shared by the stages), over the features present in the row.
+    public func emissionLogLikelihoods(_ x: [Double?]) -> [Double] {
+        var cache: [Int: (indices: [Int], inverse: [[Double]])] = [:]
+        return emissionLogLikelihoods(x, cache: &cache)
+    }
+
+    func emissionLogLikelihoods(_ x: [Double?], cache: inout [Int: (indices: [Int], inverse: [[Double]])]) -> [Double] {
+        var mask = 0
+        for j in x.indices where j < trained.count && trained[j] && x[j].map({ $0.isFinite }) == true { mask |= 1 << j }
+        guard mask != 0 else { return [Double](repeating: 0, count: means.count) }
+        let block: (indices: [Int], inverse: [[Double]])
+        if let b = cache[mask] { block = b } else { block = inverse(mask: mask); cache[mask] = block }
+        return means.map { mu in
+            let r = block.indices.map { x[$0]! - mu[$0] }
             var q = 0.0
-            for a in r.indices { for b in r.indices { q += r[a] * inverseCovariance[a][b] * r[b] } }
+            for a in r.indices { for b in r.indices { q += r[a] * block.inverse[a][b] * r[b] } }
             return -0.5 * q * emissionWeight
         }
     }
@@ -128,11 +135,12 @@ public struct StagingModel: Sendable, Codable, Hashable {
     /// Per-epoch stage probabilities. `final` uses the whole night (forward–backward
     /// smoothing); otherwise each epoch sees only the epochs up to it (forward filtering),
     /// which is what a live, preliminary hypnogram can know.
-    public func probabilities(_ features: [[Double]], final: Bool = true) -> [StageProbabilities] {
+    public func probabilities(_ features: [[Double?]], final: Bool = true) -> [StageProbabilities] {
         let n = features.count, k = means.count
         guard n > 0 else { return [] }
+        var cache: [Int: (indices: [Int], inverse: [[Double]])] = [:]
         let e: [[Double]] = features.map { x in
-            let l = emissionLogLikelihoods(x)
+            let l = emissionLogLikelihoods(x, cache: &cache)
             let m = l.max() ?? 0
             return l.map { exp($0 - m) }
         }
@@ -216,7 +224,8 @@ extension StagingModel {
         return """
         StagingModel(
                 means: \(mat(means)),
-                inverseCovariance: \(mat(inverseCovariance)),
+                covariance: \(mat(covariance)),
+                trained: [\(trained.map { String($0) }.joined(separator: ", "))],
                 transitions: \(mat(transitions)),
                 initial: \(row(initial)),
                 emissionWeight: \(emissionWeight)

@@ -1,14 +1,11 @@
+import SleepDomain
+
 /// The values that pass between the signal front end and the stager.
 ///
 /// The front end (raw piezo and capacitance in, per-second vitals and beat times out)
 /// and the stager (beats and vitals in, epochs and stages out) meet only here, so
 /// research data that starts at beat times (ECG R-peaks) enters the same stager as
 /// the pod's own signals.
-
-/// A sleep stage, named as Apple Health names it so exports need no mapping.
-public enum SleepStage: String, Sendable, Codable, CaseIterable, Hashable {
-    case awake, core, deep, rem
-}
 
 /// Why the front end gave no number for a vital sign in a second.
 public enum NoReadingReason: String, Sendable, Codable, Hashable {

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 
 /// Mean direction and spread of times of day on the 24-hour circle. Each time is an angle
 /// θ = 2π·m/1440 (m = minutes after midnight); the mean is the direction of the mean unit

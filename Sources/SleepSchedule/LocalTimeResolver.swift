@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 
 /// What a local `HH:mm` on a given date is in real time, in a zone that may change its offset.
 public enum LocalTimeResolution: Hashable, Sendable {
@@ -53,7 +54,7 @@ public enum LocalTimeResolver {
     /// The first instant strictly after `instant` at which `time` fires on a day in `days`
     /// (a repeated time fires only at its first occurrence, so the second is never returned).
     /// Nil for an empty mask.
-    public static func nextFiring(of time: TimeOfDay, days: DaysOfWeek, after instant: Date, in zone: TimeZone) -> Date? {
+    public static func nextFiring(of time: TimeOfDay, days: WeekdayMask, after instant: Date, in zone: TimeZone) -> Date? {
         guard !days.isEmpty else { return nil }
         let today = LocalDateTime(instant, in: zone).date
         for offset in -1...8 {

@@ -1,9 +1,4 @@
-/// The two sides of the bed, each with its own sleeper, power stage and vibration motor.
-public enum PodSide: String, Sendable, Hashable, Codable, CaseIterable, Comparable, CustomStringConvertible {
-    case left, right
-    public var description: String { rawValue }
-    public static func < (lhs: PodSide, rhs: PodSide) -> Bool { lhs == .left && rhs == .right }
-}
+import SleepDomain
 
 /// Vibration patterns of the pod's alarm motor (firmware-protocol.md SET_ALARM `pattern`:
 /// 0 double, 1 rise, 2 constant).
@@ -38,13 +33,13 @@ public struct AlarmPreferences: Hashable, Sendable, Codable {
 /// `on` crosses midnight and is valid (on 22:30, off 07:30 switches off the next morning).
 /// This module never produces `off == on` (the pod would read it as 24 hours).
 public struct PowerWindow: Hashable, Sendable, Codable, CustomStringConvertible {
-    public var days: DaysOfWeek
+    public var days: WeekdayMask
     public var on: TimeOfDay
     public var off: TimeOfDay
     /// Power stage level while on, 0…100 %.
     public var level: Int
 
-    public init(days: DaysOfWeek, on: TimeOfDay, off: TimeOfDay, level: Int = 100) {
+    public init(days: WeekdayMask, on: TimeOfDay, off: TimeOfDay, level: Int = 100) {
         self.days = days
         self.on = on
         self.off = off
@@ -54,7 +49,7 @@ public struct PowerWindow: Hashable, Sendable, Codable, CustomStringConvertible 
     public var crossesMidnight: Bool { off < on }
 
     /// Wall-clock minutes from on to off (ignores a DST change inside the window).
-    public var durationMinutes: Int { TimeOfDay.floorMod(off.minuteOfDay - on.minuteOfDay, TimeOfDay.minutesPerDay) }
+    public var durationMinutes: Int { floorMod(off.minuteOfDay - on.minuteOfDay, TimeOfDay.minutesPerDay) }
 
     public var description: String {
         "on \(on) off \(off)\(crossesMidnight ? " (+1 day)" : "") level \(level)% [\(days)]"
@@ -65,13 +60,13 @@ public struct PowerWindow: Hashable, Sendable, Codable, CustomStringConvertible 
 /// holds ONE alarm per side, so when a side has two entries (weekday and weekend wake times
 /// differ) the push policy keeps the one that fires next in force (`DesiredPodState`).
 public struct AlarmEntry: Hashable, Sendable, Codable, CustomStringConvertible {
-    public var days: DaysOfWeek
+    public var days: WeekdayMask
     public var time: TimeOfDay
     public var intensity: Int
     public var pattern: VibrationPattern
     public var durationSeconds: Int
 
-    public init(days: DaysOfWeek, time: TimeOfDay, intensity: Int, pattern: VibrationPattern, durationSeconds: Int) {
+    public init(days: WeekdayMask, time: TimeOfDay, intensity: Int, pattern: VibrationPattern, durationSeconds: Int) {
         self.days = days
         self.time = time
         self.intensity = intensity
@@ -87,7 +82,7 @@ public struct AlarmEntry: Hashable, Sendable, Codable, CustomStringConvertible {
 /// What one side of the pod should hold: its power windows and alarms as local `HH:mm` in the
 /// pod's time zone. Equatable, so the push policy can compare desired with acknowledged.
 public struct PodSchedule: Hashable, Sendable, Codable {
-    public var side: PodSide
+    public var side: BedSide
     /// The zone the `HH:mm` values are in (the pod's, not necessarily the hub's).
     public var timeZoneIdentifier: String
     /// Power windows: their masks never share a day (the pod keeps one entry per weekday) and
@@ -96,7 +91,7 @@ public struct PodSchedule: Hashable, Sendable, Codable {
     /// Alarm entries with disjoint masks; empty when the alarm is disabled.
     public var alarms: [AlarmEntry]
 
-    public init(side: PodSide, timeZoneIdentifier: String, powerWindows: [PowerWindow], alarms: [AlarmEntry]) {
+    public init(side: BedSide, timeZoneIdentifier: String, powerWindows: [PowerWindow], alarms: [AlarmEntry]) {
         self.side = side
         self.timeZoneIdentifier = timeZoneIdentifier
         self.powerWindows = powerWindows

@@ -1,3 +1,5 @@
+import SleepDomain
+
 /// How bedtime and wake become the pod's power windows and alarm.
 public struct PodScheduleConfiguration: Hashable, Sendable, Codable {
     /// Power on this long before bedtime so the bed is warm (0…720 min).
@@ -49,14 +51,14 @@ public struct PodScheduleConfiguration: Hashable, Sendable, Codable {
 public enum PodScheduleConverter {
     public static func convert(
         _ schedule: ManualSchedule,
-        weekendWakeDays: DaysOfWeek = .saturdayAndSunday,
-        side: PodSide,
+        weekendWakeDays: WeekdayMask = .saturdayAndSunday,
+        side: BedSide,
         timeZoneIdentifier: String,
         configuration: PodScheduleConfiguration = PodScheduleConfiguration()
     ) throws(ScheduleError) -> PodSchedule {
         try configuration.validate()
-        let groups: [(DaysOfWeek, SleepTimes)] = [
-            (DaysOfWeek.everyDay.subtracting(weekendWakeDays), schedule.weekday),
+        let groups: [(WeekdayMask, SleepTimes)] = [
+            (WeekdayMask.everyDay.subtracting(weekendWakeDays), schedule.weekday),
             (weekendWakeDays, schedule.weekend),
         ].filter { !$0.0.isEmpty }
         var plans: [NightPlan] = []
@@ -88,7 +90,7 @@ public enum PodScheduleConverter {
     /// Convenience: the times in force of an inference result.
     public static func convert(
         _ result: ScheduleInferenceResult,
-        side: PodSide,
+        side: BedSide,
         configuration: PodScheduleConfiguration = PodScheduleConfiguration()
     ) throws(ScheduleError) -> PodSchedule {
         try convert(result.schedule, weekendWakeDays: result.weekendWakeDays, side: side,
@@ -98,14 +100,14 @@ public enum PodScheduleConverter {
     /// One group's night, minutes counted from local midnight of the WAKE date (negative = the
     /// evening before).
     struct NightPlan {
-        var wakeDays: DaysOfWeek
+        var wakeDays: WeekdayMask
         var onAbs: Int
         var onDay: Int
         var offAbs: Int
         var alarm: AlarmEntry?
     }
 
-    static func plan(_ times: SleepTimes, wakeDays: DaysOfWeek, _ c: PodScheduleConfiguration)
+    static func plan(_ times: SleepTimes, wakeDays: WeekdayMask, _ c: PodScheduleConfiguration)
         throws(ScheduleError) -> NightPlan {
         let step = c.roundingStepMinutes
         let wake = times.wake.minuteOfDay
@@ -116,12 +118,12 @@ public enum PodScheduleConverter {
         var alarm: AlarmEntry?
         if c.alarm.enabled {
             let alarmAbs = TimeOfDay.round(wake, toStep: step, rule: .nearest)
-            let alarmDay = TimeOfDay.floorDiv(alarmAbs, TimeOfDay.minutesPerDay)
+            let alarmDay = floorDiv(alarmAbs, TimeOfDay.minutesPerDay)
             alarm = AlarmEntry(days: wakeDays.shifted(byDays: alarmDay), time: TimeOfDay(wrapping: alarmAbs),
                                intensity: c.alarm.intensity, pattern: c.alarm.pattern,
                                durationSeconds: c.alarm.durationSeconds)
         }
-        return NightPlan(wakeDays: wakeDays, onAbs: onAbs, onDay: TimeOfDay.floorDiv(onAbs, TimeOfDay.minutesPerDay),
+        return NightPlan(wakeDays: wakeDays, onAbs: onAbs, onDay: floorDiv(onAbs, TimeOfDay.minutesPerDay),
                          offAbs: offAbs, alarm: alarm)
     }
 

@@ -1,10 +1,11 @@
 import Foundation
+import SleepDomain
 
 /// Which pod setting a command replaces; acks, nacks and timeouts are matched by this key.
 public enum ScheduleCommandKey: Hashable, Sendable, Comparable, CustomStringConvertible {
     case clock
-    case powerSchedule(PodSide)
-    case alarm(PodSide)
+    case powerSchedule(BedSide)
+    case alarm(BedSide)
 
     /// Send order: the clock first (the pod fires local times on it), then power, then alarms.
     var rank: Int {
@@ -51,9 +52,9 @@ public enum ScheduleCommand: Hashable, Sendable {
     case setClock(ClockSync)
     /// The side's whole power schedule: one SET_POWER_SCHEDULE per window (their masks are
     /// disjoint); an empty list is a clear (days = 0).
-    case setPowerSchedule(PodSide, [PowerWindow])
+    case setPowerSchedule(BedSide, [PowerWindow])
     /// The side's one alarm (SET_ALARM), or nil for CLEAR_ALARM.
-    case setAlarm(PodSide, AlarmEntry?)
+    case setAlarm(BedSide, AlarmEntry?)
 
     public var key: ScheduleCommandKey {
         switch self {
@@ -111,6 +112,9 @@ public struct DesiredPodState: Hashable, Sendable {
 public enum PushEvent: Hashable, Sendable {
     /// The pod is connected and its handshake done (first connect or any reconnect).
     case connected
+    /// As `connected`, and the handshake itself set the pod's clock to this (the link layer
+    /// sends SET_CLOCK right after HELLO): the clock is acknowledged, not sent a second time.
+    case connectedWithClock(ClockSync)
     case disconnected
     /// The pod said it booted (HELLO with a boot flag, or a reset reported): it lost its clock
     /// and may have lost its schedule.

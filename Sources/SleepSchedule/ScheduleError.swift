@@ -1,3 +1,5 @@
+import SleepDomain
+
 /// Everything the schedule module refuses, with a message a person can act on.
 public enum ScheduleError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A configuration value out of range.

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 
 /// Where the times in force for a group came from.
 public enum ScheduleOrigin: String, Sendable, Hashable, Codable, CustomStringConvertible {
@@ -59,7 +60,7 @@ public struct GroupDecision: Hashable, Sendable {
 public struct ScheduleInferenceResult: Hashable, Sendable {
     public let weekday: GroupDecision
     public let weekend: GroupDecision
-    public let weekendWakeDays: DaysOfWeek
+    public let weekendWakeDays: WeekdayMask
     public let timeZoneIdentifier: String
     /// Sessions handed in, and how many were skipped for each reason.
     public let sessionsGiven: Int
@@ -89,7 +90,7 @@ public struct ScheduleInferenceResult: Hashable, Sendable {
                 + "\(skippedNaps) naps skipped, \(skippedInvalid) invalid, \(skippedOutsideWindow) outside the window",
         ]
         for decision in [weekday, weekend] {
-            let days = decision.group == .weekday ? DaysOfWeek.everyDay.subtracting(weekendWakeDays) : weekendWakeDays
+            let days = decision.group == .weekday ? WeekdayMask.everyDay.subtracting(weekendWakeDays) : weekendWakeDays
             lines.append("\(decision.group) nights (wake \(days)): \(decision.times) [\(decision.source)] — \(decision.reason)")
             if let e = decision.estimate {
                 lines.append("  " + Self.describe(e))

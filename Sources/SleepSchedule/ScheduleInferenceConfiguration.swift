@@ -1,3 +1,5 @@
+import SleepDomain
+
 /// Which instant of a session counts as "going to bed".
 public enum BedtimeSource: String, Sendable, Hashable, Codable, CaseIterable {
     /// The session start (in bed). Default: the warm-up must precede getting into bed.
@@ -18,7 +20,7 @@ public struct ScheduleInferenceConfiguration: Hashable, Sendable, Codable {
     public var bedtimeSource: BedtimeSource = .sessionStart
     /// Wake dates on these days make a weekend night (default Saturday and Sunday mornings,
     /// i.e. Friday and Saturday nights).
-    public var weekendWakeDays: DaysOfWeek = .saturdayAndSunday
+    public var weekendWakeDays: WeekdayMask = .saturdayAndSunday
     /// Outlier rule: a night is dropped when its bedtime or its wake time lies further from the
     /// circular median than max(`outlierFloorMinutes`, `outlierSpreadMultiplier` × 1.4826 × MAD).
     public var outlierFloorMinutes: Double = 90

@@ -45,6 +45,11 @@ public struct SchedulePushPolicy: Sendable {
         case .connected:
             isConnected = true
             forgetAll()
+        case .connectedWithClock(let sync):
+            isConnected = true
+            forgetAll()
+            acknowledged[.clock] = .setClock(sync)
+            clockAcknowledgedAt = now
         case .disconnected:
             isConnected = false
             inFlight = nil

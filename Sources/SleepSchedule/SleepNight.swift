@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 
 /// One recorded sleep session of one side, as plain values the store can hand over. Only the
 /// instants matter here; stages and metrics belong to the analyzer.
@@ -41,7 +42,7 @@ public struct SleepTimes: Hashable, Sendable, Codable, CustomStringConvertible {
     }
 
     /// Minutes from bedtime to wake going forward round the clock (a 23:00–07:00 night is 480).
-    public var sleepMinutes: Int { TimeOfDay.floorMod(wake.minuteOfDay - bedtime.minuteOfDay, TimeOfDay.minutesPerDay) }
+    public var sleepMinutes: Int { floorMod(wake.minuteOfDay - bedtime.minuteOfDay, TimeOfDay.minutesPerDay) }
 
     /// "23:00–07:00".
     public var description: String { "\(bedtime)–\(wake)" }

@@ -1,18 +1,19 @@
 import Foundation
+import SleepDomain
 
 /// Which sessions an export covers, by wake date.
 public enum ExportSelection: Sendable, Hashable {
-    case date(LocalDate)
-    case range(from: LocalDate, to: LocalDate)
+    case date(CalendarDay)
+    case range(from: CalendarDay, to: CalendarDay)
     case all
 }
 
 /// Why an export produced nothing; each message is fit to print as is.
 public enum ExportError: Error, Equatable, CustomStringConvertible {
     case badFormat(String)
-    case noSessionsOnDate(LocalDate, zone: String)
-    case emptyRange(from: LocalDate, to: LocalDate, zone: String)
-    case invertedRange(from: LocalDate, to: LocalDate)
+    case noSessionsOnDate(CalendarDay, zone: String)
+    case emptyRange(from: CalendarDay, to: CalendarDay, zone: String)
+    case invertedRange(from: CalendarDay, to: CalendarDay)
     case emptyDatabase
     case epochsNeedJSONOrCSV
     case invalidDate(String)
@@ -66,7 +67,7 @@ public struct SleepExporter: Sendable {
         }
     }
 
-    func select(from: LocalDate, to: LocalDate, side: BedSide?, timeZone: TimeZone?) throws -> [StoredSession] {
+    func select(from: CalendarDay, to: CalendarDay, side: BedSide?, timeZone: TimeZone?) throws -> [StoredSession] {
         if let timeZone {
             return try store.sessions(endingIn: LocalCalendar(timeZone: timeZone).span(from: from, to: to), side: side)
         }

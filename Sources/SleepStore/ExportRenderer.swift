@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 
 /// Output formats of `podbridge export`.
 public enum ExportFormat: String, Sendable, CaseIterable {
@@ -52,7 +53,7 @@ public enum ExportRenderer {
     }
 
     /// Wake date shown for a session: recomputed in the override zone, else the stored one.
-    static func wakeDate(_ session: StoredSession, _ cal: LocalCalendar, override: TimeZone?) -> LocalDate {
+    static func wakeDate(_ session: StoredSession, _ cal: LocalCalendar, override: TimeZone?) -> CalendarDay {
         override == nil ? session.wakeDate : cal.wakeDate(sessionEnd: session.end)
     }
 

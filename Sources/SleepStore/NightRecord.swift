@@ -1,3 +1,5 @@
+import SleepDomain
+
 /// Plain records the store takes and gives back. They are deliberately independent of the
 /// analyzer's types so the store (and its export/upload formats) stays stable when the
 /// analysis changes; the hub maps analyzer output onto these.
@@ -33,21 +35,6 @@ public struct EpochRecord: Sendable, Hashable, Codable {
     }
 
     public var end: Int64 { start + Self.duration }
-}
-
-/// Posterior probability of each stage for one epoch (each in 0...1).
-public struct StageProbabilities: Sendable, Hashable, Codable {
-    public var awake: Double
-    public var core: Double
-    public var deep: Double
-    public var rem: Double
-
-    public init(awake: Double, core: Double, deep: Double, rem: Double) {
-        self.awake = awake
-        self.core = core
-        self.deep = deep
-        self.rem = rem
-    }
 }
 
 /// Nightly metrics of one session as the analyzer computed them.

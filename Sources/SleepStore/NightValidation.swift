@@ -10,7 +10,6 @@ enum NightValidation {
         guard night.end > night.start else { throw fail("end \(night.end) is not after start \(night.start)") }
         var previous: Int64?
         for epoch in night.epochs {
-            guard epoch.stage != .inBed else { throw fail("epoch at \(epoch.start) has stage in_bed; epochs are awake/core/deep/rem") }
             if let previous, epoch.start <= previous {
                 throw fail("epochs are not in strictly increasing time order at \(epoch.start)")
             }

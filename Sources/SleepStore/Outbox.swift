@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SleepDomain
 
 /// State of one outbox event (one per final session).
 public enum OutboxStatus: String, Sendable, Codable {
@@ -50,7 +51,7 @@ extension SleepStore {
     /// The claim and the attempt count are committed before the post starts, so a crash
     /// mid-post neither loses the event nor lets two workers post it at once.
     public func claimNextDueEvent(leaseSeconds: Int64, excluding: Set<Int64> = []) throws -> OutboxClaim? {
-        let now = clock.now()
+        let now = clock.unixSeconds()
         let token = UUID().uuidString
         return try pool.write { db -> OutboxClaim? in
             let excluded = excluding.isEmpty ? "" : "AND id NOT IN (\(excluding.map(String.init).joined(separator: ",")))"
@@ -81,7 +82,7 @@ extension SleepStore {
                 sql: "SELECT stage, start_time, end_time FROM stage_blocks WHERE session_id = ? ORDER BY stage <> 'in_bed', start_time",
                 arguments: [sessionID]
             ).compactMap { r in
-                SleepStage(rawValue: r["stage"]).map { StageBlock(stage: $0, start: r["start_time"], end: r["end_time"]) }
+                SleepCategory(rawValue: r["stage"]).map { StageBlock(stage: $0, start: r["start_time"], end: r["end_time"]) }
             }
             return OutboxClaim(
                 eventID: eventID, token: token, attempt: attempt,
@@ -93,7 +94,7 @@ extension SleepStore {
     /// Returns false when the claim was lost (lease expired and another worker took it).
     @discardableResult
     public func markDelivered(_ claim: OutboxClaim, backendSessionID: String?) throws -> Bool {
-        let now = clock.now()
+        let now = clock.unixSeconds()
         return try pool.write { db in
             try db.execute(
                 sql: """
@@ -115,7 +116,7 @@ extension SleepStore {
     /// Marks a claimed event failed for good, keeping the reason on the event and the session.
     @discardableResult
     public func markFailed(_ claim: OutboxClaim, reason: String) throws -> Bool {
-        let now = clock.now()
+        let now = clock.unixSeconds()
         return try pool.write { db in
             try db.execute(
                 sql: """
@@ -134,7 +135,7 @@ extension SleepStore {
     /// Returns a claimed event to pending, due at `nextAttemptAt`, keeping the last error.
     @discardableResult
     public func scheduleRetry(_ claim: OutboxClaim, reason: String, nextAttemptAt: Int64) throws -> Bool {
-        let now = clock.now()
+        let now = clock.unixSeconds()
         return try pool.write { db in
             try db.execute(
                 sql: """
@@ -149,7 +150,7 @@ extension SleepStore {
     /// Gives a claim back unattempted (the worker is shutting down before posting it).
     @discardableResult
     public func releaseClaim(_ claim: OutboxClaim) throws -> Bool {
-        let now = clock.now()
+        let now = clock.unixSeconds()
         return try pool.write { db in
             try db.execute(
                 sql: """
@@ -164,7 +165,7 @@ extension SleepStore {
     /// Puts every failed event back in the queue (after the cause was fixed, e.g. a token).
     @discardableResult
     public func requeueFailedEvents() throws -> Int {
-        let now = clock.now()
+        let now = clock.unixSeconds()
         return try pool.write { db in
             try db.execute(
                 sql: """
@@ -182,7 +183,7 @@ extension SleepStore {
     }
 
     public func outboxSummary() throws -> OutboxSummary {
-        let now = clock.now()
+        let now = clock.unixSeconds()
         return try pool.read { db in
             let row = try Row.fetchOne(
                 db,

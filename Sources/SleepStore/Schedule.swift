@@ -1,4 +1,5 @@
 import GRDB
+import SleepDomain
 
 /// Who decided a schedule: the user (always wins) or the inference from past nights.
 public enum ScheduleSource: String, Sendable, Codable {
@@ -65,7 +66,7 @@ extension SleepStore {
     @discardableResult
     public func setSchedule(_ schedule: ScheduleRecord) throws -> Bool {
         try Self.validate(schedule)
-        let now = clock.now()
+        let now = clock.unixSeconds()
         return try pool.write { db in
             if let current = try Self.fetchInForce(db, podSerial: schedule.podSerial, side: schedule.side),
                current.schedule == schedule { return false }

@@ -1,4 +1,5 @@
 import GRDB
+import SleepDomain
 
 // The schedule service's state (migration v3): the pod schedule in force per side, the
 // user's manual schedule per side, every command pushed with the pod's answer, and the

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SleepDomain
 
 /// The hub's SQLite store: one file in WAL mode with foreign keys on, migrated on open.
 ///
@@ -104,7 +105,7 @@ public final class SleepStore: Sendable {
     @discardableResult
     public func save(_ night: NightRecord) throws -> SaveResult {
         try NightValidation.validate(night)
-        let now = clock.now()
+        let now = clock.unixSeconds()
         let sourceID = night.sourceID
         let wakeDate = calendar.wakeDate(sessionEnd: night.end)
         let blocks = StageBlockBuilder.blocks(sessionStart: night.start, sessionEnd: night.end, epochs: night.epochs)
@@ -215,7 +216,7 @@ public final class SleepStore: Sendable {
             id: row["id"], sourceID: row["source_id"], podSerial: row["pod_serial"],
             side: BedSide(rawValue: row["side"]) ?? .left,
             start: row["start_time"], end: row["end_time"],
-            wakeDate: LocalDate(row["wake_date"] as String) ?? LocalDate(year: 1970, month: 1, day: 1)!,
+            wakeDate: CalendarDay(row["wake_date"] as String) ?? CalendarDay(year: 1970, month: 1, day: 1)!,
             timeZoneID: row["time_zone"], isFinal: row["is_final"],
             metrics: NightMetrics(
                 timeInBedMinutes: row["time_in_bed_min"], totalSleepMinutes: row["total_sleep_min"],
@@ -241,7 +242,7 @@ public final class SleepStore: Sendable {
     }
 
     /// Sessions whose stored wake date lies in `from...to` (inclusive), oldest first.
-    public func sessions(wakeDatesFrom from: LocalDate, to: LocalDate, side: BedSide? = nil) throws -> [StoredSession] {
+    public func sessions(wakeDatesFrom from: CalendarDay, to: CalendarDay, side: BedSide? = nil) throws -> [StoredSession] {
         try pool.read { db in
             try Row.fetchAll(
                 db,
@@ -287,7 +288,7 @@ public final class SleepStore: Sendable {
                     """,
                 arguments: [sessionID]
             ).compactMap { row in
-                SleepStage(rawValue: row["stage"]).map { StageBlock(stage: $0, start: row["start_time"], end: row["end_time"]) }
+                SleepCategory(rawValue: row["stage"]).map { StageBlock(stage: $0, start: row["start_time"], end: row["end_time"]) }
             }
         }
     }
@@ -323,7 +324,7 @@ public final class SleepStore: Sendable {
 
     /// Per wake date totals (every session ending that day summed), oldest first; days
     /// without sessions are absent.
-    public func dayTotals(from: LocalDate, to: LocalDate, side: BedSide? = nil) throws -> [DayTotal] {
+    public func dayTotals(from: CalendarDay, to: CalendarDay, side: BedSide? = nil) throws -> [DayTotal] {
         try pool.read { db in
             try Row.fetchAll(
                 db,
@@ -335,7 +336,7 @@ public final class SleepStore: Sendable {
                     """,
                 arguments: [from.description, to.description, side?.rawValue, side?.rawValue]
             ).compactMap { row in
-                guard let date = LocalDate(row["wake_date"] as String) else { return nil }
+                guard let date = CalendarDay(row["wake_date"] as String) else { return nil }
                 return DayTotal(
                     date: date, sessions: row["n"], timeInBedMinutes: row["tib"], totalSleepMinutes: row["tst"],
                     awakeMinutes: row["awake"], coreMinutes: row["core"], deepMinutes: row["deep"], remMinutes: row["rem"])
@@ -358,7 +359,7 @@ public final class SleepStore: Sendable {
     /// Prunes epochs older than `maxAgeDays` days before the clock's now.
     @discardableResult
     public func pruneEpochs(maxAgeDays: Int) throws -> Int {
-        try pruneEpochs(olderThan: clock.now() - Int64(max(0, maxAgeDays)) * 86_400)
+        try pruneEpochs(olderThan: clock.unixSeconds() - Int64(max(0, maxAgeDays)) * 86_400)
     }
 
     /// Number of stored epochs (all sessions).

@@ -1,11 +1,14 @@
+import SleepDomain
+
 /// A span of one stage: consecutive equal epochs merged, or the session's `in_bed` span.
 public struct StageBlock: Sendable, Hashable, Codable {
-    public var stage: SleepStage
+    /// `in_bed` for the session span, else the stage of the merged epochs.
+    public var stage: SleepCategory
     /// Unix seconds (UTC), `[start, end)`.
     public var start: Int64
     public var end: Int64
 
-    public init(stage: SleepStage, start: Int64, end: Int64) {
+    public init(stage: SleepCategory, start: Int64, end: Int64) {
         self.stage = stage
         self.start = start
         self.end = end
@@ -27,12 +30,12 @@ public enum StageBlockBuilder {
             let start = max(epoch.start, sessionStart)
             let end = min(epoch.end, sessionEnd)
             guard end > start else { continue }
-            if var block = current, block.stage == epoch.stage, block.end == start {
+            if var block = current, block.stage == SleepCategory(epoch.stage), block.end == start {
                 block.end = end
                 current = block
             } else {
                 if let block = current { result.append(block) }
-                current = StageBlock(stage: epoch.stage, start: start, end: end)
+                current = StageBlock(stage: SleepCategory(epoch.stage), start: start, end: end)
             }
         }
         if let block = current { result.append(block) }

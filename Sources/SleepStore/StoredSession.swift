@@ -1,3 +1,5 @@
+import SleepDomain
+
 /// Upload state of a session as the store records it.
 public enum SyncStatus: String, Sendable, Codable {
     /// Preliminary: kept locally, never uploaded.
@@ -20,7 +22,7 @@ public struct StoredSession: Sendable, Hashable {
     public var start: Int64
     public var end: Int64
     /// Local date the session ends on, in the zone configured when it was stored.
-    public var wakeDate: LocalDate
+    public var wakeDate: CalendarDay
     /// Identifier of that zone (e.g. `Europe/Berlin`).
     public var timeZoneID: String
     public var isFinal: Bool
@@ -35,7 +37,7 @@ public struct StoredSession: Sendable, Hashable {
 public struct SaveResult: Sendable, Hashable {
     public var sessionID: Int64
     public var sourceID: String
-    public var wakeDate: LocalDate
+    public var wakeDate: CalendarDay
     /// True when a session with the same source id existed and was replaced in place.
     public var replacedExisting: Bool
     /// Other sessions of the same pod and side overlapping this one, removed because a
@@ -47,7 +49,7 @@ public struct SaveResult: Sendable, Hashable {
 
 /// One wake date's totals: all sessions ending that day summed (main sleep plus naps).
 public struct DayTotal: Sendable, Hashable {
-    public var date: LocalDate
+    public var date: CalendarDay
     public var sessions: Int
     public var timeInBedMinutes: Double
     public var totalSleepMinutes: Double

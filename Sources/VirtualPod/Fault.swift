@@ -21,6 +21,14 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
     /// The clock stops being valid without a reset (a crystal or RTC fault): schedules stay,
     /// an alarm due now fails with ALARM_FAILED (2) instead of ringing at a guessed time.
     case clockLoss
+    /// A reset whose BOOT frame is lost on the wire: the pod forgets everything and waits
+    /// for HELLO in silence; only the hub's liveness probe can find it (§7.7).
+    case silentReboot(ResetReason)
+    /// START_STREAM is answered with this final status from now on (nil: accepted again).
+    case refuseStream(Status?)
+    /// Every response leaves this many real seconds after its request arrived (0 = at once):
+    /// set it to the hub's response timeout to make answers race the retransmit timer.
+    case answerDelay(seconds: Double)
 
     public var description: String {
         switch self {
@@ -31,6 +39,9 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
         case .disconnect(let s): "disconnect:\(s)"
         case .reboot(let r): "reboot:\(r.rawValue)"
         case .clockLoss: "clockloss"
+        case .silentReboot(let r): "silentreboot:\(r.rawValue)"
+        case .refuseStream(let s): "refusestream:\(s.map { String($0.rawValue) } ?? "off")"
+        case .answerDelay(let s): "answerdelay:\(s)"
         }
     }
 }
@@ -54,8 +65,9 @@ public struct ScheduledFault: Sendable, Hashable, CustomStringConvertible {
         public var description: String { "bad fault '\(spec)': \(reason)" }
     }
 
-    /// Parses `KIND[:ARG][@TIME]`: KIND is garbage, crc, drop, stall, disconnect, reboot or
-    /// clockloss; ARG a count of bytes/frames, real seconds, or a reset reason (0–5);
+    /// Parses `KIND[:ARG][@TIME]`: KIND is garbage, crc, drop, stall, disconnect, reboot,
+    /// silentreboot, clockloss, refusestream or answerdelay; ARG a count of bytes/frames, real
+    /// seconds, a reset reason (0–5), or a status code (1–255, `off` lifts the refusal);
     /// TIME simulated time since start with an optional unit s, m or h (default 0 = at once).
     /// Examples: `drop:20@10m`, `reboot@2h`, `disconnect:3@90s`, `garbage:64`.
     public init(spec: String) throws(ParseError) {
@@ -80,15 +92,27 @@ public struct ScheduledFault: Sendable, Hashable, CustomStringConvertible {
         case "drop": fault = .dropFrames(try count(1))
         case "stall": fault = .stall(seconds: try seconds(2))
         case "disconnect": fault = .disconnect(seconds: try seconds(2))
-        case "reboot":
+        case "reboot", "silentreboot":
             let code = try arg.map { a throws(ParseError) -> UInt16 in
                 guard let c = UInt16(a), let _ = ResetReason(rawValue: c) else { throw fail("reset reason must be 0–5") }
                 return c
             } ?? ResetReason.watchdog.rawValue
-            fault = .reboot(ResetReason(rawValue: code)!)
+            let reason = ResetReason(rawValue: code)!
+            fault = kind == "reboot" ? .reboot(reason) : .silentReboot(reason)
         case "clockloss": fault = .clockLoss
+        case "refusestream":
+            if arg == "off" {
+                fault = .refuseStream(nil)
+            } else {
+                guard let code = UInt8(arg ?? "7"), code > 0, let status = Status(rawValue: code) else {
+                    throw fail("status must be a known nack code (1–11) or off")
+                }
+                fault = .refuseStream(status)
+            }
+        case "answerdelay": fault = .answerDelay(seconds: try seconds(0.5))
         default:
-            throw fail("unknown kind '\(kind)' (garbage, crc, drop, stall, disconnect, reboot, clockloss)")
+            throw fail("unknown kind '\(kind)' (garbage, crc, drop, stall, disconnect, reboot, silentreboot, clockloss, "
+                       + "refusestream, answerdelay)")
         }
         if parts.count > 1 {
             guard let t = Self.parseDuration(String(parts[1])) else { throw fail("bad time '\(parts[1])'") }

@@ -1,5 +1,6 @@
 import NightModel
 import PodProtocol
+import SleepDomain
 
 /// Turns the physiology model into the pod's streamed messages at the spec's rates (§6.3):
 /// a 50-sample PIEZO block per side every 100 ms, CAPACITANCE at 2 Hz per side,
@@ -29,6 +30,16 @@ struct NightPlayer: Sendable {
         self.gain = gain
     }
 
+    /// What the model has played, with the sleepers' answers to alarms so far.
+    var truth: GroundTruth { simulator.truth }
+
+    /// The alarm started on `side` at `modelTick`: the sleeper there hears it (NightModel's
+    /// `alarmHeard`), and the rest of the night follows their answer.
+    mutating func alarmStarted(side: Int, atModelTick modelTick: UInt64) {
+        guard side < sides else { return }
+        simulator.alarmHeard(side: side, at: Double(modelTick) / Double(Wire.tickRate))
+    }
+
     /// The model tick at which the next message falls due.
     var nextDue: UInt64 {
         min(nextBlock + Self.blockSamples, nextCapacitance, nextEnvironment)
@@ -48,7 +59,7 @@ struct NightPlayer: Sendable {
                 for side in 0..<sides {
                     let samples = simulator.piezo(side: side, count: Int(Self.blockSamples))
                     if mask.contains(.piezo), let t = podTick(start) {
-                        emit(.piezo(PiezoBlock(side: Side(rawValue: UInt8(side))!, channels: UInt8(channels),
+                        emit(.piezo(PiezoBlock(side: BedSide(wireValue: UInt8(side))!, channels: UInt8(channels),
                                                gain: gain, firstTick: t, samples: samples)))
                     }
                 }
@@ -58,7 +69,7 @@ struct NightPlayer: Sendable {
                 if mask.contains(.capacitance), let t = podTick(due) {
                     let seconds = Double(due) / Double(Wire.tickRate)
                     for side in 0..<sides {
-                        emit(.capacitance(CapacitanceReading(side: Side(rawValue: UInt8(side))!, tick: t,
+                        emit(.capacitance(CapacitanceReading(side: BedSide(wireValue: UInt8(side))!, tick: t,
                                                              values: simulator.capacitance(side: side, at: seconds))))
                     }
                 }

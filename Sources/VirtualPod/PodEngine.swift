@@ -3,7 +3,9 @@ import Glibc
 #endif
 import NightModel
 import PodProtocol
+import SystemCalls
 import Synchronization
+import SleepDomain
 
 /// The virtual pod's one thread: paces simulated time against the monotonic clock, plays
 /// the night (or a capture), answers the hub, injects faults, and writes everything that
@@ -50,7 +52,12 @@ final class PodEngine: @unchecked Sendable {
     private var corruptNext = 0
     private var stallUntil: UInt64?
     private var detachedUntil: UInt64?
-    private var garbageState: UInt64
+    /// Line noise for `.garbage` faults: replayable from the night's seed.
+    private var garbage: SplitMix64
+    /// Real nanoseconds a response waits before it is sent (`Fault.answerDelay`).
+    private var answerDelayNanos: UInt64 = 0
+    /// Responses held back by `answerDelay`, in due order.
+    private var delayed: [(due: UInt64, message: Message, requestID: UInt16)] = []
 
     // Figures.
     private var attachCount = 0
@@ -69,7 +76,7 @@ final class PodEngine: @unchecked Sendable {
     /// speed instead of waking for every 100 ms block.
     private static let minBatchNanos: UInt64 = 20_000_000
 
-    init(config: VirtualPodConfiguration) throws(VirtualPodError) {
+    init(config: VirtualPodConfiguration) throws(SystemError) {
         self.config = config
         firmware = PodFirmware(identity: config.identity)
         var night = config.night
@@ -85,16 +92,9 @@ final class PodEngine: @unchecked Sendable {
             endModelTick = UInt64(night.duration * Double(Wire.tickRate))
         }
         scheduled = config.faults.sorted { $0.at < $1.at }
-        garbageState = config.night.seed ^ 0x6A5D_39E1_7C2B_4F81
+        garbage = SplitMix64(seed: config.night.seed ^ 0x6A5D_39E1_7C2B_4F81)
         ticksPerNano = config.speed * Double(Wire.tickRate) / 1e9
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { throw VirtualPodError("pipe", errno: errno) }
-        wakeRead = fds[0]
-        wakeWrite = fds[1]
-        for fd in fds {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
+        (wakeRead, wakeWrite) = try SystemCalls.makeWakePipe()
         shared = Mutex(Shared())
         startNanos = Self.monotonicNanos()
         // Every stored property is set: if attach() throws, deinit runs and closes the pipe
@@ -107,8 +107,8 @@ final class PodEngine: @unchecked Sendable {
 
     deinit {
         pty?.close()
-        _ = close(wakeRead)
-        _ = close(wakeWrite)
+        SystemCalls.close(wakeRead)
+        SystemCalls.close(wakeWrite)
     }
 
     static func monotonicNanos() -> UInt64 {
@@ -119,8 +119,7 @@ final class PodEngine: @unchecked Sendable {
 
     /// Wakes the thread (a fault was queued or stop requested).
     func wake() {
-        var b: UInt8 = 1
-        _ = write(wakeWrite, &b, 1)
+        SystemCalls.wake(wakeWrite)
     }
 
     // MARK: The loop
@@ -145,7 +144,8 @@ final class PodEngine: @unchecked Sendable {
             if config.stopsAtEnd, player != nil { target = min(target, max(endModelTick, modelTick)) }
             advance(to: target)
             for f in faults { apply(f, now: now) }
-            if pty != nil, stallUntil == nil { readRequests(&input) }
+            if pty != nil, stallUntil == nil { readRequests(&input, now: now) }
+            sendDelayedAnswers(now: Self.monotonicNanos())
             if let r = replay, replayStart == nil, firmware.linkReady, !firmware.streaming.isEmpty {
                 replayStart = modelTick
                 replayMap = (r.tickBase, podTick(modelTick) ?? 0)
@@ -161,7 +161,7 @@ final class PodEngine: @unchecked Sendable {
         }
         pty?.close()
         pty = nil
-        if let link = config.linkPath { StableLink.remove(link) }
+        if let link = config.linkPath { SystemCalls.unlink(link) }
         finished = true
         publish(ttyGone: true)
         let waiters = shared.withLock { s -> [CheckedContinuation<Void, Never>] in
@@ -215,7 +215,13 @@ final class PodEngine: @unchecked Sendable {
             if let pt = podTick(step) {
                 var events: [PodEvent] = []
                 firmware.fireTimers(through: pt) { events.append($0) }
-                for e in events { send(.event(e)) }
+                for e in events {
+                    // The sleeper on that side feels the motor (a restart after snooze too).
+                    if e.kind == .alarmStarted, let side = e.side, player != nil {
+                        player!.alarmStarted(side: side.index, atModelTick: modelTick(ofPodTick: e.tick))
+                    }
+                    send(.event(e))
+                }
             }
             let mask = firmware.linkReady ? firmware.streaming : []
             if player != nil {
@@ -250,7 +256,14 @@ final class PodEngine: @unchecked Sendable {
         }
     }
 
-    private func readRequests(_ input: inout [UInt8]) {
+    private func sendDelayedAnswers(now: UInt64) {
+        while let first = delayed.first, first.due <= now {
+            delayed.removeFirst()
+            send(first.message, requestID: first.requestID)
+        }
+    }
+
+    private func readRequests(_ input: inout [UInt8], now: UInt64) {
         guard let pty else { return }
         while true {
             let n = input.withUnsafeMutableBytes { pty.read(into: $0) }
@@ -263,7 +276,11 @@ final class PodEngine: @unchecked Sendable {
                             appliedClocks.append(AppliedClock(anchor: anchor, bootCount: firmware.bootCount,
                                                               modelTick: modelTick))
                         }
-                        send(out.message, requestID: out.requestID)
+                        if answerDelayNanos > 0, out.requestID != 0 {
+                            delayed.append((now + answerDelayNanos, out.message, out.requestID))
+                        } else {
+                            send(out.message, requestID: out.requestID)
+                        }
                     }
                 }
             }
@@ -337,7 +354,7 @@ final class PodEngine: @unchecked Sendable {
             // a few times in a row before closing.
             quietRounds = pendingCount == 0 && pty.unreadByHub == 0 ? quietRounds + 1 : 0
             var fds = [pollfd(fd: pty.master, events: Int16(POLLOUT), revents: 0)]
-            _ = poll(&fds, 1, 10)
+            _ = try? SystemCalls.poll(&fds, timeoutMilliseconds: 10)
             if pendingCount == 0 { usleep(10_000) }
         }
     }
@@ -348,7 +365,7 @@ final class PodEngine: @unchecked Sendable {
         switch fault {
         case .garbage(let count):
             guard pty != nil, stallUntil == nil else { return }
-            for _ in 0..<max(1, count) { pending.append(UInt8(truncatingIfNeeded: nextRandom() % 255) + 1) }
+            for _ in 0..<max(1, count) { pending.append(UInt8(truncatingIfNeeded: garbage.next() % 255) + 1) }
             pending.append(0)
             garbageBursts &+= 1
         case .badCRC(let n):
@@ -363,25 +380,28 @@ final class PodEngine: @unchecked Sendable {
             reboot(reason)
         case .clockLoss:
             firmware.invalidateClock()
+        case .silentReboot(let reason):
+            reboot(reason, bootLost: true)
+        case .refuseStream(let status):
+            firmware.refuseStream = status
+        case .answerDelay(let seconds):
+            answerDelayNanos = UInt64(max(0, seconds) * 1e9)
         }
     }
 
-    private func nextRandom() -> UInt64 {
-        garbageState &+= 0x9E37_79B9_7F4A_7C15
-        var z = garbageState
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 
-    private func reboot(_ reason: ResetReason) {
+    /// A reset; with `bootLost` its BOOT frame (sequence 0) is damaged on the wire and never
+    /// arrives, so the hub sees nothing until it probes.
+    private func reboot(_ reason: ResetReason, bootLost: Bool = false) {
         let boot = firmware.reboot(reason: reason)
         bootModelTick = modelTick
-        // A reset loses the transmit queue and any partial request; sequence restarts at 0.
+        // A reset loses the transmit queue, held answers and any partial request; sequence restarts at 0.
         pending.removeAll(keepingCapacity: true)
         pendingStart = 0
+        delayed.removeAll()
         decoder.reset()
         encoder = FrameEncoder()
+        if bootLost { dropNext += 1 }
         send(.event(boot))
     }
 
@@ -390,19 +410,20 @@ final class PodEngine: @unchecked Sendable {
         old.close()
         pty = nil
         firmware.linkLost()
+        delayed.removeAll()
         pending.removeAll(keepingCapacity: true)
         pendingStart = 0
         decoder.reset()
         detachedUntil = until
     }
 
-    private func attach() throws(VirtualPodError) {
+    private func attach() throws(SystemError) {
         let p = try PseudoTerminal()
         pty = p
         attachCount += 1
         // One delimiter first ends any partial frame in the receiver (§3.1).
         pending.append(0)
-        if let link = config.linkPath { try StableLink.point(link, to: p.path) }
+        if let link = config.linkPath { try SystemCalls.replaceSymlink(link, to: p.path) }
         config.onAttach?(p.path)
     }
 
@@ -419,6 +440,7 @@ final class PodEngine: @unchecked Sendable {
         if due != .max { wakeAt = min(wakeAt, max(nanos(atModelTick: due), now + Self.minBatchNanos)) }
         if let s = stallUntil { wakeAt = min(wakeAt, s) }
         if let d = detachedUntil { wakeAt = min(wakeAt, d) }
+        if let first = delayed.first { wakeAt = min(wakeAt, max(first.due, now)) }
         let timeout = Int32(clamping: (wakeAt > now ? wakeAt - now : 0) / 1_000_000 + 1)
         var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
         if let pty, stallUntil == nil {
@@ -426,11 +448,8 @@ final class PodEngine: @unchecked Sendable {
             if pendingCount > 0 { events |= Int16(POLLOUT) }
             fds.append(pollfd(fd: pty.master, events: events, revents: 0))
         }
-        _ = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), timeout) }
-        if fds[0].revents != 0 {
-            var sink = [UInt8](repeating: 0, count: 64)
-            while read(wakeRead, &sink, sink.count) > 0 {}
-        }
+        _ = try? SystemCalls.poll(&fds, timeoutMilliseconds: timeout)
+        if fds[0].revents != 0 { SystemCalls.drain(wakeRead) }
     }
 
     private func publish(ttyGone: Bool = false) {
@@ -444,10 +463,11 @@ final class PodEngine: @unchecked Sendable {
         s.linkReady = firmware.linkReady
         s.streaming = firmware.streaming
         let sides = config.identity.sides
-        s.schedules = (0..<sides).map { firmware.report(side: Side(rawValue: UInt8($0))!) }
+        s.schedules = (0..<sides).map { firmware.report(side: BedSide(wireValue: UInt8($0))!) }
         s.powerOn = firmware.power.map(\.on)
         s.vibrating = (0..<sides).map { firmware.isVibrating(side: $0) }
         s.alarmsFired = firmware.fired
+        s.truth = player?.truth
         s.appliedClocks = appliedClocks
         s.framesSent = framesSent
         s.bytesSent = bytesSent

@@ -1,6 +1,7 @@
 import PodProtocol
+import SleepDomain
 
-/// The firmware side of protocol v1 as pure state: requests in, responses and events out,
+/// The firmware side of protocol v1.1 as pure state: requests in, responses and events out,
 /// timers (local minutes, alarm ends, snooze ends) fired as the tick advances.
 ///
 /// No I/O and no real time: the engine tells it the pod's tick. That keeps every rule of
@@ -19,8 +20,8 @@ struct PodFirmware: Sendable {
     }
 
     struct ScheduleEntry: Sendable, Hashable {
-        var on: ClockTime
-        var off: ClockTime
+        var on: TimeOfDay
+        var off: TimeOfDay
         var level: UInt8
         /// Off at or before on: the entry ends the next day (§6.2).
         var crossesMidnight: Bool { off <= on }
@@ -40,6 +41,10 @@ struct PodFirmware: Sendable {
     private(set) var bootCount: UInt32
     /// A successful HELLO on the current link; nothing but HELLO is served before it.
     private(set) var linkReady = false
+    /// The minor revision agreed in the last HELLO (0 = v1.0 hub: the v1 NOT_READY statuses).
+    private(set) var linkMinor: UInt8 = 0
+    /// A status the next START_STREAM requests are refused with (fault injection), nil = none.
+    var refuseStream: Status?
     /// The clock the hub set; nil while the clock is not valid.
     private(set) var clock: ClockAnchor?
     /// The last clock kept after the clock was lost without a reboot: the pod can still tell
@@ -53,6 +58,14 @@ struct PodFirmware: Sendable {
     private(set) var alarms: [AlarmSetting?]
     private var vibratingUntil: [UInt64?]
     private var snoozedUntil: [UInt64?]
+    /// Per side: the local day (days since 1970-01-01, pod local time) whose remaining alarm a
+    /// TRIGGER_ALARM disarmed.
+    private var disarmedDay: [Int64?]
+    /// Per side: the local day its alarm last fired at its HH:mm (at most once a day, §7.4).
+    private var alarmFiredDay: [Int64?]
+    /// Local minutes of day a forward clock jump (DST, a correction) passed over: they count
+    /// as reached at the next minute boundary, so a skipped time fires late, once (§7.4).
+    private var skippedMinutes: ClosedRange<Int>?
     private var nextMinute: UInt64?
     private var cache: [CachedResponse] = []
     /// Alarms that went off or failed, in order (kept across reboots for inspection).
@@ -75,6 +88,8 @@ struct PodFirmware: Sendable {
         alarms = Array(repeating: nil, count: n)
         vibratingUntil = Array(repeating: nil, count: n)
         snoozedUntil = Array(repeating: nil, count: n)
+        disarmedDay = Array(repeating: nil, count: n)
+        alarmFiredDay = Array(repeating: nil, count: n)
     }
 
     // MARK: Lifecycle
@@ -84,15 +99,18 @@ struct PodFirmware: Sendable {
     mutating func reboot(reason: ResetReason) -> PodEvent {
         let keptFired = fired
         let boots = bootCount &+ 1
+        let refusal = refuseStream
         self = PodFirmware(identity: identity)
         bootCount = boots
         fired = keptFired
+        refuseStream = refusal
         return PodEvent(tick: 0, kind: .boot, side: nil, argument: reason.rawValue)
     }
 
     /// The link went away (cable pulled): a new link needs a new HELLO; state is kept.
     mutating func linkLost() {
         linkReady = false
+        linkMinor = 0
         streaming = []
         cache.removeAll()
     }
@@ -129,7 +147,10 @@ struct PodFirmware: Sendable {
         .response(Response(request: request, status: status, body: status == .ok ? body : .none))
     }
 
-    private func hasSide(_ side: Side) -> Bool { Int(side.rawValue) < identity.sides }
+    private func hasSide(_ side: BedSide) -> Bool { side.index < identity.sides }
+
+    /// v1.1's precise status where v1 said NOT_READY, by the minor agreed on this link.
+    private func notReady(_ precise: Status) -> Status { linkMinor >= 1 ? precise : .notReady }
 
     private mutating func respond(to message: Message, type: UInt8, tick: UInt64, events: inout [PodEvent]) -> Message {
         switch message {
@@ -143,17 +164,23 @@ struct PodFirmware: Sendable {
                 return reply(.hello, .unsupportedVersion)
             }
             linkReady = true
-            return reply(.hello, .ok, .hello(podInfo(tick: tick)))
+            // §5: the minor is agreed only when the hub offered one (a v1.0 hub gets a v1.0 reply).
+            linkMinor = h.maxMinor.map { min($0, Wire.minorVersion) } ?? 0
+            var info = podInfo(tick: tick)
+            info.protocolMinor = h.maxMinor == nil ? nil : linkMinor
+            return reply(.hello, .ok, .hello(info))
         default:
             break
         }
         guard let request = MessageType(rawValue: type) else {
             return .unknown(type: type | MessageType.responseBit, payload: [Status.unknownMessage.rawValue])
         }
+        // §7.1 (v1.1): before HELLO every request but HELLO is answered NO_SESSION; the pod does
+        // not know the hub's minor yet, and a v1.0 hub reads the unknown status as a nack too.
         if case .malformed(_, let reason) = message {
-            return reply(request, request == .hello || linkReady ? reason.status : .notReady)
+            return reply(request, request == .hello || linkReady ? reason.status : .noSession)
         }
-        guard linkReady else { return reply(request, .notReady) }
+        guard linkReady else { return reply(request, .noSession) }
 
         switch message {
         case .ping(let nonce):
@@ -162,6 +189,14 @@ struct PodFirmware: Sendable {
             return reply(.getStatus, .ok, .status(status(tick: tick)))
         case .setClock(let c):
             let anchor = ClockAnchor(tick: tick, unixMillis: c.unixMillis, utcOffsetMinutes: c.utcOffsetMinutes)
+            if let old = clock {
+                let before = LocalTime(unixMillis: old.unixMillis(atTick: tick), offsetMinutes: old.utcOffsetMinutes)
+                let after = LocalTime(unixMillis: c.unixMillis, offsetMinutes: c.utcOffsetMinutes)
+                let jump = after.minuteOfDay - before.minuteOfDay
+                if after.dayNumber == before.dayNumber, jump > 0, jump <= 180 {
+                    skippedMinutes = (before.minuteOfDay + 1)...after.minuteOfDay
+                }
+            }
             clock = anchor
             estimate = nil
             nextMinute = anchor.nextMinuteTick(after: tick)
@@ -170,8 +205,8 @@ struct PodFirmware: Sendable {
             guard hasSide(s.side), identity.features.contains(.powerSchedule) else {
                 return reply(.setPowerSchedule, .unsupportedFeature)
             }
-            guard clock != nil else { return reply(.setPowerSchedule, .notReady) }
-            let side = Int(s.side.rawValue)
+            guard clock != nil else { return reply(.setPowerSchedule, notReady(.clockNotSet)) }
+            let side = s.side.index
             if s.days.isEmpty {
                 entries[side] = Array(repeating: nil, count: 7)
                 lastEntry[side] = nil
@@ -188,29 +223,31 @@ struct PodFirmware: Sendable {
                 return reply(.setAlarm, .unsupportedFeature)
             }
             if a.days.isEmpty {
-                clearAlarm(Int(a.side.rawValue), tick: tick, events: &events)
+                clearAlarm(a.side.index, tick: tick, events: &events)
                 return reply(.setAlarm, .ok)
             }
             guard a.durationSeconds >= 1, a.durationSeconds <= 3600 else { return reply(.setAlarm, .badValue) }
-            guard clock != nil else { return reply(.setAlarm, .notReady) }
-            alarms[Int(a.side.rawValue)] = a
+            guard clock != nil else { return reply(.setAlarm, notReady(.clockNotSet)) }
+            alarms[a.side.index] = a
+            alarmFiredDay[a.side.index] = nil
             return reply(.setAlarm, .ok)
         case .clearAlarm(let side):
             guard hasSide(side), identity.features.contains(.vibrationAlarm) else {
                 return reply(.clearAlarm, .unsupportedFeature)
             }
-            clearAlarm(Int(side.rawValue), tick: tick, events: &events)
+            clearAlarm(side.index, tick: tick, events: &events)
             return reply(.clearAlarm, .ok)
         case .snooze(let side, let seconds):
             guard hasSide(side), identity.features.contains(.snooze) else { return reply(.snooze, .unsupportedFeature) }
-            let s = Int(side.rawValue)
-            guard vibratingUntil[s] != nil else { return reply(.snooze, .notReady) }
+            let s = side.index
+            guard vibratingUntil[s] != nil else { return reply(.snooze, notReady(.nothingToSnooze)) }
             let secs = seconds == 0 ? Self.defaultSnoozeSeconds : seconds
             vibratingUntil[s] = nil
             snoozedUntil[s] = tick + UInt64(secs) * Self.ticksPerSecond
             events.append(PodEvent(tick: tick, kind: .alarmSnoozed, side: side, argument: secs))
             return reply(.snooze, .ok)
         case .startStream(let mask):
+            if let refused = refuseStream { return reply(.startStream, refused) }
             streaming = StreamMask(rawValue: mask.rawValue & supportedStreams.rawValue)
             return reply(.startStream, .ok)
         case .stopStream:
@@ -218,11 +255,16 @@ struct PodFirmware: Sendable {
             return reply(.stopStream, .ok)
         case .setPower(let p):
             guard hasSide(p.side) else { return reply(.setPower, .unsupportedFeature) }
-            power[Int(p.side.rawValue)] = PowerState(on: p.on, level: p.level)
+            power[p.side.index] = PowerState(on: p.on, level: p.level)
             return reply(.setPower, .ok)
         case .getSchedule(let side):
             guard hasSide(side) else { return reply(.getSchedule, .unsupportedFeature) }
             return reply(.getSchedule, .ok, .schedule(report(side: side)))
+        case .triggerAlarm(let t):
+            guard hasSide(t.side), identity.features.contains(.vibrationAlarm),
+                  identity.features.contains(.alarmTrigger) else { return reply(.triggerAlarm, .unsupportedFeature) }
+            trigger(t, tick: tick, events: &events)
+            return reply(.triggerAlarm, .ok)
         default:
             // Streams and responses were filtered out before; nothing else is a request.
             return reply(request, .unknownMessage)
@@ -238,13 +280,28 @@ struct PodFirmware: Sendable {
         return m
     }
 
+    /// §6.2 TRIGGER_ALARM: vibrate now (replacing a vibrating or snoozed alarm of the side) and
+    /// disarm the side's alarm for the rest of the local day; it is armed again from tomorrow.
+    private mutating func trigger(_ t: AlarmTrigger, tick: UInt64, events: inout [PodEvent]) {
+        let s = t.side.index
+        snoozedUntil[s] = nil
+        if let anchor = clock {
+            let local = LocalTime(unixMillis: anchor.unixMillis(atTick: tick), offsetMinutes: anchor.utcOffsetMinutes)
+            disarmedDay[s] = local.dayNumber
+        }
+        let setting = AlarmSetting(side: t.side, days: .everyDay, time: TimeOfDay(wrapping: 0), intensity: t.intensity,
+                                   pattern: t.pattern, durationSeconds: t.durationSeconds)
+        startAlarm(setting, side: s, at: tick, local: nil, outcome: .triggered) { events.append($0) }
+    }
+
     private mutating func clearAlarm(_ side: Int, tick: UInt64, events: inout [PodEvent]) {
         if vibratingUntil[side] != nil || snoozedUntil[side] != nil {
-            events.append(PodEvent(tick: tick, kind: .alarmStopped, side: Side(rawValue: UInt8(side)), argument: 2))
+            events.append(PodEvent(tick: tick, kind: .alarmStopped, side: BedSide(wireValue: UInt8(side)), argument: 2))
         }
         vibratingUntil[side] = nil
         snoozedUntil[side] = nil
         alarms[side] = nil
+        disarmedDay[side] = nil
     }
 
     // MARK: State reports
@@ -272,8 +329,8 @@ struct PodFirmware: Sendable {
 
     /// What GET_SCHEDULE reports for a side: the most recent power entry with the days that
     /// still hold it, and the alarm.
-    func report(side: Side) -> ScheduleReport {
-        let s = Int(side.rawValue)
+    func report(side: BedSide) -> ScheduleReport {
+        let s = side.index
         guard s < identity.sides else { return ScheduleReport(side: side, power: nil, alarm: nil) }
         var power: PowerSchedule?
         if let last = lastEntry[s] {
@@ -303,27 +360,27 @@ struct PodFirmware: Sendable {
     mutating func fireTimers(through tick: UInt64, _ emit: (PodEvent) -> Void) {
         while let t = nextTimer, t <= tick {
             for s in 0..<identity.sides {
-                let side = Side(rawValue: UInt8(s))
+                let side = BedSide(wireValue: UInt8(s))
                 if vibratingUntil[s] == t {
                     vibratingUntil[s] = nil
                     emit(PodEvent(tick: t, kind: .alarmStopped, side: side, argument: 0))
                 }
                 if snoozedUntil[s] == t {
                     snoozedUntil[s] = nil
-                    if let a = alarms[s] { startAlarm(a, side: s, at: t, local: nil, emit) }
+                    if let a = alarms[s] { startAlarm(a, side: s, at: t, local: nil, outcome: .restartedAfterSnooze, emit) }
                 }
             }
             if nextMinute == t { minuteBoundary(at: t, emit) }
         }
     }
 
-    private mutating func startAlarm(_ a: AlarmSetting, side s: Int, at t: UInt64, local: ClockTime?,
-                                     _ emit: (PodEvent) -> Void) {
+    private mutating func startAlarm(_ a: AlarmSetting, side s: Int, at t: UInt64, local: TimeOfDay?,
+                                     outcome: FiredAlarm.Outcome, _ emit: (PodEvent) -> Void) {
         vibratingUntil[s] = t + UInt64(max(a.durationSeconds, 1)) * Self.ticksPerSecond
         emit(PodEvent(tick: t, kind: .alarmStarted, side: a.side, argument: UInt16(a.intensity)))
         fired.append(FiredAlarm(side: a.side, tick: t, bootCount: bootCount,
                                 unixMillis: clock?.unixMillis(atTick: t),
-                                localTime: local, outcome: local == nil ? .restartedAfterSnooze : .started))
+                                localTime: local, outcome: outcome))
     }
 
     /// One local minute hh:mm:00: alarms first (they matter most), then power changes.
@@ -331,16 +388,22 @@ struct PodFirmware: Sendable {
         guard let anchor = clock ?? estimate else { nextMinute = nil; return }
         nextMinute = anchor.nextMinuteTick(after: t)
         let local = LocalTime(unixMillis: anchor.unixMillis(atTick: t), offsetMinutes: anchor.utcOffsetMinutes)
-        let today = WeekdayMask.isoWeekday(local.weekday)
-        let yesterdayIndex = (local.weekday + 5) % 7  // index 0 = Monday
-        let todayIndex = local.weekday - 1
-        let now = ClockTime(minutesOfDay: local.minuteOfDay)
+        let today = local.weekday.mask
+        let yesterdayIndex = local.weekday.advanced(by: -1).rawValue  // index 0 = Monday
+        let todayIndex = local.weekday.rawValue
+        let now = TimeOfDay(wrapping: local.minuteOfDay)
+        let skipped = skippedMinutes
+        skippedMinutes = nil
+        /// Reached now: this minute, or passed over by the last forward jump.
+        func reached(_ time: TimeOfDay) -> Bool { time == now || skipped?.contains(time.minuteOfDay) == true }
         for s in 0..<identity.sides {
-            let side = Side(rawValue: UInt8(s))!
-            if let a = alarms[s], a.days.contains(today), a.time == now {
+            let side = BedSide(wireValue: UInt8(s))!
+            if let a = alarms[s], a.days.contains(today), reached(a.time), disarmedDay[s] != local.dayNumber,
+               alarmFiredDay[s] != local.dayNumber {
+                alarmFiredDay[s] = local.dayNumber  // a repeated hour does not fire it twice
                 if clock != nil {
                     snoozedUntil[s] = nil
-                    startAlarm(a, side: s, at: t, local: now, emit)
+                    startAlarm(a, side: s, at: t, local: now, outcome: .started, emit)
                 } else {
                     emit(PodEvent(tick: t, kind: .alarmFailed, side: side, argument: 2))
                     fired.append(FiredAlarm(side: side, tick: t, bootCount: bootCount, unixMillis: nil,
@@ -348,10 +411,10 @@ struct PodFirmware: Sendable {
                 }
             }
             guard clock != nil else { continue }
-            let onEntry = entries[s][todayIndex].flatMap { $0.on == now ? $0 : nil }
+            let onEntry = entries[s][todayIndex].flatMap { reached($0.on) ? $0 : nil }
             var offDue = false
-            if let e = entries[s][todayIndex], !e.crossesMidnight, e.off == now { offDue = true }
-            if let e = entries[s][yesterdayIndex], e.crossesMidnight, e.off == now { offDue = true }
+            if let e = entries[s][todayIndex], !e.crossesMidnight, reached(e.off) { offDue = true }
+            if let e = entries[s][yesterdayIndex], e.crossesMidnight, reached(e.off) { offDue = true }
             if let e = onEntry {
                 if !power[s].on || power[s].level != e.level {
                     power[s] = PowerState(on: true, level: e.level)
@@ -374,14 +437,16 @@ public struct FiredAlarm: Sendable, Hashable {
         case restartedAfterSnooze
         /// ALARM_FAILED (argument 2): due while the clock was not valid.
         case failedClockInvalid
+        /// ALARM_STARTED by TRIGGER_ALARM (v1.1), at the hub's request.
+        case triggered
     }
-    public var side: Side
+    public var side: BedSide
     /// The pod's tick when it happened (in the boot `bootCount`).
     public var tick: UInt64
     public var bootCount: UInt32
     /// The pod's UTC time then; nil when its clock was not valid.
     public var unixMillis: Int64?
     /// The local HH:mm it was due at (nil for a restart after a snooze).
-    public var localTime: ClockTime?
+    public var localTime: TimeOfDay?
     public var outcome: Outcome
 }

@@ -30,7 +30,9 @@ public struct TruthClock: Sendable {
 ///   simulated second and side (the columns of NightModel's `GroundTruth.csv`), `t` in
 ///   Unix seconds under `TruthClock`;
 /// - `beats-left.csv`, `beats-right.csv`: `beat_time`, heartbeat times in Unix seconds;
-/// - `clock.csv`: the anchors used, `simulated_seconds,boot_count,pod_tick,unix_ms,utc_offset_min`.
+/// - `clock.csv`: the anchors used, `simulated_seconds,boot_count,pod_tick,unix_ms,utc_offset_min`;
+/// - `alarms.csv`: every alarm the sleepers heard, `t,side,stage,got_up_t` (stage empty for an
+///   empty side, `got_up_t` empty when they stayed in bed), times in Unix seconds.
 public enum TruthFiles {
     public static func render(truth: GroundTruth, playedSeconds: Int, clock: TruthClock) -> [(name: String, text: String)] {
         let n = min(max(playedSeconds, 0), truth.duration)
@@ -61,6 +63,13 @@ public enum TruthFiles {
                 + ",\(c.bootCount),\(c.anchor.tick),\(c.anchor.unixMillis),\(c.anchor.utcOffsetMinutes)\n"
         }
         files.append(("clock.csv", anchors))
+        var alarms = "t,side,stage,got_up_t\n"
+        for r in truth.alarmReactions where r.heardAt < Double(n) {
+            let stage = r.stage?.rawValue ?? ""
+            alarms += fixed(clock.unixTime(simulatedSeconds: r.heardAt), 3) + ",\(r.side),\(stage),"
+                + (r.gotUpAt.map { fixed(clock.unixTime(simulatedSeconds: $0), 3) } ?? "") + "\n"
+        }
+        files.append(("alarms.csv", alarms))
         return files
     }
 

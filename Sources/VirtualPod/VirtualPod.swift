@@ -1,7 +1,9 @@
 import Foundation
 import NightModel
 import PodProtocol
+import SystemCalls
 import Synchronization
+import SleepDomain
 
 /// A sleep pod in software: the firmware side of protocol v1 on a pseudo-terminal, playing
 /// a night from the physiology model (or a recorded capture), with its own 500 Hz clock
@@ -21,8 +23,12 @@ public final class VirtualPod: Sendable {
 
     private let control = Mutex(Control())
     private let exited = DispatchSemaphore(value: 0)
-    /// What the model plays (nil when replaying a capture).
-    public let groundTruth: GroundTruth?
+    /// What the model plays before any alarm changed the night (nil when replaying a capture).
+    private let plannedTruth: GroundTruth?
+
+    /// What the model plays (nil when replaying a capture): the plan, and once running, the
+    /// night as the sleepers' answers to the pod's alarms changed it (`alarmReactions`).
+    public var groundTruth: GroundTruth? { snapshot.truth ?? plannedTruth }
 
     public init(configuration: VirtualPodConfiguration) throws(VirtualPodConfiguration.ConfigurationError) {
         try configuration.validate()
@@ -30,15 +36,15 @@ public final class VirtualPod: Sendable {
         if configuration.replay == nil {
             var night = configuration.night
             night.channelsPerSide = configuration.identity.channelsPerSide
-            groundTruth = NightSimulator(config: night).truth
+            plannedTruth = NightSimulator(config: night).truth
         } else {
-            groundTruth = nil
+            plannedTruth = nil
         }
     }
 
     /// Opens the pseudo-terminal, sends BOOT, starts the pod's thread; returns the tty path.
     @discardableResult
-    public func start() throws(VirtualPodError) -> String {
+    public func start() throws(SystemError) -> String {
         let engine = try PodEngine(config: configuration)
         let done = exited
         let thread = Thread {
@@ -51,7 +57,7 @@ public final class VirtualPod: Sendable {
             c.engine = engine
             return true
         }
-        guard started else { throw VirtualPodError("start (already started)", errno: EBUSY) }
+        guard started else { throw SystemError(call: "start (already started)", errno: EBUSY) }
         thread.start()
         return engine.shared.withLock { $0.snapshot.ttyPath } ?? ""
     }
@@ -90,7 +96,7 @@ public final class VirtualPod: Sendable {
     }
 
     /// What the pod holds for a side (as GET_SCHEDULE would report it).
-    public func currentSchedule(side: Side) -> ScheduleReport? {
+    public func currentSchedule(side: BedSide) -> ScheduleReport? {
         snapshot.schedules.first { $0.side == side }
     }
 

@@ -1,3 +1,4 @@
+import NightModel
 import PodProtocol
 
 /// The virtual pod's state at one moment, for tests and status displays. Published by the
@@ -25,6 +26,8 @@ public struct VirtualPodSnapshot: Sendable {
     /// Whether each side's alarm is vibrating.
     public var vibrating: [Bool] = []
     public var alarmsFired: [FiredAlarm] = []
+    /// What the model played so far, including the sleepers' answers to alarms (nil when replaying).
+    public var truth: GroundTruth?
     /// Every clock the hub set, with the simulated moment it was applied.
     public var appliedClocks: [AppliedClock] = []
     public var framesSent: UInt64 = 0

@@ -67,6 +67,8 @@ private func threadCPUSeconds() -> Double {
 /// Plays a NightModel night through one front end per side, timing (thread CPU) only the front end.
 struct FrontEndNightRun {
     var outputs: [FrontEndOutput] = []
+    /// What the model played (the smart-wake bench scores its moments against it).
+    var truth: GroundTruth
     var scores: [FrontEndNightScore] = []
     var frontEndSeconds = 0.0
 
@@ -74,6 +76,7 @@ struct FrontEndNightRun {
 
     init(config: NightConfig, chunkFrames: Int) {
         var sim = NightSimulator(config: config)
+        truth = sim.truth
         let clock = SampleClock(sampleIndex: 0, time: Self.epoch, sampleRate: config.sampleRate)
         let total = Int(config.duration * config.sampleRate)
         let ch = config.channelsPerSide

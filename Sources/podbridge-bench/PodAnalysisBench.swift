@@ -3,6 +3,7 @@ import NightModel
 import PodAnalysis
 import PodProtocol
 import SleepAnalysis
+import SleepDomain
 
 /// The whole pipeline from the pod's bytes: virtual-pod nights encoded as a capture
 /// (HELLO, the SET_CLOCK exchange, then PIEZO and CAPACITANCE frames exactly as a pod
@@ -21,17 +22,19 @@ func runPodAnalysisBench(options: BenchOptions) throws {
     var trueBeatEvaluations: [StagingEvaluation] = []
     var captureCPU: [Double] = [], stagingCPU: [Double] = [], wall: [Double] = []
     var captureMB = 0.0
+    var firstNight: [UInt8] = []
     for seed in seeds {
         let config = NightConfig(seed: seed, duration: hours * 3600, noise: .normal)
         let night = try VirtualNightCapture(config: config)
         captureMB = Double(night.bytes.count) / 1e6
+        if firstNight.isEmpty { firstNight = night.bytes }
 
         let wallStart = ContinuousClock.now
         let cpuStart = paThreadCPUSeconds()
         let analysis = try CaptureAnalysis(capture: night.bytes)
         let cpuMid = paThreadCPUSeconds()
-        var sessions: [Side: [SleepSession]] = [:]
-        for side in Side.allCases {
+        var sessions: [BedSide: [SleepSession]] = [:]
+        for side in BedSide.allCases {
             sessions[side] = analyzer.analyze(beats: analysis[side].beats, vitals: analysis[side].vitals)
         }
         let cpuEnd = paThreadCPUSeconds()
@@ -40,11 +43,11 @@ func runPodAnalysisBench(options: BenchOptions) throws {
         captureCPU.append(cpuMid - cpuStart)
         stagingCPU.append(cpuEnd - cpuMid)
 
-        for side in Side.allCases {
+        for side in BedSide.allCases {
             let e = night.evaluation(side: side, sessions: sessions[side] ?? [])
             evaluations.append(e)
             let start = Double(VirtualNightCapture.startMillis) / 1000
-            let beats = night.truth.sides[Int(side.rawValue)].beatTimes.map { $0 + start + BCGTemplate.jDelay }
+            let beats = night.truth.sides[side.index].beatTimes.map { $0 + start + BCGTemplate.jDelay }
             trueBeatEvaluations.append(night.evaluation(
                 side: side, sessions: analyzer.analyze(AnalysisInput(beats: beats, inBed: .wholeSpan))))
             let c = analysis.counters[side]
@@ -79,6 +82,10 @@ func runPodAnalysisBench(options: BenchOptions) throws {
     print("podanalysis.speed.staging: \(fmtPA(staging, 3)) s CPU (SleepAnalyzer, both sides)")
     print("podanalysis.speed.night_from_capture: \(fmtPA(capture + staging, 3)) s CPU per 8-h two-sided night (target < 1.5 s)")
     print("podanalysis.speed.night_from_capture_wall: \(fmtPA(wallMean, 3)) s wall")
+
+    // Memory: the command on the first night's capture, as a child process.
+    try runCaptureMemoryBench(capture: firstNight, hours: hours)
+    firstNight = []
 
     // Live: one hour of the pod's byte stream, decoded and routed as it arrives (1 KiB
     // reads), newest vitals read back every second as `podbridge stream` does.
@@ -119,7 +126,7 @@ struct VirtualNightCapture {
         while tick < ticks {
             let received = t0 + (tick + 50) * 2000
             for side in 0..<sides {
-                try b.append(.piezo(PiezoBlock(side: Side(rawValue: UInt8(side))!, channels: UInt8(channels), gain: 16,
+                try b.append(.piezo(PiezoBlock(side: BedSide(wireValue: UInt8(side))!, channels: UInt8(channels), gain: 16,
                                                firstTick: Self.anchorTick + tick, samples: sim.piezo(side: side, count: 50))),
                              receivedMicros: received)
             }
@@ -127,7 +134,7 @@ struct VirtualNightCapture {
             if tick % 250 == 0 {
                 for side in 0..<sides {
                     let values = sim.capacitance(side: side, at: Double(tick) / 500)
-                    try b.append(.capacitance(CapacitanceReading(side: Side(rawValue: UInt8(side))!,
+                    try b.append(.capacitance(CapacitanceReading(side: BedSide(wireValue: UInt8(side))!,
                                                                              tick: Self.anchorTick + tick, values: values)),
                                  receivedMicros: received)
                 }
@@ -141,8 +148,8 @@ struct VirtualNightCapture {
     /// 30-s epoch (on the Unix half-minute grid) the sleeper spent mostly in bed gets the
     /// stage that filled most of its seconds; the prediction is the staged epoch at its
     /// midpoint, awake where no session covers it.
-    func evaluation(side: Side, sessions: [SleepSession]) -> StagingEvaluation {
-        let t = truth.sides[Int(side.rawValue)]
+    func evaluation(side: BedSide, sessions: [SleepSession]) -> StagingEvaluation {
+        let t = truth.sides[side.index]
         let start = Double(Self.startMillis) / 1000
         var predicted: [Int: SleepStage] = [:]
         for s in sessions { for e in s.epochs { predicted[Int(e.start / epochLength)] = e.stage } }
@@ -184,7 +191,7 @@ struct LiveStreamBench {
         var tick: UInt64 = 0
         while tick < ticks {
             for side in 0..<config.sides.count {
-                try encoder.encode(.piezo(PiezoBlock(side: Side(rawValue: UInt8(side))!, channels: UInt8(config.channelsPerSide),
+                try encoder.encode(.piezo(PiezoBlock(side: BedSide(wireValue: UInt8(side))!, channels: UInt8(config.channelsPerSide),
                                                      gain: 16, firstTick: tick, samples: sim.piezo(side: side, count: 50))),
                                    appendingTo: &out)
             }
@@ -192,7 +199,7 @@ struct LiveStreamBench {
             if tick % 250 == 0 {
                 for side in 0..<config.sides.count {
                     try encoder.encode(.capacitance(CapacitanceReading(
-                        side: Side(rawValue: UInt8(side))!, tick: tick, values: sim.capacitance(side: side, at: Double(tick) / 500))),
+                        side: BedSide(wireValue: UInt8(side))!, tick: tick, values: sim.capacitance(side: side, at: Double(tick) / 500))),
                                        appendingTo: &out)
                 }
             }

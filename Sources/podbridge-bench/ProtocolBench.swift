@@ -1,5 +1,6 @@
 import Foundation
 import PodProtocol
+import SleepDomain
 
 /// Decode and encode throughput of the wire codec on a realistic stream: per 100 ms a
 /// 50-sample two-channel piezo block per side, capacitance at 2 Hz per side, environment
@@ -15,7 +16,7 @@ func runProtocolBench(options: BenchOptions) throws {
     let seconds = 600  // ten minutes of pod output
     for tenth in 0..<(seconds * 10) {
         let tick = UInt64(tenth * 50)
-        for side in Side.allCases {
+        for side in BedSide.allCases {
             messages.append(.piezo(PiezoBlock(side: side, channels: 2, gain: 16, firstTick: tick,
                                               samples: (0..<100).map { _ in noise() })))
             if tenth % 5 == 0 {

@@ -1,57 +1,116 @@
 import Foundation
 import SleepAnalysis
 
-/// Staging accuracy on slpdb-dev (real PSG-scored nights), leave-one-record-out, and
-/// staging speed. LOO refits the model on eight records and stages the ninth, so no
-/// record is scored by a model that saw it.
+/// Staging accuracy on the labelled nights in Data/ (slpdb-dev: beats of apnoea patients;
+/// sleep-accel-dev: heart rate and movement of healthy sleepers), every figure on nights the
+/// scoring model did not see: leave one subject out and leave one record out over both
+/// datasets, fit on one dataset and stage the other, and sleep-accel with its movement
+/// removed. Then staging speed.
 func runStagingBench(options: BenchOptions) throws {
-    let records = try loadSlpdbDev(repoRoot: options.repoRoot)
-    let evaluations = try StagingTraining.leaveOneOut(records)
-    func line(_ name: String, _ e: StagingEvaluation) -> String {
-        String(format: "staging.slpdb.%@: acc4 %.3f k4 %.3f acc3 %.3f k3 %.3f acc2 %.3f k2 %.3f tst_bias %+.1f min wake_sens %.3f epochs %d",
-               name, e.accuracy(.four), e.kappa(.four), e.accuracy(.three), e.kappa(.three),
-               e.accuracy(.two), e.kappa(.two), e.totalSleepBiasMinutes, e.wakeSensitivity, e.pairs.count)
-    }
-    for (r, e) in zip(records, evaluations) { print(line(r.name, e)) }
-    let pooled = StagingEvaluation.pooled(evaluations)
-    print(line("pooled_loo", pooled) + " (tst_bias here is the sum over records)")
-    print(String(format: "staging.slpdb.loo_kappa4: %.3f", pooled.kappa(.four)))
-    print(String(format: "staging.slpdb.loo_kappa3: %.3f", pooled.kappa(.three)))
-    print(String(format: "staging.slpdb.loo_kappa2: %.3f", pooled.kappa(.two)))
-    print(String(format: "staging.slpdb.loo_tst_bias: %+.1f min (mean per record)",
-                 pooled.totalSleepBiasMinutes / Double(records.count)))
-    let cm = pooled.confusion(.four)
-    print("staging.slpdb.confusion4 (rows reference awake/core/deep/rem, cols predicted): \(cm)")
+    let slpdb = try StagingData.slpdb(repoRoot: options.repoRoot)
+    let accel = try StagingData.sleepAccel(repoRoot: options.repoRoot)
+    let all = slpdb + accel
+    print("staging nights: \(slpdb.count) slpdb-dev (beats, no movement), \(accel.count) sleep-accel-dev (heart rate + movement)")
 
-    // Speed: the whole pipeline (features, normalisation, forward–backward, metrics) on
-    // the longest record, repeated.
-    guard let longest = records.max(by: { $0.beats.count < $1.beats.count }) else { return }
+    let bySubject = try StagingTraining.crossValidate(all, group: \.subject)
+    for (r, e) in zip(all, bySubject) { print(stagingLine("loso.\(r.name)", e)) }
+    stagingSummary("loso", Array(zip(all, bySubject)))
+    stagingSummary("loso.slpdb", Array(zip(all, bySubject)).filter { $0.0.dataset == "slpdb" })
+    stagingSummary("loso.sleep_accel", Array(zip(all, bySubject)).filter { $0.0.dataset == "sleep-accel" })
+
+    let byRecord = try StagingTraining.crossValidate(all, group: \.name)
+    stagingSummary("loro", Array(zip(all, byRecord)))
+
+    // Across datasets: the model has never seen a night of the other kind (nor its signals:
+    // fitted on slpdb it has no movement, fitted on sleep-accel no RMSSD).
+    stagingSummary("slpdb_to_accel", Array(zip(accel, try StagingTraining.transfer(train: slpdb, test: accel))))
+    stagingSummary("accel_to_slpdb", Array(zip(slpdb, try StagingTraining.transfer(train: accel, test: slpdb))))
+
+    // Movement missing: each sleep-accel night without its movement column, staged by the
+    // model fitted on every other subject (with movement).
+    let still = try StagingData.sleepAccel(repoRoot: options.repoRoot, withMovement: false)
+    let nights = all.map(StagingTraining.labelledNight)
+    let noMovement = try still.map { r in
+        let model = try StagingModel.fit(all.indices.filter { all[$0].subject != r.subject }.map { nights[$0] })
+        return StagingTraining.evaluate(model, on: r)
+    }
+    stagingSummary("loso.sleep_accel_without_movement", Array(zip(still, noMovement)))
+
+    // Speed: the whole pipeline (features, forward–backward, metrics) on the longest beats
+    // record and on the longest vitals night, repeated.
     let analyzer = SleepAnalyzer(timeZone: TimeZone(identifier: "UTC")!)
     let repeats = options.quick ? 3 : 20
-    let clock = ContinuousClock()
-    var epochs = 0
-    let elapsed = clock.measure {
-        for _ in 0..<repeats {
-            epochs += analyzer.analyze(beats: longest.beats, vitals: []).reduce(0) { $0 + $1.epochs.count }
+    for (tag, set) in [("beats", slpdb), ("vitals", accel)] {
+        guard let longest = set.max(by: { $0.reference.count < $1.reference.count }) else { continue }
+        var epochs = 0
+        let elapsed = ContinuousClock().measure {
+            for _ in 0..<repeats { epochs += analyzer.analyze(longest.input).reduce(0) { $0 + $1.epochs.count } }
         }
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        let hours = Double(epochs) * 30 / 3600 / Double(repeats)
+        print(String(format: "staging.speed.%@: %.1f ms per %.1f-h night (%@, wall clock)",
+                     tag, seconds / Double(repeats) * 1000, hours, longest.name))
     }
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-    let hours = Double(epochs) * 30 / 3600
-    print(String(format: "staging.speed.night: %.1f ms per %.1f-h night (%d beats)",
-                 seconds / Double(repeats) * 1000, hours / Double(repeats), longest.beats.count))
-    print(String(format: "staging.speed.per_hour: %.2f ms per hour of beats", seconds * 1000 / hours))
 }
 
-/// The nine slpdb-dev records, in name order.
-func loadSlpdbDev(repoRoot: URL) throws -> [StagingTraining.Record] {
-    let dir = repoRoot.appendingPathComponent("Data/slpdb-dev")
-    let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
-        .filter { $0.hasSuffix(".beats.csv") }.map { String($0.dropLast(".beats.csv".count)) }.sorted()
-    return try names.map { name in
-        let beatsFile = dir.appendingPathComponent("\(name).beats.csv")
-        let stagesFile = dir.appendingPathComponent("\(name).stages.csv")
-        let beats = try InputFormats.parseBeats(String(contentsOf: beatsFile, encoding: .utf8), file: beatsFile.path)
-        let stages = try InputFormats.parseStages(String(contentsOf: stagesFile, encoding: .utf8), file: stagesFile.path)
-        return StagingTraining.Record(name: name, beats: beats.beats, reference: stages)
+func stagingLine(_ name: String, _ e: StagingEvaluation) -> String {
+    String(format: "staging.%@: acc4 %.3f k4 %.3f k3 %.3f k2 %.3f recall a/c/d/r %.2f/%.2f/%.2f/%.2f wake_spec %.2f tst_bias %+.1f min epochs %d",
+           name, e.accuracy(.four), e.kappa(.four), e.kappa(.three), e.kappa(.two),
+           e.recall(.awake), e.recall(.core), e.recall(.deep), e.recall(.rem), e.wakeSpecificity,
+           e.totalSleepBiasMinutes, e.pairs.count)
+}
+
+/// Pooled figures over the records, the spread of per-record figures and TST errors.
+func stagingSummary(_ tag: String, _ parts: [(StagingTraining.Record, StagingEvaluation)]) {
+    let p = StagingEvaluation.pooled(parts.map(\.1))
+    let bias = parts.map(\.1.totalSleepBiasMinutes)
+    let k4 = parts.map { $0.1.kappa(.four) }.sorted(), k2 = parts.map { $0.1.kappa(.two) }.sorted()
+    func med(_ xs: [Double]) -> Double { xs.isEmpty ? .nan : xs.count % 2 == 1 ? xs[xs.count / 2] : (xs[xs.count / 2 - 1] + xs[xs.count / 2]) / 2 }
+    print(String(format: "staging.%@.pooled: %d nights, %d epochs: acc4 %.3f k4 %.3f acc3 %.3f k3 %.3f acc2 %.3f k2 %.3f",
+                 tag, parts.count, p.pairs.count, p.accuracy(.four), p.kappa(.four), p.accuracy(.three),
+                 p.kappa(.three), p.accuracy(.two), p.kappa(.two)))
+    print(String(format: "staging.%@.recall: awake %.3f core %.3f deep %.3f rem %.3f; wake sensitivity %.3f specificity %.3f",
+                 tag, p.recall(.awake), p.recall(.core), p.recall(.deep), p.recall(.rem), p.wakeSensitivity, p.wakeSpecificity))
+    print(String(format: "staging.%@.tst_bias: mean %+.1f min per night, per night %+.0f … %+.0f, |bias| > 60 min: %d nights",
+                 tag, bias.reduce(0, +) / Double(max(1, bias.count)), bias.min() ?? .nan, bias.max() ?? .nan,
+                 bias.filter { abs($0) > 60 }.count))
+    print(String(format: "staging.%@.spread: per-night k4 median %.3f [%.3f, %.3f], k2 median %.3f [%.3f, %.3f]",
+                 tag, med(k4), k4.first ?? .nan, k4.last ?? .nan, med(k2), k2.first ?? .nan, k2.last ?? .nan))
+    print("staging.\(tag).confusion4 (rows reference awake/core/deep/rem, cols predicted): \(p.confusion(.four))")
+}
+
+/// `--write-model FILE`: the shipped model, fitted on every labelled night in Data/, as Swift.
+func writeStagingModel(repoRoot: URL, to path: String) throws {
+    let records = try StagingData.slpdb(repoRoot: repoRoot) + StagingData.sleepAccel(repoRoot: repoRoot)
+    let model = try StagingTraining.fit(records)
+    let source = """
+    // Generated by `make model` (podbridge-bench --write-model): do not edit by hand.
+    /// The staging model shipped by default: `StagingTraining.fit` on every labelled night in
+    /// Data/ (9 slpdb-dev + 21 sleep-accel-dev), features `StagingFeatures`. A test checks these
+    /// constants equal a fresh fit.
+    extension StagingModel {
+        public static let `default` = \(model.swiftSource)
     }
+
+    """
+    try source.write(toFile: path, atomically: true, encoding: .utf8)
+    print("wrote \(path) (\(records.count) nights)")
+}
+
+/// `--dump-staging-features FILE`: every labelled in-bed epoch of Data/ as CSV (record,
+/// subject, dataset, stage, then the model features; empty = not measured), for analysis
+/// outside Swift. The figures that count are this bench's.
+func dumpStagingFeatures(repoRoot: URL, to path: String) throws {
+    let records = try StagingData.slpdb(repoRoot: repoRoot) + StagingData.sleepAccel(repoRoot: repoRoot)
+        + StagingData.sleepAccel(repoRoot: repoRoot, withMovement: false).map { r in
+            var r = r; r.name += "-still"; r.dataset += "-still"; return r
+        }
+    var out = "record,subject,dataset,stage," + StagingFeatures.names.joined(separator: ",") + "\n"
+    for r in records {
+        let night = StagingTraining.labelledNight(r)
+        for (row, stage) in zip(night.features, night.stages) {
+            out += "\(r.name),\(r.subject),\(r.dataset),\(stage?.rawValue ?? "")," + row.map { $0.map { String($0) } ?? "" }.joined(separator: ",") + "\n"
+        }
+    }
+    try out.write(toFile: path, atomically: true, encoding: .utf8)
 }

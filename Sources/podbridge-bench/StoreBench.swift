@@ -1,5 +1,6 @@
 import Foundation
 import SleepStore
+import SleepDomain
 
 /// Store figures: time to store a night (960 epochs per side, blocks, session and outbox
 /// event, one transaction per side) and to export a month of nights, on a real SQLite file

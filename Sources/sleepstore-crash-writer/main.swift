@@ -3,6 +3,7 @@
 // killed. The test SIGKILLs it mid-write and checks that every announced session survived.
 import Foundation
 import SleepStore
+import SleepDomain
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3, let count = Int(arguments[2]) else {

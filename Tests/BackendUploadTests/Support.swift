@@ -2,12 +2,13 @@ import Foundation
 import SleepStore
 import Synchronization
 import BackendUpload
+import SleepDomain
 
 /// A clock the test sets by hand.
 final class ManualClock: WallClock {
     private let current: Mutex<Int64>
     init(_ start: Int64) { current = Mutex(start) }
-    func now() -> Int64 { current.withLock { $0 } }
+    func now() -> Date { Date(timeIntervalSince1970: TimeInterval(current.withLock { $0 })) }
     func advance(by seconds: Int64) { current.withLock { $0 += seconds } }
 }
 

@@ -183,7 +183,7 @@ import SleepStore
         #expect(report.skipped == 2)
         let events = try store.outboxEvents()
         #expect(events.map(\.attempts) == [1, 0, 0])
-        #expect(events[0].status == .pending && events[0].nextAttemptAt == clock.now() + 15)
+        #expect(events[0].status == .pending && events[0].nextAttemptAt == clock.unixSeconds() + 15)
         #expect(try store.outboxSummary().pendingDue == 2)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import Hub
 import HubAPI
 import PodProtocol
@@ -20,7 +21,7 @@ import Testing
                                         body: #"{"side": "left", "bedtime": "22:45", "wake": "06:15"}"#)
         #expect(set.status == 200, "\(set.body)")
         #expect((set.json?["sides"] as? [String]) == ["left"])
-        #expect(await eventually { hub.pod.currentSchedule(side: .left)?.alarm?.time == ClockTime(minutesOfDay: 6 * 60 + 15) },
+        #expect(await eventually { hub.pod.currentSchedule(side: .left)?.alarm?.time == TimeOfDay(wrapping: 6 * 60 + 15) },
                 "the pod holds \(String(describing: hub.pod.currentSchedule(side: .left)))")
         let shown = try await hub.get("/api/v1/schedule")
         #expect(shown.status == 200)
@@ -87,7 +88,7 @@ import Testing
         let clear = try await hub.request(.DELETE, "/api/v1/schedule/manual?side=left")
         #expect(clear.status == 200, "\(clear.body)")
         #expect(try store.manualSchedule(podSerial: "API-CTL", side: .left) == nil)
-        #expect(await eventually { hub.pod.currentSchedule(side: .left)?.alarm?.time != ClockTime(minutesOfDay: 6 * 60 + 15) })
+        #expect(await eventually { hub.pod.currentSchedule(side: .left)?.alarm?.time != TimeOfDay(wrapping: 6 * 60 + 15) })
         await hub.stop()
     }
 

@@ -1,14 +1,19 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
+import SleepDomain
 @testable import Hub
 import PodDevice
 import PodProtocol
 import Synchronization
 import Testing
+import SystemCalls
 
 /// The event bus: one publish reaches every subscriber; a subscriber that does not read
 /// loses its oldest events (counted), and neither slows the publisher nor the others.
 @Suite struct HubBusTests {
-    static func live(_ t: Double, serial: String = "P1", side: Side = .left) -> HubEvent {
+    static func live(_ t: Double, serial: String = "P1", side: BedSide = .left) -> HubEvent {
         .live(serial: serial, side: side, LiveSecond(time: t, present: true, heartRate: 60, breathingRate: 14,
                                                      movement: 0.1, quality: 0.9))
     }
@@ -62,7 +67,7 @@ import Testing
         let anchor = ClockAnchor(tick: 10, unixMillis: 5000, utcOffsetMinutes: 60)
         state.apply(.clockSet(serial: "P1", anchor: anchor))
         var counters = LinkCounters()
-        counters.frames = 42
+        counters.decoder.frames = 42
         state.apply(.linkCounters(serial: "P1", counters))
         if case .live(_, _, let second) = Self.live(7) { state.apply(.live(serial: "P1", side: .right, second)) }
         state.apply(.presence(serial: "P1", side: .right, inBed: true, at: t0))
@@ -98,12 +103,20 @@ import Testing
     }
 
     @Test func linkFailuresTellWhatToDo() {
-        let denied = LinkFailureAdvice.advice(for: "open: Permission denied (errno 13)")
+        let denied = LinkFailureAdvice.advice(for: .transport(.failed(.system(SystemError(call: "open(/dev/ttyACM0)", errno: EACCES)))))
         #expect(denied?.contains("udev/70-podbridge.rules") == true && denied?.contains("dialout") == true)
-        let busy = LinkFailureAdvice.advice(for: "/dev/ttyACM0 is in use by another process (flock)")
+        #expect(denied?.contains("Permission denied") == true, "the system's own words are kept")
+        let usbDenied = LinkFailureAdvice.advice(for: .transport(.failed(.usb(call: "libusb_open", code: -3))))  // LIBUSB_ERROR_ACCESS
+        #expect(usbDenied?.contains("dialout") == true)
+        let busy = LinkFailureAdvice.advice(for: .transport(.failed(.inUse(path: "/dev/ttyACM0"))))
         #expect(busy?.contains("Another program holds it") == true)
-        let silent = LinkFailureAdvice.advice(for: "no response to hello after 4 attempts")
+        let ebusy = LinkFailureAdvice.advice(for: .transport(.failed(.system(SystemError(call: "open(/dev/ttyACM0)", errno: EBUSY)))))
+        #expect(ebusy?.contains("Another program holds it") == true)
+        let silent = LinkFailureAdvice.advice(for: .link(.timeout(request: .hello, attempts: 4)))
         #expect(silent?.contains("did not answer HELLO") == true)
-        #expect(LinkFailureAdvice.advice(for: "device disconnected (read: Input/output error (errno 5))") == nil)
+        let missing = LinkFailureAdvice.advice(for: .transport(.failed(.system(SystemError(call: "open(/dev/pod)", errno: ENOENT)))))
+        #expect(missing?.contains("not there") == true)
+        #expect(LinkFailureAdvice.advice(for: .transport(.disconnected(.system(SystemError(call: "read", errno: EIO))))) == nil)
+        #expect(LinkFailureAdvice.advice(for: .link(.disconnected(.closed))) == nil)
     }
 }

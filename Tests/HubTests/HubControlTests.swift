@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import Hub
 import Logging
 import PodDevice
@@ -76,13 +77,13 @@ import VirtualPod
 
         // A manual schedule set through the control side reaches the pod.
         _ = try await control.setManualSchedule(podSerial: "VPOD-CTL", sides: [.left], bedtime: "22:45", wake: "06:15")
-        #expect(await eventually { hub.pod.currentSchedule(side: .left)?.alarm?.time == ClockTime(minutesOfDay: 6 * 60 + 15) },
+        #expect(await eventually { hub.pod.currentSchedule(side: .left)?.alarm?.time == TimeOfDay(wrapping: 6 * 60 + 15) },
                 "the pod holds \(String(describing: hub.pod.currentSchedule(side: .left)))")
         await #expect(throws: HubControl.ControlError.self) {
             try await control.setManualSchedule(podSerial: "VPOD-CTL", sides: [.left], bedtime: "25:00", wake: "06:15")
         }
         _ = try await control.clearManualSchedule(podSerial: "VPOD-CTL", sides: [.left])
-        #expect(await eventually { hub.pod.currentSchedule(side: .left)?.alarm?.time != ClockTime(minutesOfDay: 6 * 60 + 15) })
+        #expect(await eventually { hub.pod.currentSchedule(side: .left)?.alarm?.time != TimeOfDay(wrapping: 6 * 60 + 15) })
         await hub.stop()
         #expect(control.connectedSerials.isEmpty)
     }

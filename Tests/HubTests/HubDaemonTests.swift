@@ -176,8 +176,8 @@ final class BusRecorder: Sendable {
 
     init(_ subscription: HubSubscription) {
         self.subscription = subscription
-        let t = Task { [collected] in
-            for await event in subscription { collected.withLock { $0.append(event) } }
+        let t = Task { [self] in
+            for await event in subscription { self.collected.withLock { $0.append(event) } }
         }
         task.withLock { $0 = t }
     }

@@ -3,6 +3,7 @@ import Hub
 import SleepSchedule
 import SleepStore
 import Testing
+import SleepDomain
 
 /// `podbridge schedule show|infer|set|clear` as library calls on a real SQLite file.
 @Suite struct ScheduleConsoleTests {

@@ -6,6 +6,7 @@ import SleepSchedule
 import SleepStore
 import Testing
 import VirtualPod
+import SleepDomain
 
 /// The schedule service against the virtual pod over a real pty, with a real PodConnection
 /// and a real SQLite store (see `ScheduleRig`).
@@ -13,7 +14,7 @@ import VirtualPod
     static let initialCommands = ["set-clock", "set-power-schedule(left)", "set-power-schedule(right)",
                                   "set-alarm(left)", "set-alarm(right)"]
 
-    func holds(_ pod: VirtualPod, _ side: Side, on: String, off: String, alarm: String?, days: UInt8 = 0x7F) -> Bool {
+    func holds(_ pod: VirtualPod, _ side: BedSide, on: String, off: String, alarm: String?, days: UInt8 = 0x7F) -> Bool {
         guard let report = pod.currentSchedule(side: side), let power = report.power else { return false }
         guard power.on.description == on, power.off.description == off, power.days.rawValue == days else { return false }
         if let alarm { return report.alarm?.time.description == alarm }
@@ -30,6 +31,8 @@ import VirtualPod
         })
         #expect(try rig.commands() == Self.initialCommands)
         #expect(try rig.pushes().allSatisfy { $0.outcome == .ack && $0.attempt == 1 })
+        // One SET_CLOCK reached the pod: the handshake's (issue 10 item 6).
+        #expect(rig.pod.snapshot.appliedClocks.count == 1)
         #expect(await eventually { rig.reported.contains(
             "schedule left (default): power 22:00→07:30 (every day), alarm 07:00 rise 60% (every day) — pod acknowledged") })
         let left = try #require(try rig.store.podSchedule(podSerial: serial, side: .left))
@@ -112,6 +115,9 @@ import VirtualPod
         }
         #expect(try rig.pushes().allSatisfy { $0.outcome == .ack })
         #expect(await eventually { rig.reported.contains("restarted (boot \(firstBoot + 1))") })
+        // One start-up after the reboot, not two (issue 10 item 6).
+        #expect(commands.count == 10)
+        #expect(rig.pod.snapshot.appliedClocks.filter { $0.bootCount == firstBoot + 1 }.count == 1)
         // The pod's clock is the hub's again, in the pod zone's offset (CEST).
         let anchor = try #require(rig.pod.clock)
         #expect(anchor.utcOffsetMinutes == 120)

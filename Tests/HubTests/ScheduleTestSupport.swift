@@ -7,6 +7,7 @@ import SleepSchedule
 import SleepStore
 import Synchronization
 import VirtualPod
+import SleepDomain
 
 /// A fresh temporary directory, removed by `cleanup()`.
 struct ScheduleTempDir {

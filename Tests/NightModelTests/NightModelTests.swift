@@ -1,5 +1,6 @@
 import Testing
 @testable import NightModel
+import SleepDomain
 
 /// Behaviour of the night model the virtual pod plays and the analyzer is scored against.
 @Suite struct NightModelTests {
@@ -59,7 +60,7 @@ import Testing
     }
 
     @Test func ratesFollowTheStage() {
-        var hr: [ModelStage: [Double]] = [:], br: [ModelStage: [Double]] = [:]
+        var hr: [SleepStage: [Double]] = [:], br: [SleepStage: [Double]] = [:]
         for side in Self.night.truth.sides {
             for s in side.stage.indices {
                 guard let st = side.stage[s] else {
@@ -87,8 +88,8 @@ import Testing
     /// sleep has the most beat-to-beat variability (RMSSD), awake the least; deep sleep has
     /// the smallest slow heart-rate swings, REM the largest.
     @Test func beatToBeatVariabilityHasTheCalibratedStageSignatures() {
-        var diffs: [ModelStage: [Double]] = [:]
-        var minuteSteps: [ModelStage: [Double]] = [:]
+        var diffs: [SleepStage: [Double]] = [:]
+        var minuteSteps: [SleepStage: [Double]] = [:]
         for side in Self.night.truth.sides {
             let b = side.beatTimes
             // Successive RR differences inside one stage (no stage change, no gap).
@@ -101,7 +102,7 @@ import Testing
                 }
             }
             // Minute-to-minute change of the mean heart rate inside one stage.
-            var previous: (ModelStage, Double)? = nil
+            var previous: (SleepStage, Double)? = nil
             for m in 0..<(side.stage.count / 60) {
                 let secs = (m * 60)..<(m * 60 + 60)
                 guard let st = side.stage[secs.lowerBound], secs.allSatisfy({ side.stage[$0] == st }) else { previous = nil; continue }
@@ -110,11 +111,11 @@ import Testing
                 previous = (st, hr)
             }
         }
-        func rmssd(_ s: ModelStage) -> Double {
+        func rmssd(_ s: SleepStage) -> Double {
             let d = diffs[s]!
             return (d.map { $0 * $0 }.reduce(0, +) / Double(d.count)).squareRoot()
         }
-        func step(_ s: ModelStage) -> Double { minuteSteps[s]!.reduce(0, +) / Double(minuteSteps[s]!.count) }
+        func step(_ s: SleepStage) -> Double { minuteSteps[s]!.reduce(0, +) / Double(minuteSteps[s]!.count) }
         #expect(rmssd(.core) > 1.1 * rmssd(.deep))
         #expect(rmssd(.core) > 1.05 * rmssd(.rem))
         #expect(rmssd(.core) > 1.2 * rmssd(.awake))

@@ -1,5 +1,6 @@
 import NightModel
 import PodProtocol
+import SleepDomain
 
 /// A NightModel night as a pod streams it: per side a 50-sample PIEZO block every 100 ms
 /// (sent when complete) and a CAPACITANCE reading every 250 ticks, oldest first, with
@@ -24,14 +25,14 @@ struct NightStream {
         while modelTick < end {
             for side in 0..<sides {
                 let samples = simulator.piezo(side: side, count: 50)
-                out.append(.piezo(PiezoBlock(side: Side(rawValue: UInt8(side))!, channels: channels, gain: 16,
+                out.append(.piezo(PiezoBlock(side: BedSide(wireValue: UInt8(side))!, channels: channels, gain: 16,
                                              firstTick: firstTick + modelTick, samples: samples)))
             }
             modelTick += 50
             if modelTick % 250 == 0 {
                 for side in 0..<sides {
                     let values = simulator.capacitance(side: side, at: Double(modelTick) / 500)
-                    out.append(.capacitance(CapacitanceReading(side: Side(rawValue: UInt8(side))!,
+                    out.append(.capacitance(CapacitanceReading(side: BedSide(wireValue: UInt8(side))!,
                                                                tick: firstTick + modelTick, values: values)))
                 }
             }

@@ -3,6 +3,7 @@ import PodAnalysis
 import PodProtocol
 import SleepAnalysis
 import Testing
+import SleepDomain
 
 /// Collects a router's output per side.
 struct Collected: Equatable {
@@ -15,7 +16,7 @@ struct Collected: Equatable {
         }
     }
 
-    subscript(side: Side) -> FrontEndOutput { side == .left ? left : right }
+    subscript(side: BedSide) -> FrontEndOutput { side == .left ? left : right }
 }
 
 extension PodSignalRouter {

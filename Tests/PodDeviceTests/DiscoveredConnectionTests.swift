@@ -3,6 +3,7 @@ import Foundation
 import PodProtocol
 import Testing
 @testable import PodDevice
+import SystemCalls
 #if canImport(Glibc)
 import Glibc
 #endif

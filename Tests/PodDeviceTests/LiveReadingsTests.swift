@@ -1,6 +1,7 @@
 import PodProtocol
 import Testing
 @testable import PodDevice
+import SleepDomain
 
 @Suite("live readings")
 struct LiveReadingsTests {
@@ -9,7 +10,7 @@ struct LiveReadingsTests {
         var readings = 0
         func consume(_ block: PiezoBlock) { blocks += 1 }
         func consume(_ reading: CapacitanceReading) { readings += 1 }
-        func vitals(for side: Side) -> SideVitals { SideVitals(present: side == .left, heartRate: side == .left ? 58 : nil) }
+        func vitals(for side: BedSide) -> SideVitals { SideVitals(present: side == .left, heartRate: side == .left ? 58 : nil) }
     }
 
     @Test("piezo level is the first channel's peak-to-peak over about one second, per side")

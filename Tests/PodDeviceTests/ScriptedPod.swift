@@ -3,6 +3,7 @@
 import Foundation
 import PodProtocol
 @testable import PodDevice
+import SleepDomain
 
 actor ScriptedPod {
     /// The pod's end of the link (a pty master) and the tty path the hub opens.
@@ -21,6 +22,14 @@ actor ScriptedPod {
     var refuse: [MessageType: Status] = [:]
     /// Send a BOOT event just before answering HELLO (a pod that reset as the hub connected).
     var bootBeforeHello = false
+    /// The serial HELLO reports (default: `serial`); "" plays a pod with an empty serial.
+    var reportedSerial: String?
+    /// HELLO feature bits.
+    var features: FeatureSet = .all
+    /// A HELLO was answered since the last reset; without one, other requests are refused
+    /// with `noSessionStatus` (v1.1 NO_SESSION, or NOT_READY for a v1 pod).
+    private(set) var sessionOpen = false
+    var noSessionStatus: Status = .noSession
     /// Remembered answers by request id (spec §7.2: retransmits get the same answer).
     private var answered: [UInt16: Response] = [:]
     private var reader: Task<Void, Never>?
@@ -71,6 +80,8 @@ actor ScriptedPod {
         let response: Response
         if let status = refuse[type] {
             response = Response(request: type, status: status)
+        } else if !sessionOpen, type != .hello {
+            response = Response(request: type, status: noSessionStatus)
         } else {
             switch frame.message {
             case .hello(let h):
@@ -81,6 +92,8 @@ actor ScriptedPod {
                 response = (h.minVersion...h.maxVersion).contains(protocolVersion)
                     ? Response(request: .hello, status: .ok, body: .hello(info))
                     : Response(request: .hello, status: .unsupportedVersion)
+                sessionOpen = response.status == .ok
+                answered.removeAll()
             case .setClock(let c):
                 response = Response(request: .setClock, status: .ok,
                                     body: .clock(ClockAnchor(tick: tick, unixMillis: c.unixMillis, utcOffsetMinutes: c.utcOffsetMinutes)))
@@ -100,7 +113,8 @@ actor ScriptedPod {
 
     var info: PodInfo {
         PodInfo(protocolVersion: protocolVersion, firmware: FirmwareVersion(1, 4, 2), sides: 2, piezoChannelsPerSide: 1,
-                sampleRate: 500, capacitanceRateMilliHz: 2000, features: .all, bootCount: bootCount, tick: tick, serial: serial)
+                sampleRate: 500, capacitanceRateMilliHz: 2000, features: features, bootCount: bootCount, tick: tick,
+                serial: reportedSerial ?? serial)
     }
 
     func send(_ message: Message, requestID: UInt16 = 0) async {
@@ -109,7 +123,7 @@ actor ScriptedPod {
     }
 
     /// A piezo block for `side`, advancing the pod's ticks.
-    func sendPiezo(side: Side = .left) async {
+    func sendPiezo(side: BedSide = .left) async {
         let samples = (0..<50).map { Int32($0 * 1000) }
         await send(.piezo(PiezoBlock(side: side, channels: 1, gain: 1, firstTick: tick, samples: samples)))
         tick += 50
@@ -133,12 +147,23 @@ actor ScriptedPod {
 
     /// A reset: sequence and ticks restart, BOOT goes out first, remembered answers are gone.
     func reboot() async {
-        encoder = FrameEncoder()
-        tick = 0
-        bootCount += 1
-        answered.removeAll()
+        rebootSilently()
         await send(.event(PodEvent(tick: 0, kind: .boot, side: nil, argument: 1)))
     }
+
+    /// A reset whose BOOT frame is lost on the wire: the hub hears nothing.
+    func rebootSilently() {
+        encoder = FrameEncoder()
+        encoder.nextSequence = 1  // BOOT took sequence 0 and never arrived
+        tick = 0
+        bootCount += 1
+        sessionOpen = false
+        answered.removeAll()
+    }
+
+    func set(reportedSerial: String?) { self.reportedSerial = reportedSerial }
+    func set(features: FeatureSet) { self.features = features }
+    func set(noSessionStatus: Status) { self.noSessionStatus = noSessionStatus }
 
     /// Unplug: the hub's tty sees end of file.
     func unplug() {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SystemCalls
 @testable import PodDevice
 
 /// Reads from a transport until `count` bytes arrived.
@@ -67,7 +68,7 @@ struct SerialTransportTests {
 
     @Test("opening a missing node fails with a clear error")
     func missing() {
-        #expect(throws: TransportError.failed("open(/dev/does-not-exist): No such file or directory (errno 2)")) {
+        #expect(throws: TransportError.failed(.system(SystemError(call: "open(/dev/does-not-exist)", errno: ENOENT)))) {
             try SerialTransport(path: "/dev/does-not-exist")
         }
     }

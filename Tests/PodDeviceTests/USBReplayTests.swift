@@ -38,7 +38,7 @@ extension UmockdevTests.USBReplay {
         await #expect {
             while true { _ = try await usb.read() }
         } throws: { error in
-            if case .disconnected(let why) = error as? TransportError { return why.contains("NO_DEVICE") }
+            if case .disconnected(let why) = error as? TransportError { return why.description.contains("NO_DEVICE") }
             return false
         }
         await #expect(throws: TransportError.self) { try await usb.write([1]) }

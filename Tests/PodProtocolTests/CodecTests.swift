@@ -1,5 +1,6 @@
 import Testing
 import PodProtocol
+import SleepDomain
 
 /// Round trips over random messages and the edges of every field.
 @Suite struct CodecTests {
@@ -94,12 +95,12 @@ import PodProtocol
     }
 
     @Test func clockTimesParseAndPrint() {
-        #expect(ClockTime("07:05")?.description == "07:05")
-        #expect(ClockTime("24:00") == nil)
-        #expect(ClockTime("7:05") == nil)
-        #expect(ClockTime("07:60") == nil)
-        #expect(ClockTime(minutesOfDay: -10).description == "23:50")
-        let overnight = PowerSchedule(side: .left, days: .everyDay, on: ClockTime("22:00")!, off: ClockTime("06:30")!, level: 1)
+        #expect(TimeOfDay("07:05")?.description == "07:05")
+        #expect(TimeOfDay("24:00") == nil)
+        #expect(TimeOfDay("7:05") == nil)
+        #expect(TimeOfDay("07:60") == nil)
+        #expect(TimeOfDay(wrapping: -10).description == "23:50")
+        let overnight = PowerSchedule(side: .left, days: .everyDay, on: TimeOfDay("22:00")!, off: TimeOfDay("06:30")!, level: 1)
         #expect(overnight.crossesMidnight)
     }
 

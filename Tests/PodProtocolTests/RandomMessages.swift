@@ -1,23 +1,11 @@
 import PodProtocol
-
-/// Deterministic random numbers, so a failing property test fails the same way again.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import SleepDomain
 
 /// Random valid messages of every type, within each field's range.
 enum RandomMessages {
-    static func side(_ r: inout SplitMix64) -> Side { Bool.random(using: &r) ? .left : .right }
-    static func time(_ r: inout SplitMix64) -> ClockTime {
-        ClockTime(hour: Int.random(in: 0...23, using: &r), minute: Int.random(in: 0...59, using: &r))!
+    static func side(_ r: inout SplitMix64) -> BedSide { Bool.random(using: &r) ? .left : .right }
+    static func time(_ r: inout SplitMix64) -> TimeOfDay {
+        TimeOfDay(hour: Int.random(in: 0...23, using: &r), minute: Int.random(in: 0...59, using: &r))!
     }
     static func days(_ r: inout SplitMix64) -> WeekdayMask { WeekdayMask(rawValue: UInt8.random(in: 0...0x7F, using: &r)) }
     static func bytes(_ r: inout SplitMix64, max: Int) -> [UInt8] {
@@ -73,7 +61,7 @@ enum RandomMessages {
             let power = PowerSchedule(side: s, days: WeekdayMask(rawValue: u8(&r, 1...0x7F)), on: time(&r), off: time(&r),
                                       level: u8(&r, 0...100))
             return .response(Response(request: .getSchedule, status: .ok, body: .schedule(ScheduleReport(
-                side: s, power: power, alarm: AlarmSetting(side: s, days: .weekend, time: time(&r), intensity: 10,
+                side: s, power: power, alarm: AlarmSetting(side: s, days: .saturdayAndSunday, time: time(&r), intensity: 10,
                                                            pattern: .double, durationSeconds: 30)))))
         case 14:
             return .response(Response(request: .setClock, status: .ok, body: .clock(ClockAnchor(

@@ -1,5 +1,6 @@
 import Foundation
 import PodProtocol
+import SleepDomain
 
 /// The messages behind the test vectors of firmware-protocol.md §10, by vector name.
 /// The document's hex is the contract; `SpecVectorTests` decodes it and re-encodes these.
@@ -12,12 +13,16 @@ enum SpecVectors {
         var message: Message
     }
 
-    static let schedule = PowerSchedule(side: .left, days: .everyDay, on: ClockTime("22:30")!,
-                                        off: ClockTime("07:15")!, level: 80)
-    static let alarm = AlarmSetting(side: .right, days: .weekdays, time: ClockTime("06:45")!, intensity: 70,
+    static let schedule = PowerSchedule(side: .left, days: .everyDay, on: TimeOfDay("22:30")!,
+                                        off: TimeOfDay("07:15")!, level: 80)
+    static let alarm = AlarmSetting(side: .right, days: .mondayToFriday, time: TimeOfDay("06:45")!, intensity: 70,
                                     pattern: .rise, durationSeconds: 600)
     static let info = PodInfo(firmware: FirmwareVersion(1, 4, 2), sides: 2, piezoChannelsPerSide: 2, sampleRate: 500,
-                              capacitanceRateMilliHz: 2000, features: .all, bootCount: 7, tick: 1_000, serial: "PB0001")
+                              capacitanceRateMilliHz: 2000, features: .v1, bootCount: 7, tick: 1_000, serial: "PB0001")
+    /// The same pod speaking v1.1: the alarm-trigger bit and the appended minor.
+    static let infoV11 = PodInfo(firmware: FirmwareVersion(1, 4, 2), sides: 2, piezoChannelsPerSide: 2, sampleRate: 500,
+                                 capacitanceRateMilliHz: 2000, features: .all, bootCount: 7, tick: 1_000, serial: "PB0001",
+                                 protocolMinor: 1)
 
     static let all: [Vector] = [
         Vector(name: "hello", sequence: 0, requestID: 1, message: .hello(HelloRequest())),
@@ -78,6 +83,20 @@ enum SpecVectors {
         Vector(name: "event-boot", sequence: 0, requestID: 0, message: .event(PodEvent(
             tick: 0, kind: .boot, side: nil, argument: ResetReason.watchdog.rawValue))),
         Vector(name: "log", sequence: 104, requestID: 0, message: .log(LogLine(tick: 125_500, level: 1, text: "pump on"))),
+        // v1.1
+        Vector(name: "hello-v11", sequence: 0, requestID: 1, message: .hello(HelloRequest(maxMinor: 1))),
+        Vector(name: "hello-reply-v11", sequence: 0, requestID: 1,
+               message: .response(Response(request: .hello, status: .ok, body: .hello(infoV11)))),
+        Vector(name: "trigger-alarm", sequence: 13, requestID: 13,
+               message: .triggerAlarm(AlarmTrigger(side: .right, intensity: 70, pattern: .rise, durationSeconds: 600))),
+        Vector(name: "trigger-alarm-ack", sequence: 13, requestID: 13,
+               message: .response(Response(request: .triggerAlarm, status: .ok))),
+        Vector(name: "nack-no-session", sequence: 14, requestID: 14,
+               message: .response(Response(request: .getStatus, status: .noSession))),
+        Vector(name: "nack-clock-not-set", sequence: 15, requestID: 15,
+               message: .response(Response(request: .setAlarm, status: .clockNotSet))),
+        Vector(name: "snooze-nack-nothing", sequence: 16, requestID: 16,
+               message: .response(Response(request: .snooze, status: .nothingToSnooze))),
     ]
 
     /// Parses the ```vectors block of firmware-protocol.md: `name: hex bytes` per line.

@@ -1,5 +1,6 @@
 import Testing
 import PodProtocol
+import SleepDomain
 
 /// Byte streams as a real link delivers them: split anywhere, damaged, full of garbage.
 @Suite struct StreamTests {
@@ -182,5 +183,32 @@ import PodProtocol
         #expect(throws: Capture.ReadError.notACapture) { try Capture.read([1, 2, 3]) }
         let parsed = try FrameDecoder.parse(frame: records[2].frame).get()
         #expect(parsed.message == .capacitance(CapacitanceReading(side: .left, tick: 500, values: [1, 2, 3])))
+    }
+
+    @Test("one late frame (10, 11, 5, 12, 13) is one out-of-order frame and no drop")
+    func lateFrameIsNotADrop() throws {
+        var bytes: [UInt8] = []
+        for seq: UInt16 in [10, 11, 5, 12, 13] {
+            var encoder = FrameEncoder(firstSequence: seq)
+            bytes += try encoder.encode(.log(LogLine(tick: UInt64(seq), level: 1, text: "x")), requestID: 0)
+        }
+        let decoder = FrameDecoder()
+        #expect(decoder.decode(bytes).count == 5)
+        #expect(decoder.counters.outOfOrder == 1)
+        #expect(decoder.counters.droppedFrames == 0)
+        #expect(decoder.counters.sequenceGaps == 0)
+    }
+
+    @Test("an empty serial in a HELLO reply is unreadable, not a pod called \"\"")
+    func emptySerialIsRejected() throws {
+        var info = SpecVectors.info
+        info.serial = ""
+        var encoder = FrameEncoder()
+        let bytes = try encoder.encode(.response(Response(request: .hello, status: .ok, body: .hello(info))), requestID: 1)
+        let frames = FrameDecoder().decode(bytes)
+        guard case .malformed(_, .invalidValue(let field))? = frames.first?.message else {
+            Issue.record("accepted: \(String(describing: frames.first?.message))"); return
+        }
+        #expect(field == "serial length")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SleepAnalysis
+import SleepDomain
 
 @Suite struct EpochTests {
     @Test func epochsAlignToWallClockHalfMinutes() {
@@ -74,6 +75,6 @@ import Testing
         #expect(abs(try #require(z[3])) < 1e-9) // ties at the median get 0
         #expect(z[3] == z[4])
         #expect(abs(try #require(z[0]) + z[2]!) < 1e-9)
-        #expect(abs(inverseNormalCDF(0.975) - 1.959964) < 1e-5)
+        #expect(abs(StandardNormal.quantile(0.975) - 1.959964) < 1e-5)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SleepDomain
 @testable import SleepAnalysis
 
 @Suite struct InputFormatTests {
@@ -63,6 +64,9 @@ import Testing
         #expect(v.hrv == [TimedValue(time: 1000, value: 45)])
         // Only `time` is required.
         #expect(try InputFormats.parseVitals("time\n1\n2\n", file: "v.csv").seconds.count == 2)
+        // Without a movement column movement was not measured (its zeros are not stillness).
+        #expect(try !InputFormats.parseVitals("time\n1\n2\n", file: "v.csv").hasMovement)
+        #expect(try InputFormats.parseVitals("time,movement\n1,\n2,0.5\n", file: "v.csv").hasMovement)
     }
 
     @Test func vitalsErrors() {
@@ -83,10 +87,50 @@ import Testing
         #expect(throws: InputError(file: "s.csv", line: 2, kind: .unknownStage("light"))) {
             try InputFormats.parseStages("start,end,stage\n0,30,light\n", file: "s.csv")
         }
-        let session = SleepSession(start: 0, end: 60, wakeDate: "1970-01-01", timeZone: "UTC", final: true,
+        let session = SleepSession(start: 0, end: 60, wakeDate: CalendarDay("1970-01-01")!, timeZone: "UTC", final: true,
                                    epochs: [Epoch(start: 0, stage: .core, probabilities: .certain(.core), features: EpochFeatures()),
                                             Epoch(start: 30, stage: .deep, probabilities: .certain(.deep), features: EpochFeatures())],
                                    metrics: SessionMetrics(epochs: []))
         #expect(InputFormats.epochsCSV([session]) == "start,end,stage\n0,30,core\n30,60,deep\n")
+    }
+}
+
+/// Times that no recording has: out of the Unix range, or spanning longer than a month
+/// (the analyzer's epoch grid over them would not fit in memory).
+@Suite struct InputTimeBoundsTests {
+    @Test func aTimeOutsideUnixSecondsIsAnErrorNamingTheLine() {
+        #expect(throws: InputError(file: "b.csv", line: 3, kind: .timeOutOfRange(column: "beat_time", text: "1e+300"))) {
+            try InputFormats.parseBeats("beat_time\n601254420.0\n1e300\n", file: "b.csv")
+        }
+        #expect(throws: InputError(file: "v.csv", line: 2, kind: .timeOutOfRange(column: "time", text: "-5.0"))) {
+            try InputFormats.parseVitals("time,heart_rate\n-5,60\n", file: "v.csv")
+        }
+    }
+
+    @Test func aSpanLongerThanAMonthIsAnErrorNamingTheLine() throws {
+        // The fuzzer's input (a beat 19 000 years after the first) is out of range; a beat
+        // 40 days later is within it but spans too long.
+        let fuzzed = "beat_time,signal_time,movement,breathing_rate\n601254420.076,601254420,0.2,14.5\n601254420.936,,,\n601254405262.,601254422,0.0,\n"
+        #expect(throws: InputError(file: "b.csv", line: 4, kind: .timeOutOfRange(column: "beat_time", text: "601254405262.0"))) {
+            try InputFormats.parseBeats(fuzzed, file: "b.csv")
+        }
+        let text = "beat_time\n601254420.076\n601254420.936\n\(601254420 + 40 * 86_400)\n"
+        do {
+            _ = try InputFormats.parseBeats(text, file: "b.csv")
+            Issue.record("a 40-day file must be refused")
+        } catch let error as InputError {
+            #expect(error.line == 4)
+            guard case .spanTooLong(column: "beat_time", _) = error.kind else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(error.description == "b.csv:4: the times in column 'beat_time' span 40.0 days; a file may span at most 31 (split it by night)")
+        }
+        // 31 days exactly is accepted; a second more is not.
+        let month = InputFormats.maximumSpan
+        _ = try InputFormats.parseVitals("time,heart_rate\n1000,60\n\(1000 + month),60\n", file: "v.csv")
+        #expect(throws: InputError.self) {
+            try InputFormats.parseVitals("time,heart_rate\n1000,60\n\(1000 + month + 1),60\n", file: "v.csv")
+        }
     }
 }

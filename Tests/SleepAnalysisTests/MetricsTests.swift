@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SleepAnalysis
+import SleepDomain
 
 @Suite struct MetricsTests {
     func epochs(_ stages: [SleepStage], hr: Double? = nil) -> [Epoch] {
@@ -65,7 +66,7 @@ import Testing
     }
 
     @Test func evaluationScoresAtEpochMidpointsAndMissingIsAwake() {
-        let session = SleepSession(start: 30, end: 90, wakeDate: "1970-01-01", timeZone: "UTC", final: true,
+        let session = SleepSession(start: 30, end: 90, wakeDate: CalendarDay("1970-01-01")!, timeZone: "UTC", final: true,
                                    epochs: epochs([.core, .core]).map { var e = $0; e.start += 30; return e },
                                    metrics: SessionMetrics(epochs: []))
         let reference: [InputFormats.StagedInterval] = [

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SleepDomain
 @testable import SleepAnalysis
 
 @Suite struct SessionTests {
@@ -48,7 +49,7 @@ import Testing
         let start = 1710039600.0
         let beats = stride(from: start, to: start + 8 * 3600, by: 1).map { $0 + 0.5 }
         let s = try #require(SleepAnalyzer(timeZone: ny).analyze(beats: beats, vitals: []).first)
-        #expect(s.wakeDate == "2024-03-10")
+        #expect(s.wakeDate == CalendarDay("2024-03-10"))
         #expect(s.timeZone == "America/New_York")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SleepSchedule
+import SleepDomain
 
 @Suite struct LocalTimeResolverTests {
     @Test func ordinaryDayIsExact() {
@@ -40,7 +41,7 @@ import Testing
     }
 
     @Test func repeatedTimeFiresOnlyOnce() throws {
-        let days = DaysOfWeek.everyDay
+        let days = WeekdayMask.everyDay
         let first = try #require(LocalTimeResolver.nextFiring(of: t("01:30"), days: days, after: utc(2026, 11, 1, 4, 0), in: Zones.newYork))
         #expect(first == utc(2026, 11, 1, 5, 30))
         // Just after the first occurrence the next firing is the next day, not the second 01:30.

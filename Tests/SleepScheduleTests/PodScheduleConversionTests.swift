@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SleepSchedule
+import SleepDomain
 
 @Suite struct PodScheduleConversionTests {
     func convert(_ weekday: SleepTimes, _ weekend: SleepTimes? = nil,
@@ -67,7 +68,7 @@ import Testing
         let s = try convert(SleepTimes(bedtime: t("23:00"), wake: t("07:00")),
                             SleepTimes(bedtime: t("01:00"), wake: t("09:30")))
         #expect(s.powerWindows.count == 2)
-        let union = s.powerWindows.reduce(DaysOfWeek()) { $0.union($1.days) }
+        let union = s.powerWindows.reduce(WeekdayMask()) { $0.union($1.days) }
         #expect(union == .everyDay)
         #expect(s.powerWindows[0].days.intersection(s.powerWindows[1].days).isEmpty)
         let weekend = try #require(s.powerWindows.first { $0.days == [.friday, .saturday] })

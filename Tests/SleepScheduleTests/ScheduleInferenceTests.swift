@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SleepSchedule
+import SleepDomain
 
 @Suite struct ScheduleInferenceTests {
     /// 28 nights waking 2026-02-02 (Mon) … 2026-03-01 (Sun), "now" just after the last.

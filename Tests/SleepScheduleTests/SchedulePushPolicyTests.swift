@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 @testable import SleepSchedule
+import SleepDomain
 
 @Suite struct SchedulePushPolicyTests {
     let now = utc(2026, 1, 15, 12, 0)  // Thursday, far from any DST change
 
-    func schedule(_ side: PodSide = .left, alarm: String = "07:00", zone: String = "Europe/Berlin") -> PodSchedule {
+    func schedule(_ side: BedSide = .left, alarm: String = "07:00", zone: String = "Europe/Berlin") -> PodSchedule {
         PodSchedule(side: side, timeZoneIdentifier: zone,
                     powerWindows: [PowerWindow(days: .everyDay, on: t("22:30"), off: t("07:30"))],
                     alarms: [AlarmEntry(days: .everyDay, time: t(alarm), intensity: 60, pattern: .rise, durationSeconds: 120)])

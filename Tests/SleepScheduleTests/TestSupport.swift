@@ -1,5 +1,6 @@
 import Foundation
 @testable import SleepSchedule
+import SleepDomain
 
 enum Zones {
     static let newYork = TimeZone(identifier: "America/New_York")!

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SleepSchedule
+import SleepDomain
 
 @Suite struct TimeOfDayAndCalendarTests {
     @Test func parsesAndPrintsHHmm() {
@@ -46,14 +47,14 @@ import Testing
     }
 
     @Test func weekdayMaskBitsAndShift() {
-        #expect(DaysOfWeek.monday.rawValue == 1)
-        #expect(DaysOfWeek.sunday.rawValue == 64)
-        #expect(DaysOfWeek.everyDay.rawValue == 0x7F)
-        #expect(DaysOfWeek.saturdayAndSunday.shifted(byDays: -1) == [.friday, .saturday])
-        #expect(DaysOfWeek.monday.shifted(byDays: -1) == .sunday)
-        #expect(DaysOfWeek.sunday.shifted(byDays: 1) == .monday)
-        #expect(DaysOfWeek(rawValue: 0xFF) == .everyDay)
-        #expect(DaysOfWeek.mondayToFriday.description == "Mon,Tue,Wed,Thu,Fri")
+        #expect(WeekdayMask.monday.rawValue == 1)
+        #expect(WeekdayMask.sunday.rawValue == 64)
+        #expect(WeekdayMask.everyDay.rawValue == 0x7F)
+        #expect(WeekdayMask.saturdayAndSunday.shifted(byDays: -1) == [.friday, .saturday])
+        #expect(WeekdayMask.monday.shifted(byDays: -1) == .sunday)
+        #expect(WeekdayMask.sunday.shifted(byDays: 1) == .monday)
+        #expect(WeekdayMask(rawValue: 0xFF) == .everyDay)
+        #expect(WeekdayMask.mondayToFriday.description == "Mon,Tue,Wed,Thu,Fri")
     }
 
     @Test func localDateTimeReadsThePodsZone() {

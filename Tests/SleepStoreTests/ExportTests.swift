@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SleepStore
+import SleepDomain
 
 @Suite struct ExportTests {
     static let zone = "America/New_York"
@@ -115,7 +116,7 @@ podbridge:PB-0001:right:1705431600,PB-0001,right,2024-01-16,rem,5,2024-01-16T14:
         let dir = try TempDir()
         defer { dir.cleanup() }
         let exporter = SleepExporter(store: try Self.filledStore(dir))
-        let text = try exporter.export(.date(LocalDate("2024-01-16")!), side: .left, format: .json)
+        let text = try exporter.export(.date(CalendarDay("2024-01-16")!), side: .left, format: .json)
         #expect(text == Self.jsonGolden)
     }
 
@@ -123,7 +124,7 @@ podbridge:PB-0001:right:1705431600,PB-0001,right,2024-01-16,rem,5,2024-01-16T14:
         let dir = try TempDir()
         defer { dir.cleanup() }
         let exporter = SleepExporter(store: try Self.filledStore(dir))
-        let text = try exporter.export(.range(from: LocalDate("2024-01-15")!, to: LocalDate("2024-01-16")!), format: .json, includeEpochs: true)
+        let text = try exporter.export(.range(from: CalendarDay("2024-01-15")!, to: CalendarDay("2024-01-16")!), format: .json, includeEpochs: true)
         let document = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         #expect(document["version"] as? Int == ExportRenderer.schemaVersion)
         let sessions = try #require(document["sessions"] as? [[String: Any]])
@@ -140,7 +141,7 @@ podbridge:PB-0001:right:1705431600,PB-0001,right,2024-01-16,rem,5,2024-01-16T14:
         let dir = try TempDir()
         defer { dir.cleanup() }
         let exporter = SleepExporter(store: try Self.filledStore(dir))
-        #expect(try exporter.export(.date(LocalDate("2024-01-16")!), format: .csv) == Self.blocksCSVGolden)
+        #expect(try exporter.export(.date(CalendarDay("2024-01-16")!), format: .csv) == Self.blocksCSVGolden)
     }
 
     @Test func csvEpochsHaveOneRowPerEpochWithEmptyCellsForUnknowns() throws {
@@ -158,7 +159,7 @@ podbridge:PB-0001:right:1705431600,PB-0001,right,2024-01-16,rem,5,2024-01-16T14:
         let dir = try TempDir()
         defer { dir.cleanup() }
         let exporter = SleepExporter(store: try Self.filledStore(dir))
-        let text = try exporter.export(.date(LocalDate("2024-01-16")!), format: .blocks)
+        let text = try exporter.export(.date(CalendarDay("2024-01-16")!), format: .blocks)
         let document = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         #expect(document["format"] as? String == "podbridge.stage-blocks")
         #expect(document["version"] as? Int == 1)
@@ -174,7 +175,7 @@ podbridge:PB-0001:right:1705431600,PB-0001,right,2024-01-16,rem,5,2024-01-16T14:
         let exporter = SleepExporter(store: try Self.filledStore(dir))
         let tokyo = TimeZone(identifier: "Asia/Tokyo")!
         // In Tokyo the nap ends at 04:02 on the 17th; the night ends at 14:01 on the 16th.
-        let csv = try exporter.export(.date(LocalDate("2024-01-17")!), format: .csv, timeZone: tokyo)
+        let csv = try exporter.export(.date(CalendarDay("2024-01-17")!), format: .csv, timeZone: tokyo)
         let rows = csv.split(separator: "\n").dropFirst()
         #expect(rows.count == 3)
         #expect(rows.allSatisfy { $0.contains(",right,2024-01-17,") })
@@ -185,7 +186,7 @@ podbridge:PB-0001:right:1705431600,PB-0001,right,2024-01-16,rem,5,2024-01-16T14:
         let dir = try TempDir()
         defer { dir.cleanup() }
         let exporter = SleepExporter(store: try Self.filledStore(dir))
-        let d = { (s: String) in LocalDate(s)! }
+        let d = { (s: String) in CalendarDay(s)! }
         #expect(throws: ExportError.noSessionsOnDate(d("2024-01-20"), zone: "recorded zones")) {
             try exporter.export(.date(d("2024-01-20")), format: .json)
         }

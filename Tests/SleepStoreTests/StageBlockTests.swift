@@ -1,5 +1,6 @@
 import Testing
 import SleepStore
+import SleepDomain
 
 @Suite struct StageBlockTests {
     @Test func mergesEqualNeighboursBreaksOnGapsAndClipsToTheSession() {

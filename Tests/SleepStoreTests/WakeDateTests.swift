@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SleepStore
+import SleepDomain
 
 @Suite struct WakeDateTests {
     /// Saves nights in `zone` and returns each one's wake date as stored and as queried.
@@ -49,8 +50,8 @@ import Testing
         let cal = LocalCalendar(timeZone: TimeZone(identifier: z)!)
         #expect(cal.rfc3339(spring.start) == "2024-03-09T23:00:00-05:00")
         #expect(cal.rfc3339(spring.end) == "2024-03-10T07:00:00-04:00")
-        #expect(cal.span(from: LocalDate("2024-03-10")!, to: LocalDate("2024-03-10")!).count == 23 * 3600)
-        #expect(cal.span(from: LocalDate("2024-11-03")!, to: LocalDate("2024-11-03")!).count == 25 * 3600)
+        #expect(cal.span(from: CalendarDay("2024-03-10")!, to: CalendarDay("2024-03-10")!).count == 23 * 3600)
+        #expect(cal.span(from: CalendarDay("2024-11-03")!, to: CalendarDay("2024-11-03")!).count == 25 * 3600)
     }
 
     @Test func dstChangesInBerlin() throws {
@@ -80,23 +81,23 @@ import Testing
         try store.save(Fixtures.night(start: Fixtures.local(z, 2024, 5, 3, 23), stages: [(.awake, 10), (.core, 600), (.deep, 200)]))
         try store.save(Fixtures.night(start: Fixtures.local(z, 2024, 5, 4, 14), stages: [(.core, 60), (.rem, 20)]))
         try store.save(Fixtures.night(side: .right, start: Fixtures.local(z, 2024, 5, 4, 23, 30), stages: [(.core, 100)]))
-        let totals = try store.dayTotals(from: LocalDate("2024-05-01")!, to: LocalDate("2024-05-31")!, side: .left)
+        let totals = try store.dayTotals(from: CalendarDay("2024-05-01")!, to: CalendarDay("2024-05-31")!, side: .left)
         #expect(totals.count == 1)
         let day = try #require(totals.first)
-        #expect(day.date == LocalDate("2024-05-04") && day.sessions == 2)
+        #expect(day.date == CalendarDay("2024-05-04") && day.sessions == 2)
         #expect(day.timeInBedMinutes == 445 && day.totalSleepMinutes == 440)
         #expect(day.coreMinutes == 330 && day.deepMinutes == 100 && day.remMinutes == 10 && day.awakeMinutes == 5)
-        let both = try store.dayTotals(from: LocalDate("2024-05-01")!, to: LocalDate("2024-05-31")!)
+        let both = try store.dayTotals(from: CalendarDay("2024-05-01")!, to: CalendarDay("2024-05-31")!)
         #expect(both.map(\.date.description) == ["2024-05-04", "2024-05-05"])
-        #expect(try store.sessions(wakeDatesFrom: LocalDate("2024-05-05")!, to: LocalDate("2024-05-06")!).map(\.side) == [.right])
+        #expect(try store.sessions(wakeDatesFrom: CalendarDay("2024-05-05")!, to: CalendarDay("2024-05-06")!).map(\.side) == [.right])
     }
 
     @Test func localDateParsingRejectsImpossibleDates() {
-        #expect(LocalDate("2024-02-29") != nil)
+        #expect(CalendarDay("2024-02-29") != nil)
         for bad in ["2023-02-29", "2024-13-01", "2024-1-01", "20240101", "2024-04-31", "", "abcd-ef-gh", "2024-01-01T00"] {
-            #expect(LocalDate(bad) == nil, "\(bad)")
+            #expect(CalendarDay(bad) == nil, "\(bad)")
         }
-        #expect(LocalDate("2024-12-31")!.next == LocalDate("2025-01-01"))
-        #expect(LocalDate("2024-02-28")!.next == LocalDate("2024-02-29"))
+        #expect(CalendarDay("2024-12-31")!.next == CalendarDay("2025-01-01"))
+        #expect(CalendarDay("2024-02-28")!.next == CalendarDay("2024-02-29"))
     }
 }

@@ -1,6 +1,7 @@
 import PodProtocol
 import Testing
 @testable import VirtualPod
+import SleepDomain
 
 /// The firmware rules of firmware-protocol.md §6–§7, without a pty: requests at given ticks.
 @Suite struct PodFirmwareTests {
@@ -32,20 +33,20 @@ import Testing
     @Test func localTimeKnowsWeekdaysAndMinutes() {
         // 2026-01-01T00:00:00Z is a Thursday; at UTC+1 it is 01:00.
         let t = LocalTime(unixMillis: 1_767_225_600_000, offsetMinutes: 60)
-        #expect(t.weekday == 4)
+        #expect(t.weekday.isoNumber == 4)
         #expect(t.minuteOfDay == 60)
         let before = LocalTime(unixMillis: -1, offsetMinutes: 0)
-        #expect(before.weekday == 3)
+        #expect(before.weekday.isoNumber == 3)
         #expect(before.minuteOfDay == 1439)
         let sunday = LocalTime(unixMillis: Self.sundayLate, offsetMinutes: 60)
-        #expect(sunday.weekday == 7)
+        #expect(sunday.weekday.isoNumber == 7)
         #expect(sunday.minuteOfDay == 23 * 60 + 58)
     }
 
     @Test func nothingButHelloBeforeHello() throws {
         var fw = PodFirmware(identity: PodIdentity())
-        #expect(status(fw.handle(frame(.getStatus, id: 1), tick: 5)) == .notReady)
-        #expect(status(fw.handle(frame(.startStream(.all), id: 2), tick: 5)) == .notReady)
+        #expect(status(fw.handle(frame(.getStatus, id: 1), tick: 5)) == .noSession)  // v1.1: no session yet (send HELLO)
+        #expect(status(fw.handle(frame(.startStream(.all), id: 2), tick: 5)) == .noSession)
         let out = fw.handle(frame(.hello(HelloRequest(minVersion: 2, maxVersion: 3)), id: 3), tick: 5)
         #expect(status(out) == .unsupportedVersion)
         #expect(!fw.linkReady)
@@ -78,8 +79,8 @@ import Testing
     @Test func schedulesAndAlarmsNeedAValidClock() {
         var fw = PodFirmware(identity: PodIdentity())
         ready(&fw)
-        let schedule = PowerSchedule(side: .left, days: .everyDay, on: ClockTime("22:30")!, off: ClockTime("07:15")!, level: 80)
-        let alarm = AlarmSetting(side: .right, days: .weekdays, time: ClockTime("06:45")!, intensity: 70,
+        let schedule = PowerSchedule(side: .left, days: .everyDay, on: TimeOfDay("22:30")!, off: TimeOfDay("07:15")!, level: 80)
+        let alarm = AlarmSetting(side: .right, days: .mondayToFriday, time: TimeOfDay("06:45")!, intensity: 70,
                                  pattern: .rise, durationSeconds: 600)
         #expect(status(fw.handle(frame(.setPowerSchedule(schedule), id: 3), tick: 10)) == .notReady)
         #expect(status(fw.handle(frame(.setAlarm(alarm), id: 4), tick: 10)) == .notReady)
@@ -94,7 +95,7 @@ import Testing
         #expect(report.power == schedule)
         #expect(fw.report(side: .right).alarm == alarm)
         // A narrower later entry is the one reported, with its own days.
-        let weekend = PowerSchedule(side: .left, days: .weekend, on: ClockTime("23:30")!, off: ClockTime("09:00")!, level: 60)
+        let weekend = PowerSchedule(side: .left, days: .saturdayAndSunday, on: TimeOfDay("23:30")!, off: TimeOfDay("09:00")!, level: 60)
         _ = fw.handle(frame(.setPowerSchedule(weekend), id: 9), tick: 40)
         #expect(fw.report(side: .left).power == weekend)
         // A one-sided pod has no right side.
@@ -140,8 +141,8 @@ import Testing
         // Sunday 23:58:30 local at tick 1000.
         ready(&fw, clockAt: Self.sundayLate, tick: 1000)
         let anchor = try #require(fw.clock)
-        let power = PowerSchedule(side: .left, days: .sunday, on: ClockTime("23:59")!, off: ClockTime("00:01")!, level: 40)
-        let alarm = AlarmSetting(side: .right, days: .monday, time: ClockTime("00:00")!, intensity: 55,
+        let power = PowerSchedule(side: .left, days: .sunday, on: TimeOfDay("23:59")!, off: TimeOfDay("00:01")!, level: 40)
+        let alarm = AlarmSetting(side: .right, days: .monday, time: TimeOfDay("00:00")!, intensity: 55,
                                  pattern: .constant, durationSeconds: 30)
         #expect(status(fw.handle(frame(.setPowerSchedule(power), id: 3), tick: 1000)) == .ok)
         #expect(status(fw.handle(frame(.setAlarm(alarm), id: 4), tick: 1000)) == .ok)
@@ -159,13 +160,13 @@ import Testing
         #expect(events[2].argument == 0)
         #expect(unix(events[3]) == Self.sundayLate + 150_000)           // 00:01:00 Monday
         #expect(fw.fired.map(\.outcome) == [.started])
-        #expect(fw.fired.first?.localTime == ClockTime("00:00"))
+        #expect(fw.fired.first?.localTime == TimeOfDay("00:00"))
     }
 
     @Test func snoozeRestartsAndClearStops() throws {
         var fw = PodFirmware(identity: PodIdentity())
         ready(&fw, clockAt: Self.sundayLate, tick: 0)
-        let alarm = AlarmSetting(side: .left, days: .monday, time: ClockTime("00:00")!, intensity: 80,
+        let alarm = AlarmSetting(side: .left, days: .monday, time: TimeOfDay("00:00")!, intensity: 80,
                                  pattern: .double, durationSeconds: 600)
         #expect(status(fw.handle(frame(.snooze(side: .left, seconds: 60), id: 3), tick: 0)) == .notReady)
         _ = fw.handle(frame(.setAlarm(alarm), id: 4), tick: 0)
@@ -187,7 +188,7 @@ import Testing
     @Test func anAlarmDueWithoutAValidClockFailsLoudly() {
         var fw = PodFirmware(identity: PodIdentity())
         ready(&fw, clockAt: Self.sundayLate, tick: 0)
-        let alarm = AlarmSetting(side: .right, days: .everyDay, time: ClockTime("00:00")!, intensity: 80,
+        let alarm = AlarmSetting(side: .right, days: .everyDay, time: TimeOfDay("00:00")!, intensity: 80,
                                  pattern: .double, durationSeconds: 60)
         _ = fw.handle(frame(.setAlarm(alarm), id: 3), tick: 0)
         fw.invalidateClock()
@@ -201,14 +202,91 @@ import Testing
         var fw = PodFirmware(identity: PodIdentity(initialBootCount: 7))
         ready(&fw, clockAt: Self.sundayLate, tick: 0)
         _ = fw.handle(frame(.startStream(.all), id: 3), tick: 0)
-        _ = fw.handle(frame(.setAlarm(AlarmSetting(side: .left, days: .everyDay, time: ClockTime("07:00")!,
+        _ = fw.handle(frame(.setAlarm(AlarmSetting(side: .left, days: .everyDay, time: TimeOfDay("07:00")!,
                                                    intensity: 50, pattern: .rise, durationSeconds: 60)), id: 4), tick: 0)
         let boot = fw.reboot(reason: .brownOut)
         #expect(boot == PodEvent(tick: 0, kind: .boot, side: nil, argument: ResetReason.brownOut.rawValue))
         #expect(fw.bootCount == 8)
         #expect(fw.clock == nil && fw.streaming.isEmpty && !fw.linkReady)
         #expect(fw.report(side: .left).alarm == nil)
-        #expect(status(fw.handle(frame(.getStatus, id: 5), tick: 10)) == .notReady)
+        #expect(status(fw.handle(frame(.getStatus, id: 5), tick: 10)) == .noSession)
         #expect(fw.nextTimer == nil)
+    }
+
+    // MARK: v1.1
+
+    @Test func aV11HelloGetsTheMinorAndThePreciseStatuses() {
+        var fw = PodFirmware(identity: PodIdentity())
+        let hello = fw.handle(frame(.hello(HelloRequest(maxMinor: 1)), id: 1), tick: 5)
+        guard case .response(let r) = hello.first?.message, case .hello(let info) = r.body else {
+            Issue.record("no pod info"); return
+        }
+        #expect(info.protocolMinor == 1 && info.features.contains(.alarmTrigger))
+        let alarm = AlarmSetting(side: .left, days: .everyDay, time: TimeOfDay("07:00")!, intensity: 50, pattern: .rise,
+                                 durationSeconds: 60)
+        #expect(status(fw.handle(frame(.setAlarm(alarm), id: 2), tick: 5)) == .clockNotSet)
+        #expect(status(fw.handle(frame(.snooze(side: .left, seconds: 0), id: 3), tick: 5)) == .nothingToSnooze)
+        // A v1.0 HELLO (no minor field) gets a v1.0 reply and the v1 statuses.
+        let old = fw.handle(frame(.hello(HelloRequest()), id: 4), tick: 6)
+        guard case .response(let r1) = old.first?.message, case .hello(let info1) = r1.body else {
+            Issue.record("no pod info"); return
+        }
+        #expect(info1.protocolMinor == nil)
+        #expect(status(fw.handle(frame(.setAlarm(alarm), id: 5), tick: 6)) == .notReady)
+    }
+
+    @Test func triggerAlarmFiresNowAndDisarmsTheRestOfTheDay() throws {
+        var fw = PodFirmware(identity: PodIdentity())
+        ready(&fw, clockAt: Self.sundayLate, tick: 0)  // Sunday 23:58:30 local
+        // Armed every day at 00:05; triggered at Monday 00:01 (tick 150 s): Monday's 00:05 stays silent.
+        let alarm = AlarmSetting(side: .left, days: .everyDay, time: TimeOfDay("00:05")!, intensity: 80, pattern: .double,
+                                 durationSeconds: 30)
+        _ = fw.handle(frame(.setAlarm(alarm), id: 3), tick: 0)
+        _ = run(&fw, through: 500 * 150)
+        let out = fw.handle(frame(.triggerAlarm(AlarmTrigger(side: .left, intensity: 60, pattern: .rise, durationSeconds: 20)), id: 4),
+                            tick: 500 * 150)
+        #expect(status(out) == .ok)
+        #expect(out.dropFirst().first?.message == .event(PodEvent(tick: 500 * 150, kind: .alarmStarted, side: .left, argument: 60)))
+        #expect(fw.isVibrating(side: 0))
+        let rest = run(&fw, through: 500 * 3600)  // until Monday 00:58
+        #expect(rest.map(\.kind) == [.alarmStopped])  // the trigger's 20 s end; no 00:05 alarm
+        #expect(rest.first?.tick == 500 * 170)
+        #expect(fw.fired.map(\.outcome) == [.triggered])
+        #expect(fw.report(side: .left).alarm == alarm)  // still armed for the next days
+        // Tuesday 00:05 fires again.
+        let tuesday = run(&fw, through: 500 * (90 + 86_400 + 400))
+        #expect(tuesday.contains { $0.kind == .alarmStarted })
+        #expect(fw.fired.map(\.outcome) == [.triggered, .started])
+    }
+
+    @Test func triggerAlarmNeedsTheFeature() {
+        var fw = PodFirmware(identity: PodIdentity(features: .v1))
+        ready(&fw, clockAt: Self.sundayLate)
+        let t = AlarmTrigger(side: .right, intensity: 50, pattern: .constant, durationSeconds: 10)
+        #expect(status(fw.handle(frame(.triggerAlarm(t), id: 3), tick: 1000)) == .unsupportedFeature)
+        #expect(fw.fired.isEmpty)
+    }
+
+    @Test func aTimeSkippedByAForwardJumpFiresOnceAfterItAndARepeatedOneFiresOnce() {
+        var fw = PodFirmware(identity: PodIdentity())
+        ready(&fw, clockAt: Self.sundayLate, tick: 0)  // Sunday 23:58:30 at UTC+1
+        let alarm = AlarmSetting(side: .left, days: .everyDay, time: TimeOfDay("00:30")!, intensity: 80, pattern: .double,
+                                 durationSeconds: 10)
+        _ = fw.handle(frame(.setAlarm(alarm), id: 3), tick: 0)
+        // Monday 00:10 (tick 690 s): the offset goes +1 h → +2 h, local 00:10 becomes 01:10; 00:30 was skipped.
+        let t0: UInt64 = 500 * 690
+        _ = run(&fw, through: t0)
+        let utc = Self.sundayLate + 690_000
+        _ = fw.handle(frame(.setClock(ClockSetting(unixMillis: utc, utcOffsetMinutes: 120)), id: 4), tick: t0)
+        let after = run(&fw, through: t0 + 500 * 120)
+        #expect(after.filter { $0.kind == .alarmStarted }.count == 1)
+        #expect(after.first { $0.kind == .alarmStarted }?.tick == t0 + 500 * 60)  // the first minute after the jump (01:11)
+        // Back to +1 h at local 01:20: 00:20 … 01:20 repeat, 00:30 comes again and stays silent.
+        let t1 = t0 + 500 * 600
+        _ = run(&fw, through: t1)
+        _ = fw.handle(frame(.setClock(ClockSetting(unixMillis: utc + 600_000, utcOffsetMinutes: 60)), id: 5), tick: t1)
+        let repeated = run(&fw, through: t1 + 500 * 3600)
+        #expect(!repeated.contains { $0.kind == .alarmStarted })
+        #expect(fw.fired.map(\.outcome) == [.started])
     }
 }

@@ -5,6 +5,7 @@ import NightModel
 import PodProtocol
 import Testing
 @testable import VirtualPod
+import SleepDomain
 
 /// The virtual pod over a real pseudo-terminal, seen by a hub built from PodProtocol's own
 /// encoder and decoder. Speeds are high so the suite stays quick; nothing is timed.
@@ -53,7 +54,7 @@ import Testing
         }
         #expect(environments >= 5)
         let received = hub.frames[from...]
-        for side in Side.allCases {
+        for side in BedSide.allCases {
             let blocks = received.compactMap(\.piezo).filter { $0.side == side }
             #expect(blocks.count >= 150)
             #expect(blocks.allSatisfy { $0.count == 50 && $0.channels == 2 && $0.gain == 16 })
@@ -87,15 +88,15 @@ import Testing
         let path = try pod.start()
         defer { pod.stop() }
         let hub = try HubLink(path: path)
-        #expect(hub.request(.getStatus)?.0.status == .notReady)
+        #expect(hub.request(.getStatus)?.0.status == .noSession)  // v1.1: no session yet (send HELLO)
         _ = try Self.handshake(hub)
         let (pong, pongHeader) = try #require(hub.request(.ping(nonce: [0xDE, 0xAD, 0x00, 0x01])))
         #expect(pong.body == .pong([0xDE, 0xAD, 0x00, 0x01]))
         #expect(pongHeader.type == 0x82)
         #expect(hub.request(.setPower(PowerCommand(side: .right, on: true, level: 30)))?.0.status == .ok)
-        let schedule = PowerSchedule(side: .left, days: .weekdays, on: ClockTime("22:30")!, off: ClockTime("07:15")!, level: 80)
+        let schedule = PowerSchedule(side: .left, days: .mondayToFriday, on: TimeOfDay("22:30")!, off: TimeOfDay("07:15")!, level: 80)
         #expect(hub.request(.setPowerSchedule(schedule))?.0.status == .ok)
-        let alarm = AlarmSetting(side: .left, days: .everyDay, time: ClockTime("06:45")!, intensity: 70, pattern: .rise,
+        let alarm = AlarmSetting(side: .left, days: .everyDay, time: TimeOfDay("06:45")!, intensity: 70, pattern: .rise,
                                  durationSeconds: 600)
         #expect(hub.request(.setAlarm(alarm))?.0.status == .ok)
         let (report, _) = try #require(hub.request(.getSchedule(side: .left)))
@@ -117,10 +118,10 @@ import Testing
             return COBS.encode(try FrameEncoder.frame(header: header, payload: payload))
         }
         var start = hub.frames.count
-        hub.sendRaw(try rawFrame(type: 0x0D, payload: [1], id: 900))
+        hub.sendRaw(try rawFrame(type: 0x0E, payload: [1], id: 900))
         let unknown = try #require(hub.wait(from: start) { $0.header.requestID == 900 })
-        #expect(unknown.header.type == 0x8D)
-        #expect(unknown.message == .unknown(type: 0x8D, payload: [Status.unknownMessage.rawValue]))
+        #expect(unknown.header.type == 0x8E)
+        #expect(unknown.message == .unknown(type: 0x8E, payload: [Status.unknownMessage.rawValue]))
         start = hub.frames.count
         hub.sendRaw(try rawFrame(type: 0x05, payload: [0, 0x7F, 22], id: 901))
         let short = try #require(hub.wait(from: start) { $0.header.requestID == 901 })
@@ -149,8 +150,8 @@ import Testing
         // Sunday 2026-01-04 23:58:30 at UTC+1.
         let sundayLate: Int64 = 1_767_567_510_000
         let (_, anchor) = try Self.handshake(hub, unixMillis: sundayLate)
-        let power = PowerSchedule(side: .left, days: .sunday, on: ClockTime("23:59")!, off: ClockTime("00:01")!, level: 40)
-        let alarm = AlarmSetting(side: .right, days: .monday, time: ClockTime("00:00")!, intensity: 55,
+        let power = PowerSchedule(side: .left, days: .sunday, on: TimeOfDay("23:59")!, off: TimeOfDay("00:01")!, level: 40)
+        let alarm = AlarmSetting(side: .right, days: .monday, time: TimeOfDay("00:00")!, intensity: 55,
                                  pattern: .constant, durationSeconds: 30)
         #expect(hub.request(.setPowerSchedule(power))?.0.status == .ok)
         #expect(hub.request(.setAlarm(alarm))?.0.status == .ok)
@@ -162,7 +163,7 @@ import Testing
         #expect(times == [sundayLate + 30_000, sundayLate + 90_000, sundayLate + 120_000, sundayLate + 150_000])
         let fired = pod.alarmsFired
         #expect(fired.count == 1)
-        #expect(fired.first?.localTime == ClockTime("00:00") && fired.first?.unixMillis == sundayLate + 90_000)
+        #expect(fired.first?.localTime == TimeOfDay("00:00") && fired.first?.unixMillis == sundayLate + 90_000)
     }
 
     @Test func garbageBadCRCAndDropsAreCountedWhileValidFramesFlow() throws {
@@ -205,7 +206,7 @@ import Testing
         defer { pod.stop() }
         let hub = try HubLink(path: path)
         _ = try Self.handshake(hub)
-        #expect(hub.request(.setAlarm(AlarmSetting(side: .left, days: .everyDay, time: ClockTime("07:00")!,
+        #expect(hub.request(.setAlarm(AlarmSetting(side: .left, days: .everyDay, time: TimeOfDay("07:00")!,
                                                    intensity: 50, pattern: .rise, durationSeconds: 60)))?.0.status == .ok)
         #expect(hub.request(.startStream(.piezo))?.0.status == .ok)
         #expect(hub.wait { $0.piezo != nil } != nil)
@@ -216,7 +217,7 @@ import Testing
         #expect(boot.event?.tick == 0)
         #expect(hub.decoder.counters.senderRestarts == restartsBefore + 1)
         let bootIndex = try #require(hub.frames.firstIndex(of: boot))
-        #expect(hub.request(.getStatus)?.0.status == .notReady)
+        #expect(hub.request(.getStatus)?.0.status == .noSession)
         let (hello, _) = try #require(hub.request(.hello(HelloRequest())))
         guard case .hello(let info) = hello.body else { Issue.record("no hello"); return }
         #expect(info.bootCount == 2)

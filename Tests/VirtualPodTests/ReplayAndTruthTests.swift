@@ -88,7 +88,8 @@ import Testing
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("vpod-truth-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let files = try pod.writeTruth(to: dir)
-        #expect(files.count == 4)
+        #expect(files.count == 5)
+        #expect(try String(contentsOfFile: dir + "/alarms.csv", encoding: .utf8) == "t,side,stage,got_up_t\n", "no alarm was set")
         let snapshot = pod.snapshot
         let applied = try #require(snapshot.appliedClocks.first)
         #expect(applied.anchor == anchor)

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import PodDevice
 import PodProtocol
 import SleepSchedule
@@ -18,11 +19,11 @@ public final class HubControl: Sendable {
     /// A command the pod carries out at once.
     public enum PodCommand: Sendable, Hashable {
         /// Snooze the ringing alarm of `side` for `seconds` (1…3600).
-        case snooze(side: Side, seconds: Int)
+        case snooze(side: BedSide, seconds: Int)
         /// Stop the alarm of `side` (clears it on the pod until the next push).
-        case stopAlarm(side: Side)
+        case stopAlarm(side: BedSide)
         /// Power stage of `side` on at `level` % (1…100), or off.
-        case power(side: Side, on: Bool, level: Int)
+        case power(side: BedSide, on: Bool, level: Int)
     }
 
     /// The pod's answer: accepted, or refused with its status.
@@ -88,7 +89,7 @@ public final class HubControl: Sendable {
 
     /// Sets the manual schedule of `sides` (validated like `podbridge schedule set`), then lets
     /// the schedule service push it to the connected pod. Returns what the CLI would print.
-    public func setManualSchedule(podSerial: String, sides: [PodSide], bedtime: String, wake: String,
+    public func setManualSchedule(podSerial: String, sides: [BedSide], bedtime: String, wake: String,
                                   weekendBedtime: String? = nil, weekendWake: String? = nil) async throws(ControlError) -> [String] {
         guard let schedule else { throw .schedule("the schedule service is off (schedule.enabled is false)") }
         let console = await schedule.console()
@@ -112,7 +113,7 @@ public final class HubControl: Sendable {
     }
 
     /// Clears the manual schedule of `sides`; inference (or the default) applies again and is pushed.
-    public func clearManualSchedule(podSerial: String, sides: [PodSide]) async throws(ControlError) -> [String] {
+    public func clearManualSchedule(podSerial: String, sides: [BedSide]) async throws(ControlError) -> [String] {
         guard let schedule else { throw .schedule("the schedule service is off (schedule.enabled is false)") }
         let console = await schedule.console()
         let lines: [String]

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import PodDevice
 import PodProtocol
 import SleepAnalysis
@@ -16,11 +17,11 @@ public enum HubEvent: Sendable, Hashable {
     /// The link's counters, cumulative over every session of the pod (published periodically).
     case linkCounters(serial: String, LinkCounters)
     /// One second of one side's live readings, timed by the data's own clock.
-    case live(serial: String, side: Side, LiveSecond)
+    case live(serial: String, side: BedSide, LiveSecond)
     /// Someone got into (`inBed: true`) or out of this side of the bed (data time).
-    case presence(serial: String, side: Side, inBed: Bool, at: Date)
+    case presence(serial: String, side: BedSide, inBed: Bool, at: Date)
     /// The newest epoch's stage from the preliminary analysis of the night under way.
-    case preliminaryStage(serial: String, side: Side, stage: SleepStage, epochStart: Date)
+    case preliminaryStage(serial: String, side: BedSide, stage: SleepStage, epochStart: Date)
     /// The pod's alarm fired, was snoozed, stopped, or failed.
     case alarm(AlarmNotice)
     /// A schedule, alarm or clock command was sent to the pod, with its answer.
@@ -90,7 +91,7 @@ public struct LiveSecond: Sendable, Hashable, Codable {
 public struct AlarmNotice: Sendable, Hashable, Codable {
     public enum Kind: String, Sendable, Hashable, Codable { case fired, snoozed, stopped, failed }
     public var serial: String
-    public var side: Side?
+    public var side: BedSide?
     public var kind: Kind
     /// The pod's time of the event.
     public var at: Date
@@ -99,7 +100,7 @@ public struct AlarmNotice: Sendable, Hashable, Codable {
     /// The sentence the console prints.
     public var text: String
 
-    public init(serial: String, side: Side?, kind: Kind, at: Date, argument: Int, text: String) {
+    public init(serial: String, side: BedSide?, kind: Kind, at: Date, argument: Int, text: String) {
         self.serial = serial
         self.side = side
         self.kind = kind
@@ -138,14 +139,14 @@ public struct SchedulePushNotice: Sendable, Hashable, Codable {
 /// A finished night as stored: enough for a notification or a tile without a store read.
 public struct NightSummary: Sendable, Hashable, Codable {
     public var serial: String
-    public var side: Side
+    public var side: BedSide
     /// yyyy-MM-dd, the local date the night ends on.
     public var wakeDate: String
     public var start: Date
     public var end: Date
     public var metrics: SessionMetrics
 
-    public init(serial: String, side: Side, wakeDate: String, start: Date, end: Date, metrics: SessionMetrics) {
+    public init(serial: String, side: BedSide, wakeDate: String, start: Date, end: Date, metrics: SessionMetrics) {
         self.serial = serial
         self.side = side
         self.wakeDate = wakeDate

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import PodDevice
 import PodProtocol
 import SleepAnalysis
@@ -24,11 +25,11 @@ public struct HubState: Sendable, Hashable {
         /// The clock anchor in force: nil until SET_CLOCK was acknowledged on this link.
         public var clock: ClockAnchor?
         /// The newest second per side (data time).
-        public var live: [Side: LiveSecond] = [:]
+        public var live: [BedSide: LiveSecond] = [:]
         /// Whether someone is in bed, per side, as the session tracker decided.
-        public var inBed: [Side: Bool] = [:]
+        public var inBed: [BedSide: Bool] = [:]
         /// The newest preliminary stage per side while a night is under way.
-        public var stage: [Side: SleepStage] = [:]
+        public var stage: [BedSide: SleepStage] = [:]
     }
 
     /// The pods connected now, by serial.

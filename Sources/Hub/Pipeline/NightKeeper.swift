@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import PodProtocol
 import SleepAnalysis
 import SleepStore
@@ -27,7 +28,7 @@ struct NightKeeper: Sendable {
 
     /// Stages `night` and stores it; returns how many final sessions were stored.
     @discardableResult
-    func keep(_ night: SessionTracker.Night, serial: String, side: Side, final: Bool) -> Int {
+    func keep(_ night: SessionTracker.Night, serial: String, side: BedSide, final: Bool) -> Int {
         let sessions = analyzer.analyze(beats: night.beats, vitals: night.seconds, final: final)
         if final && sessions.isEmpty {
             reporter.event("\(side): \(Int((night.end - night.start) / 60)) min in bed: too short for a session, not kept")
@@ -61,7 +62,7 @@ struct NightKeeper: Sendable {
     }
 
     /// The one-line summary the console prints for a finished night.
-    static func summary(_ s: SleepSession, side: Side, wakeDate: String) -> String {
+    static func summary(_ s: SleepSession, side: BedSide, wakeDate: String) -> String {
         let m = s.metrics
         func hm(_ minutes: Double) -> String { "\(Int(minutes) / 60)h\(String(format: "%02d", Int(minutes) % 60))" }
         var parts = ["night of \(wakeDate), \(side): in bed \(hm(m.timeInBedMinutes)), asleep \(hm(m.totalSleepMinutes))",
@@ -81,13 +82,13 @@ struct NightExporter: Sendable {
     let configuration: HubConfiguration
     let reporter: HubReporter
 
-    func export(wakeDate: LocalDate, side: Side) {
+    func export(wakeDate: CalendarDay, side: BedSide) {
         let format = ExportFormat(rawValue: configuration.export.format) ?? .json
         let dir = configuration.exportDirectory
         let path = (dir as NSString).appendingPathComponent("\(wakeDate)-\(side).\(format == .csv ? "csv" : "json")")
         do {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-            let text = try SleepExporter(store: store).export(.date(wakeDate), side: NightRecordMapping.bedSide(side),
+            let text = try SleepExporter(store: store).export(.date(wakeDate), side: side,
                                                               format: format, timeZone: configuration.hubTimeZone)
             try text.write(toFile: path, atomically: true, encoding: .utf8)
             reporter.event("\(side): night of \(wakeDate) exported to \(path)")

@@ -1,18 +1,17 @@
 import PodProtocol
 import SleepAnalysis
 import SleepStore
+import SleepDomain
 
 /// The analyzer's sessions in the store's plain records. The two modules do not know each
 /// other (the store keeps no analysis types), so the hub is where one becomes the other.
 enum NightRecordMapping {
-    static func record(_ session: SleepSession, podSerial: String, side: Side) -> NightRecord {
+    static func record(_ session: SleepSession, podSerial: String, side: BedSide) -> NightRecord {
         let m = session.metrics
         let epochs = session.epochs.map { e in
             EpochRecord(
-                start: Int64(e.start.rounded()), stage: stage(e.stage),
-                probabilities: StoreStageProbabilities(
-                    awake: e.probabilities.awake, core: e.probabilities.core,
-                    deep: e.probabilities.deep, rem: e.probabilities.rem),
+                start: Int64(e.start.rounded()), stage: e.stage,
+                probabilities: e.probabilities,
                 heartRate: e.features.heartRate, hrvRMSSD: e.features.rmssd,
                 breathingRate: e.features.breathingRate, movement: e.features.movement)
         }
@@ -26,19 +25,8 @@ enum NightRecordMapping {
             deepPercent: m.stageShares.deep * 100, remPercent: m.stageShares.rem * 100,
             meanHeartRate: m.meanHeartRate, meanHRV: m.meanRMSSD, meanBreathingRate: m.meanBreathingRate,
             score: m.score)
-        return NightRecord(podSerial: podSerial, side: bedSide(side), start: Int64(session.start.rounded()),
+        return NightRecord(podSerial: podSerial, side: side, start: Int64(session.start.rounded()),
                            end: Int64(session.end.rounded()), epochs: epochs, metrics: metrics,
                            isPreliminary: !session.final)
     }
-
-    static func stage(_ s: SleepAnalysis.SleepStage) -> StoreStage {
-        switch s {
-        case .awake: .awake
-        case .core: .core
-        case .deep: .deep
-        case .rem: .rem
-        }
-    }
-
-    static func bedSide(_ side: Side) -> BedSide { side == .left ? .left : .right }
 }

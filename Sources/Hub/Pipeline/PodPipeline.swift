@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import PodAnalysis
 import PodProtocol
 import SleepAnalysis
@@ -17,7 +18,7 @@ struct PodPipeline {
     private let reporter: HubReporter
     private let hubZone: TimeZone
     private var router = PodSignalRouter()
-    private var trackers: [Side: SessionTracker]
+    private var trackers: [BedSide: SessionTracker]
 
     /// Final sessions stored by this pipeline.
     private(set) var nightsStored = 0
@@ -48,7 +49,7 @@ struct PodPipeline {
         return ended
     }
 
-    private mutating func feed(_ side: Side, _ output: FrontEndOutput) -> Int {
+    private mutating func feed(_ side: BedSide, _ output: FrontEndOutput) -> Int {
         for second in output.seconds {
             bus.publish(.live(serial: serial, side: side, LiveSecond(second)))
         }
@@ -73,7 +74,7 @@ struct PodPipeline {
 
     /// The hub is stopping: what the open sessions hold is kept as preliminary, never lost.
     mutating func flush() {
-        for side in Side.allCases {
+        for side in BedSide.allCases {
             guard let night = trackers[side]?.flush() else { continue }
             keeper.keep(night, serial: serial, side: side, final: false)
             reporter.event("\(side): open session (\(Int((night.end - night.start) / 60)) min) kept as preliminary")

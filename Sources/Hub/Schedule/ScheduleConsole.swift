@@ -1,6 +1,7 @@
 import Foundation
 import SleepSchedule
 import SleepStore
+import SleepDomain
 
 /// What `podbridge schedule show|infer|set|clear` does, as library code returning the lines
 /// to print; the command only parses arguments. Reads and writes the same store the daemon
@@ -35,14 +36,14 @@ public struct ScheduleConsole: Sendable {
 
     /// The zone `HH:mm` values are in: the command line's, else the one the schedule in
     /// force was made for, else the configuration's.
-    public func zone(podSerial: String, side: PodSide) -> TimeZone {
+    public func zone(podSerial: String, side: BedSide) -> TimeZone {
         if let zoneOverride { return zoneOverride }
-        if let stored = try? store.podSchedule(podSerial: podSerial, side: side.bed),
+        if let stored = try? store.podSchedule(podSerial: podSerial, side: side),
            let tz = TimeZone(identifier: stored.timeZoneID) { return tz }
         return settings.podTimeZone.flatMap(TimeZone.init(identifier:)) ?? .current
     }
 
-    private func resolver(podSerial: String, side: PodSide) -> ScheduleResolver {
+    private func resolver(podSerial: String, side: BedSide) -> ScheduleResolver {
         ScheduleResolver(store: store, settings: settings, podZone: zone(podSerial: podSerial, side: side))
     }
 
@@ -50,12 +51,12 @@ public struct ScheduleConsole: Sendable {
 
     /// What is in force per side, whether the pod acknowledged it, the last push of each
     /// command and the last alarm events.
-    public func show(podSerial: String, sides: [PodSide]) throws(ScheduleServiceError) -> [String] {
+    public func show(podSerial: String, sides: [BedSide]) throws(ScheduleServiceError) -> [String] {
         var lines = ["pod \(podSerial)"]
         do {
             for side in sides {
                 lines.append("")
-                if let state = try store.podSchedule(podSerial: podSerial, side: side.bed) {
+                if let state = try store.podSchedule(podSerial: podSerial, side: side) {
                     lines.append("\(side): \(state.origin) schedule in force since \(Self.timestamp(state.setAt, state.timeZoneID))"
                         + (state.acknowledgedAt.map { ", acknowledged by the pod \(Self.timestamp($0, state.timeZoneID))" }
                             ?? ", not yet acknowledged by the pod"))
@@ -68,7 +69,7 @@ public struct ScheduleConsole: Sendable {
                 } else {
                     lines.append("\(side): no schedule worked out yet (the daemon does it when the pod connects)")
                 }
-                if let manual = try store.manualSchedule(podSerial: podSerial, side: side.bed) {
+                if let manual = try store.manualSchedule(podSerial: podSerial, side: side) {
                     lines.append("  manual schedule set \(Self.timestamp(manual.setAt, nil)): weekday \(manual.weekdayBedtime)–\(manual.weekdayWake), "
                         + "weekend \(manual.weekendBedtime)–\(manual.weekendWake) (wins until cleared)")
                 }
@@ -87,7 +88,7 @@ public struct ScheduleConsole: Sendable {
             }
             if !any { lines.append("  none yet") }
             let events = try store.podEvents(podSerial: podSerial, limit: 50)
-                .filter { $0.kind.hasPrefix("alarm_") && ($0.side.map { sides.contains(PodSide($0)) } ?? true) }
+                .filter { $0.kind.hasPrefix("alarm_") && ($0.side.map { sides.contains($0) } ?? true) }
                 .suffix(5)
             if !events.isEmpty {
                 lines.append("last alarm events:")
@@ -120,7 +121,7 @@ public struct ScheduleConsole: Sendable {
     /// What the inference gives and why, without changing anything: sessions offered and
     /// skipped, per group the nights used and dropped, circular mean, R and spread, the
     /// source, and the pod schedule it converts to.
-    public func infer(podSerial: String, sides: [PodSide]) throws(ScheduleServiceError) -> [String] {
+    public func infer(podSerial: String, sides: [BedSide]) throws(ScheduleServiceError) -> [String] {
         var lines = ["pod \(podSerial) — inference at \(Self.timestamp(Int64(now.timeIntervalSince1970), nil)) (nothing is changed)"]
         for side in sides {
             let r = resolver(podSerial: podSerial, side: side)
@@ -141,7 +142,7 @@ public struct ScheduleConsole: Sendable {
     // MARK: set / clear
 
     /// Stores a manual schedule for each side (weekend times default to the weekday ones).
-    public func setManual(podSerial: String, sides: [PodSide], bedtime: String, wake: String,
+    public func setManual(podSerial: String, sides: [BedSide], bedtime: String, wake: String,
                           weekendBedtime: String?, weekendWake: String?) throws(ScheduleServiceError) -> [String] {
         func parse(_ text: String, _ name: String) throws(ScheduleServiceError) -> TimeOfDay {
             guard let t = TimeOfDay(text) else { throw .badManualSchedule("\(name) must be HH:mm, got '\(text)'") }
@@ -165,7 +166,7 @@ public struct ScheduleConsole: Sendable {
         for side in sides {
             do {
                 try store.setManualSchedule(ManualScheduleRecord(
-                    podSerial: podSerial, side: side.bed, weekdayBedtime: weekday.bedtime.description,
+                    podSerial: podSerial, side: side, weekdayBedtime: weekday.bedtime.description,
                     weekdayWake: weekday.wake.description, weekendBedtime: weekend.bedtime.description,
                     weekendWake: weekend.wake.description, setAt: Int64(now.timeIntervalSince1970)))
             } catch {
@@ -180,11 +181,11 @@ public struct ScheduleConsole: Sendable {
     }
 
     /// Removes the manual schedule of each side: back to the inferred (or default) one.
-    public func clearManual(podSerial: String, sides: [PodSide]) throws(ScheduleServiceError) -> [String] {
+    public func clearManual(podSerial: String, sides: [BedSide]) throws(ScheduleServiceError) -> [String] {
         var lines: [String] = []
         for side in sides {
             let removed: Bool
-            do { removed = try store.clearManualSchedule(podSerial: podSerial, side: side.bed) } catch { throw .store("\(error)") }
+            do { removed = try store.clearManualSchedule(podSerial: podSerial, side: side) } catch { throw .store("\(error)") }
             let decision = try resolver(podSerial: podSerial, side: side).decide(podSerial: podSerial, side: side, now: now)
             lines.append(removed ? "\(side): manual schedule cleared; back to \(decision.origin): \(decision.schedule.summary)"
                                  : "\(side): no manual schedule was set; \(decision.origin) schedule: \(decision.schedule.summary)")

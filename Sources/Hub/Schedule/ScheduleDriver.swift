@@ -4,6 +4,7 @@ import PodDevice
 import PodProtocol
 import SleepSchedule
 import SleepStore
+import SleepDomain
 
 /// The schedule service of the running hub: works out what each side of the connected pod
 /// should hold (manual schedule, else inference over the side's main nights, else the
@@ -36,9 +37,9 @@ public actor ScheduleDriver {
     private var connection: PodConnection?
     /// The pod being served (the last one that connected).
     public private(set) var podSerial: String?
-    private var podSides: [PodSide] = PodSide.allCases
+    private var podSides: [BedSide] = BedSide.allCases
     private var bootCounts: [String: UInt32] = [:]
-    private var decisions: [PodSide: SideScheduleDecision] = [:]
+    private var decisions: [BedSide: SideScheduleDecision] = [:]
 
     private var wakeAt: Date?
     private var wakeSignal: AsyncStream<Void>.Continuation?
@@ -47,8 +48,12 @@ public actor ScheduleDriver {
     private var lockWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// Sides whose power or alarm was acknowledged since they were last reported.
-    private var touched: Set<PodSide> = []
+    private var touched: Set<BedSide> = []
     private var reportedClockOffset: Int?
+    /// What the connected pod announced in HELLO: commands for features it lacks are not sent.
+    private var features: FeatureSet = .all
+    /// Commands already reported as not sent for a missing feature on this connection.
+    private var featureReported: Set<ScheduleCommandKey> = []
     /// Pushes sent to the pod, and acknowledged, since this driver started (for status lines).
     public private(set) var pushesSent = 0
     public private(set) var pushesAcknowledged = 0
@@ -93,14 +98,28 @@ public actor ScheduleDriver {
 
         touched = Set(podSides)
         reportedClockOffset = nil
-        if let desired = computeDesired(serial: serial, now: clock.now()) {
-            await process(.desiredChanged(desired))
-        }
+        // One start-up per handshake: take the policy off the link first, so neither the new
+        // desired state nor the reboot sends anything before `connected` sends it all once
+        // (after a reboot on the same link the policy still thought it was connected).
+        await process(.disconnected)
         if rebooted {
             reporter.event("pod \(serial) restarted (boot \(info.bootCount)): its clock, schedules and alarms were reset; sending them again")
             await process(.podRebooted)
         }
-        await process(.connected)
+        if let desired = computeDesired(serial: serial, now: clock.now()) {
+            await process(.desiredChanged(desired))
+        }
+        features = info.features
+        featureReported = []
+        // The handshake already set the clock (PodConnection sends SET_CLOCK after HELLO).
+        if let anchor = await connection.anchor {
+            let sync = ClockSync(timeZoneIdentifier: podZone.identifier, utcOffsetMinutes: Int(anchor.utcOffsetMinutes))
+            reportedClockOffset = sync.utcOffsetMinutes
+            recordHandshakeClock(sync, serial: serial, at: Date(timeIntervalSince1970: Double(anchor.unixMillis) / 1000))
+            await process(.connectedWithClock(sync))
+        } else {
+            await process(.connected)
+        }
         reportAcknowledgedSides()
     }
 
@@ -117,7 +136,7 @@ public actor ScheduleDriver {
     public func podEvent(_ event: PodEvent, podSerial serial: String, at exactTime: Date) async {
         // The pod fires on whole minutes; its tick maps to within milliseconds of them, either side.
         let time = Date(timeIntervalSince1970: exactTime.timeIntervalSince1970.rounded())
-        let side = event.side.map(PodSide.init)
+        let side = event.side
         let sideText = side.map { " (\($0))" } ?? ""
         let local = LocalDateTime(time, in: podZone).timeOfDay
         let kind: String
@@ -164,7 +183,7 @@ public actor ScheduleDriver {
         do {
             try store.recordPodEvent(PodEventRecord(
                 podSerial: serial, at: Int64(time.timeIntervalSince1970.rounded(.down)), kind: kind,
-                side: side?.bed, argument: Int(event.argument), description: text))
+                side: side, argument: Int(event.argument), description: text))
         } catch {
             reporter.warning("could not record pod event '\(text)': \(error)")
         }
@@ -285,6 +304,15 @@ public actor ScheduleDriver {
         var outcome = PushOutcome.ack
         var status: String?
         var detail: String?
+        // A pod without the feature (HELLO bits) gets nothing for it and no warning at every
+        // connect: said once per connection, counted as done.
+        if let missing = missingFeature(command) {
+            if !featureReported.contains(command.key) {
+                featureReported.insert(command.key)
+                reporter.logger.info("pod \(serial) has no \(missing): \(command.key) not sent")
+            }
+            return .acknowledged(command.key)
+        }
         pushesSent += 1
         for message in wireMessages(command) {
             do {
@@ -308,7 +336,7 @@ public actor ScheduleDriver {
                     answer = .disconnected
                     outcome = .linkLost
                     self.connection = nil
-                case .unexpectedResponse, .wrongPod, .protocolVersionMismatch:
+                case .unexpectedResponse, .wrongPod, .protocolVersionMismatch, .unsupportedByPod, .invalidRequest:
                     // Not an answer to this request: count it as none and let the policy retry.
                     answer = .timedOut(command.key)
                     outcome = .timeout
@@ -352,6 +380,31 @@ public actor ScheduleDriver {
         return answer
     }
 
+    /// The push log shows the clock the handshake set, as if the driver had sent it (it is the
+    /// same SET_CLOCK; the pod gets it once).
+    private func recordHandshakeClock(_ sync: ClockSync, serial: String, at time: Date) {
+        pushesSent += 1
+        pushesAcknowledged += 1
+        let command = ScheduleCommand.setClock(sync)
+        do {
+            try store.recordSchedulePush(SchedulePushRecord(
+                podSerial: serial, sentAt: Int64(time.timeIntervalSince1970.rounded(.down)),
+                command: command.key.description, description: command.humanDescription, attempt: 1,
+                outcome: .ack, status: nil, detail: "sent by the handshake"))
+        } catch {
+            reporter.warning("could not record push of \(command.key): \(error)")
+        }
+    }
+
+    /// The HELLO feature `command` needs and the pod lacks, if any.
+    private func missingFeature(_ command: ScheduleCommand) -> String? {
+        switch command {
+        case .setClock: nil
+        case .setPowerSchedule: features.contains(.powerSchedule) ? nil : "power schedule"
+        case .setAlarm: features.contains(.vibrationAlarm) ? nil : "vibration alarm"
+        }
+    }
+
     /// The PodProtocol requests that carry `command`.
     private func wireMessages(_ command: ScheduleCommand) -> [Message] {
         switch command {
@@ -359,14 +412,14 @@ public actor ScheduleDriver {
             return [.setClock(clock.clockSetting(utcOffsetMinutes: sync.utcOffsetMinutes))]
         case .setPowerSchedule(let side, let windows):
             let clear = Message.setPowerSchedule(PowerSchedule(
-                side: side.wire, days: [], on: ClockTime(minutesOfDay: 0), off: ClockTime(minutesOfDay: 0), level: 0))
+                side: side, days: [], on: TimeOfDay(wrapping: 0), off: TimeOfDay(wrapping: 0), level: 0))
             // The pod keeps one entry per weekday: windows covering the week replace all of
             // them; otherwise the days left out are cleared first.
-            let covered = windows.reduce(DaysOfWeek()) { $0.union($1.days) }
+            let covered = windows.reduce(WeekdayMask()) { $0.union($1.days) }
             let sets = windows.map { Message.setPowerSchedule($0.wire(side: side)) }
             return covered == .everyDay ? sets : [clear] + sets
         case .setAlarm(let side, let entry):
-            guard let entry else { return [.clearAlarm(side: side.wire)] }
+            guard let entry else { return [.clearAlarm(side: side)] }
             return [.setAlarm(entry.wire(side: side))]
         }
     }
@@ -383,7 +436,7 @@ public actor ScheduleDriver {
             let alarmText = alarm.map { "alarm \($0.shortDescription)" } ?? "no alarm"
             reporter.event("schedule \(side)\(origin): \(power), \(alarmText) — pod acknowledged")
             do {
-                try store.markPodScheduleAcknowledged(podSerial: serial, side: side.bed,
+                try store.markPodScheduleAcknowledged(podSerial: serial, side: side,
                                                       at: Int64(clock.now().timeIntervalSince1970.rounded(.down)))
             } catch {
                 reporter.warning("could not record the acknowledgement of schedule \(side): \(error)")

@@ -1,12 +1,13 @@
 import Foundation
 import SleepSchedule
 import SleepStore
+import SleepDomain
 
 /// What a side's schedule is and why: the manual schedule if the user set one, else the
 /// inference over the side's stored main sleep sessions, else the configured default.
 public struct SideScheduleDecision: Sendable, Hashable {
     public let podSerial: String
-    public let side: PodSide
+    public let side: BedSide
     /// The full "why" (nights used and dropped, circular means and spreads, sources).
     public let inference: ScheduleInferenceResult
     /// What the pod should hold, in the pod's zone.
@@ -20,7 +21,7 @@ public struct SideScheduleDecision: Sendable, Hashable {
 
     /// The store row for this decision.
     public func state(at time: Int64) throws -> PodScheduleState {
-        PodScheduleState(podSerial: podSerial, side: side.bed, origin: origin, scheduleJSON: try schedule.storedJSON(),
+        PodScheduleState(podSerial: podSerial, side: side, origin: origin, scheduleJSON: try schedule.storedJSON(),
                          summary: schedule.summary, reason: reason, timeZoneID: schedule.timeZoneIdentifier, setAt: time)
     }
 }
@@ -62,13 +63,13 @@ public struct ScheduleResolver: Sendable {
 
     /// The side's final stored sessions that ended within the lookback window before `now`,
     /// as the inference's nights, naps flagged.
-    public func nights(podSerial: String, side: PodSide, now: Date) throws(ScheduleServiceError) -> [SleepNight] {
+    public func nights(podSerial: String, side: BedSide, now: Date) throws(ScheduleServiceError) -> [SleepNight] {
         let end = Int64(now.timeIntervalSince1970.rounded(.down)) + 1
         // A day more than the lookback so the inference itself counts what falls outside.
         let start = end - Int64(settings.inference.lookbackDays + 1) * 86_400
         let sessions: [StoredSession]
         do {
-            sessions = try store.sessions(endingIn: start..<end, side: side.bed)
+            sessions = try store.sessions(endingIn: start..<end, side: side)
                 .filter { $0.podSerial == podSerial && $0.isFinal }
         } catch {
             throw .store("\(error)")
@@ -91,9 +92,9 @@ public struct ScheduleResolver: Sendable {
     }
 
     /// The user's manual schedule of a side, if set.
-    public func manual(podSerial: String, side: PodSide) throws(ScheduleServiceError) -> ManualSchedule? {
+    public func manual(podSerial: String, side: BedSide) throws(ScheduleServiceError) -> ManualSchedule? {
         let record: ManualScheduleRecord?
-        do { record = try store.manualSchedule(podSerial: podSerial, side: side.bed) } catch { throw .store("\(error)") }
+        do { record = try store.manualSchedule(podSerial: podSerial, side: side) } catch { throw .store("\(error)") }
         guard let record else { return nil }
         guard let wb = TimeOfDay(record.weekdayBedtime), let ww = TimeOfDay(record.weekdayWake),
               let eb = TimeOfDay(record.weekendBedtime), let ew = TimeOfDay(record.weekendWake) else {
@@ -104,7 +105,7 @@ public struct ScheduleResolver: Sendable {
 
     /// The schedule a side should hold at `now`, and why. `ignoreManual` shows what the
     /// inference alone would give (the manual schedule is still reported beside it).
-    public func decide(podSerial: String, side: PodSide, now: Date,
+    public func decide(podSerial: String, side: BedSide, now: Date,
                        ignoreManual: Bool = false) throws(ScheduleServiceError) -> SideScheduleDecision {
         let nights = try nights(podSerial: podSerial, side: side, now: now)
         let manual = ignoreManual ? nil : try manual(podSerial: podSerial, side: side)

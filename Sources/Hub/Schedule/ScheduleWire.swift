@@ -2,30 +2,13 @@ import Foundation
 import PodProtocol
 import SleepSchedule
 import SleepStore
+import SleepDomain
 
-// The schedule module speaks in its own pure types (TimeOfDay, DaysOfWeek, PodSide,
-// VibrationPattern); the pod speaks PodProtocol (ClockTime, WeekdayMask, Side,
-// AlarmPattern) and the store BedSide. These are the only places they are translated.
+// The schedule module and the pod share the domain's words (BedSide, TimeOfDay, WeekdayMask);
+// only the schedule's own types (VibrationPattern, PowerWindow, AlarmEntry) are translated
+// to PodProtocol's messages here.
 
-extension PodSide {
-    /// The wire side (0 = left, 1 = right).
-    public var wire: Side { self == .left ? .left : .right }
-    /// The store's side.
-    public var bed: BedSide { self == .left ? .left : .right }
-
-    public init(_ side: Side) { self = side == .left ? .left : .right }
-    public init(_ side: BedSide) { self = side == .left ? .left : .right }
-}
-
-extension TimeOfDay {
-    /// The pod's `HH:mm` (both count minutes after local midnight).
-    public var wire: ClockTime { ClockTime(minutesOfDay: minuteOfDay) }
-}
-
-extension DaysOfWeek {
-    /// The pod's weekday mask: the same byte (bit 0 = Monday … bit 6 = Sunday).
-    public var wire: WeekdayMask { WeekdayMask(rawValue: rawValue & 0x7F) }
-
+extension WeekdayMask {
     /// "Mon–Fri", "Sun–Thu", "Sat,Sun", "every day": runs of three or more days are ranges,
     /// wrapping round the week.
     public var compactDescription: String {
@@ -58,8 +41,8 @@ extension VibrationPattern {
 
 extension PowerWindow {
     /// One SET_POWER_SCHEDULE for this window on `side`.
-    public func wire(side: PodSide) -> PowerSchedule {
-        PowerSchedule(side: side.wire, days: days.wire, on: on.wire, off: off.wire, level: UInt8(clamping: level))
+    public func wire(side: BedSide) -> PowerSchedule {
+        PowerSchedule(side: side, days: days, on: on, off: off, level: UInt8(clamping: level))
     }
 
     /// "22:00→07:30 (Sun–Thu)", with the level when it is not 100 %.
@@ -70,8 +53,8 @@ extension PowerWindow {
 
 extension AlarmEntry {
     /// SET_ALARM for this entry on `side`.
-    public func wire(side: PodSide) -> PodProtocol.AlarmSetting {
-        PodProtocol.AlarmSetting(side: side.wire, days: days.wire, time: time.wire, intensity: UInt8(clamping: intensity),
+    public func wire(side: BedSide) -> PodProtocol.AlarmSetting {
+        PodProtocol.AlarmSetting(side: side, days: days, time: time, intensity: UInt8(clamping: intensity),
                                  pattern: pattern.wire, durationSeconds: UInt16(clamping: durationSeconds))
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import PodProtocol
 import ServiceLifecycle
 
@@ -35,7 +36,7 @@ public struct ConsoleReporterService: Service {
 /// What the console prints for each event; the live line's throttle.
 struct ConsoleLines {
     let configuration: HubConfiguration
-    private var latest: [Side: LiveSecond] = [:]
+    private var latest: [BedSide: LiveSecond] = [:]
     private var lastProgress: ContinuousClock.Instant?
 
     init(configuration: HubConfiguration) { self.configuration = configuration }
@@ -67,7 +68,7 @@ struct ConsoleLines {
         lastProgress = now
         guard let newest = latest.values.map(\.time).max() else { return }
         let time = Self.format(Date(timeIntervalSince1970: newest), zone: configuration.hubTimeZone)
-        let sides = Side.allCases.map { side -> String in
+        let sides = BedSide.allCases.map { side -> String in
             guard let v = latest[side] else { return "\(side): –" }
             guard v.present else { return "\(side): empty" }
             let hr = v.heartRate.map { String(format: "HR %.0f", $0) } ?? "HR –"

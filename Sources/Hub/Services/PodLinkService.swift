@@ -88,7 +88,7 @@ public final class PodLinkService: Service, Sendable {
     private struct LinkFollower {
         let service: PodLinkService
         var pipeline: PodPipeline?
-        var lastFailure: String?
+        var lastFailure: LinkFailure?
 
         init(service: PodLinkService) { self.service = service }
 
@@ -135,11 +135,13 @@ public final class PodLinkService: Service, Sendable {
                 if ended > 0 { await service.schedule?.sessionsChanged() }
             case .podRebooted:
                 reporter.event("pod \(serial ?? "?") rebooted: clock and schedule are being sent again")
+            case .refused(let error, let retryIn):
+                reporter.warning("pod \(serial ?? "?") refused: \(error); asking again in \(retryIn.components.seconds) s")
             case .disconnected(let reason):
                 if let serial {
                     service.control.unregister(serial: serial)
                     await service.publishCounters()
-                    service.bus.publish(.podDisconnected(serial: serial, reason: reason, at: service.clock.now()))
+                    service.bus.publish(.podDisconnected(serial: serial, reason: reason.description, at: service.clock.now()))
                 }
                 await service.schedule?.podDisconnected()
             case .retrying(let attempt, let delay, let reason):

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import SleepStore
 
 /// The JSON shapes of `/api/v1/nights…` (docs/api.md, openapi.json). Times are RFC 3339 in

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import Hummingbird
 import SleepStore
 

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import Hub
 import Hummingbird
 import PodProtocol
@@ -50,7 +51,7 @@ package struct PodRoutes: Sendable {
     func live() -> LiveBody {
         var sides: [LiveSideBody] = []
         for pod in bus.state.pods.values.sorted(by: { $0.pod.serial < $1.pod.serial }) {
-            for side in Side.allCases {
+            for side in BedSide.allCases {
                 guard let second = pod.live[side] else { continue }
                 sides.append(LiveSideBody(serial: pod.pod.serial, side: side.description, connected: pod.connected,
                                           inBed: pod.inBed[side], stage: pod.stage[side]?.rawValue, second: second))
@@ -75,8 +76,8 @@ package struct PodRoutes: Sendable {
         }
     }
 
-    static func side(_ text: String) throws -> Side {
-        guard let side = Side.allCases.first(where: { $0.description == text }) else {
+    static func side(_ text: String) throws -> BedSide {
+        guard let side = BedSide.allCases.first(where: { $0.description == text }) else {
             throw APIError.badRequest("side must be left or right, got '\(text)'")
         }
         return side

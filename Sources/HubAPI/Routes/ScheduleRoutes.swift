@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import Hub
 import Hummingbird
 import SleepSchedule
@@ -65,7 +66,7 @@ package struct ScheduleRoutes: Sendable {
         }
     }
 
-    static func sides(_ text: String) throws -> [PodSide] {
+    static func sides(_ text: String) throws -> [BedSide] {
         switch text {
         case "left": [.left]
         case "right": [.right]
@@ -93,21 +94,21 @@ package struct ScheduleRoutes: Sendable {
 
     func show(serial: String) throws -> ScheduleBody {
         var sides: [ScheduleBody.SideBody] = []
-        for side in PodSide.allCases {
+        for side in BedSide.allCases {
             var body = ScheduleBody.SideBody(side: side.rawValue)
-            if let state = try store.podSchedule(podSerial: serial, side: side.bed) {
+            if let state = try store.podSchedule(podSerial: serial, side: side) {
                 body.inForce = .init(origin: state.origin.rawValue, summary: state.summary, reason: state.reason,
                                      timeZone: state.timeZoneID, setAt: LiveMessage.rfc3339(Double(state.setAt)),
                                      acknowledged: state.acknowledgedAt != nil,
                                      acknowledgedAt: state.acknowledgedAt.map { LiveMessage.rfc3339(Double($0)) },
                                      lines: (try? PodSchedule.fromStoredJSON(state.scheduleJSON))?.lines ?? [])
             }
-            if let m = try store.manualSchedule(podSerial: serial, side: side.bed) {
+            if let m = try store.manualSchedule(podSerial: serial, side: side) {
                 body.manual = .init(weekdayBedtime: m.weekdayBedtime, weekdayWake: m.weekdayWake,
                                     weekendBedtime: m.weekendBedtime, weekendWake: m.weekendWake,
                                     setAt: LiveMessage.rfc3339(Double(m.setAt)))
             }
-            let zone = (try? store.podSchedule(podSerial: serial, side: side.bed)).flatMap { $0 }
+            let zone = (try? store.podSchedule(podSerial: serial, side: side)).flatMap { $0 }
                 .flatMap { TimeZone(identifier: $0.timeZoneID) }
                 ?? settings.podTimeZone.flatMap(TimeZone.init(identifier:)) ?? .current
             let resolver = ScheduleResolver(store: store, settings: settings, podZone: zone)

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import Hummingbird
 import NIOCore
 import SleepStore
@@ -55,9 +56,9 @@ package enum RequestInput {
         }
     }
 
-    package static func date(_ text: String?, name: String) throws -> LocalDate? {
+    package static func date(_ text: String?, name: String) throws -> CalendarDay? {
         guard let text else { return nil }
-        guard let date = LocalDate(text) else { throw APIError.badRequest("\(name) must be YYYY-MM-DD, got '\(text)'") }
+        guard let date = CalendarDay(text) else { throw APIError.badRequest("\(name) must be YYYY-MM-DD, got '\(text)'") }
         return date
     }
 

@@ -4,19 +4,7 @@ import Hub
 import PodAnalysis
 import PodProtocol
 import SleepAnalysis
-
-/// Which side(s) of a capture to stage.
-enum CaptureSide: String, ExpressibleByArgument, CaseIterable {
-    case left, right, both
-
-    var sides: [Side] {
-        switch self {
-        case .left: [.left]
-        case .right: [.right]
-        case .both: [.left, .right]
-        }
-    }
-}
+import SleepDomain
 
 /// `podbridge analyze`: offline staging of a capture, a beats file or a vitals file.
 /// Parsing and printing only; the analysis is `CaptureAnalysis` (PodAnalysis) and
@@ -39,7 +27,13 @@ struct AnalyzeCommand: AsyncParsableCommand {
     var capture: String?
 
     @Option(name: .long, help: "With --capture: the side to stage (left, right, both; default both).")
-    var side: CaptureSide?
+    var side: String?
+
+    /// The sides `--side` names: one side, or both (the default).
+    static func sides(_ text: String?) -> [BedSide]? {
+        guard let text, text != "both" else { return BedSide.allCases }
+        return BedSide(rawValue: text).map { [$0] }
+    }
 
     @Option(name: .long, help: "Beats CSV (one heartbeat per line).")
     var beats: String?
@@ -69,6 +63,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
             throw ValidationError("give exactly one of --capture FILE, --beats FILE or --vitals FILE")
         }
         if side != nil, capture == nil { throw ValidationError("--side goes with --capture") }
+        if Self.sides(side) == nil { throw ValidationError("unknown side '\(side ?? "")' (use left, right or both)") }
         if let tz, TimeZone(identifier: tz) == nil { throw ValidationError("unknown time zone '\(tz)'") }
     }
 
@@ -82,19 +77,19 @@ struct AnalyzeCommand: AsyncParsableCommand {
         if let capture {
             let analysis: CaptureAnalysis
             do {
-                analysis = try CaptureAnalysis(capture: try readBytes(capture))
+                analysis = try Self.analyzeCapture(file: capture)
             } catch let error as CaptureAnalysisError {
-                throw ValidationError(error.message(file: capture))
+                throw CommandFailure(error.message(file: capture))
             }
             for warning in analysis.warnings(file: capture) { printError("warning: \(warning)") }
             if tz == nil, let offset = analysis.utcOffsetMinutes, let fixed = TimeZone(secondsFromGMT: Int(offset) * 60) {
                 zone = fixed
             }
             let analyzer = SleepAnalyzer(rules: rules, timeZone: zone)
-            let choice = side ?? .both
-            for s in choice.sides {
+            let sides = Self.sides(side) ?? BedSide.allCases
+            for s in sides {
                 let r = analysis[s]
-                results.append((choice == .both ? s.description : nil, analyzer.analyze(beats: r.beats, vitals: r.vitals)))
+                results.append((sides.count > 1 ? s.description : nil, analyzer.analyze(beats: r.beats, vitals: r.vitals)))
             }
         } else {
             let input: AnalysisInput
@@ -105,10 +100,10 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 } else {
                     let path = vitals!
                     let v = try InputFormats.parseVitals(try read(path), file: path)
-                    input = AnalysisInput(vitals: v.seconds, hrv: v.hrv, inBed: .presence)
+                    input = AnalysisInput(vitalsFile: v)
                 }
             } catch let error as InputError {
-                throw ValidationError(error.description)
+                throw CommandFailure(error.description)
             }
             results.append((nil, SleepAnalyzer(rules: rules, timeZone: zone).analyze(input)))
         }
@@ -145,12 +140,26 @@ struct AnalyzeCommand: AsyncParsableCommand {
         return url.deletingLastPathComponent().appendingPathComponent(name).path
     }
 
-    private func readBytes(_ path: String) throws -> [UInt8] {
-        do {
-            return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        } catch {
-            throw ValidationError("\(path): cannot read (\(error.localizedDescription))")
+    /// Reads the capture in 1 MiB chunks into `CaptureStreamAnalyzer`: memory stays
+    /// flat however long the night (issue 10 item 8).
+    static func analyzeCapture(file path: String) throws -> CaptureAnalysis {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw CommandFailure("\(path): cannot read (no such file or no permission)")
         }
+        defer { try? handle.close() }
+        var analyzer = CaptureStreamAnalyzer()
+        while true {
+            let chunk: Data
+            do {
+                guard let data = try handle.read(upToCount: 1 << 20), !data.isEmpty else { break }
+                chunk = data
+            } catch {
+                throw CommandFailure("\(path): cannot read (\(error.localizedDescription))")
+            }
+            // (An untyped closure: a typed-throws one here crashes the 6.3 compiler's IRGen.)
+            try chunk.withUnsafeBytes { raw in try analyzer.feed(raw) }
+        }
+        return try analyzer.finish()
     }
 
     private func printError(_ line: String) {
@@ -161,7 +170,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
         do {
             return try String(contentsOf: URL(fileURLWithPath: path), encoding: .utf8)
         } catch {
-            throw ValidationError("\(path): cannot read (\(error.localizedDescription))")
+            throw CommandFailure("\(path): cannot read (\(error.localizedDescription))")
         }
     }
 }

@@ -56,7 +56,7 @@ struct DevicesCommand: AsyncParsableCommand {
             let info = try await PodProbe.hello(opener)
             return "\(info.firmware) (protocol v\(info.protocolVersion))"
         } catch let error as TransportError {
-            if case .failed(let why) = error, why.contains("in use") { return "busy (in use by another process)" }
+            if error.meaning == .inUse { return "busy (in use by another process)" }
             return "error: \(error)"
         } catch {
             return "error: \(error)"

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Hub
 import SleepStore
+import SleepDomain
 
 /// `podbridge export`: a night, a date range or everything, as stage blocks, JSON or CSV.
 struct ExportCommand: AsyncParsableCommand {
@@ -90,8 +91,8 @@ struct ExportCommand: AsyncParsableCommand {
 
     /// Exactly one of --date, --from/--to, --all.
     static func selection(date: String?, from: String?, to: String?, all: Bool) throws -> ExportSelection {
-        func parse(_ text: String) throws -> LocalDate {
-            guard let date = LocalDate(text) else { throw ExportError.invalidDate(text) }
+        func parse(_ text: String) throws -> CalendarDay {
+            guard let date = CalendarDay(text) else { throw ExportError.invalidDate(text) }
             return date
         }
         let chosen = (date != nil ? 1 : 0) + (from != nil || to != nil ? 1 : 0) + (all ? 1 : 0)

@@ -19,7 +19,7 @@ struct InspectCommand: ParsableCommand {
 
     func run() throws {
         guard let data = FileManager.default.contents(atPath: file) else {
-            throw ValidationError("cannot read \(file)")
+            throw CommandFailure("cannot read \(file)")
         }
         var printed = 0
         var perType: [String: Int] = [:]
@@ -36,15 +36,15 @@ struct InspectCommand: ParsableCommand {
             print(Self.describe(decoder.counters))
         } else {
             let capture: (records: [Capture.Record], truncatedTail: Bool)
-            do { capture = try Capture.read(Array(data)) } catch { throw ValidationError("\(file): \(error)") }
-            var bad = 0
+            do { capture = try Capture.read(Array(data)) } catch { throw CommandFailure("\(file): \(error)") }
+            var rejected = RejectedFrames()
             for record in capture.records {
                 switch FrameDecoder.parse(frame: record.frame) {
                 case .success(let frame): show(frame, time: record.receivedMicros)
-                case .failure: bad += 1
+                case .failure(let error): rejected.count(error)
                 }
             }
-            print("\(capture.records.count) records, \(bad) failed their CRC\(capture.truncatedTail ? ", last record cut short" : "")")
+            print("\(capture.records.count) records, \(rejected)\(capture.truncatedTail ? ", last record cut short" : "")")
         }
         for (name, count) in perType.sorted(by: { $0.key < $1.key }) { print("  \(name): \(count)") }
     }
@@ -65,8 +65,30 @@ struct InspectCommand: ParsableCommand {
         }
     }
 
+    /// Every frame the decoder saw is in one count: the ones it passed on, and each reason
+    /// it dropped one for (another protocol version or an incompatible flag included).
     static func describe(_ c: DecoderCounters) -> String {
         "bytes \(c.bytes) frames \(c.frames) crc_errors \(c.crcErrors) malformed \(c.malformed) oversize \(c.oversize) "
+            + "bad_version \(c.badVersion) unsupported_flags \(c.unsupportedFlags) "
             + "dropped \(c.droppedFrames) (gaps \(c.sequenceGaps)) unknown \(c.unknownTypes) restarts \(c.senderRestarts)"
+    }
+
+    /// Capture records whose frame was rejected, by reason.
+    struct RejectedFrames: CustomStringConvertible {
+        var crc = 0, short = 0, version = 0, flags = 0
+
+        mutating func count(_ error: FrameError) {
+            switch error {
+            case .crcMismatch: crc += 1
+            case .tooShort: short += 1
+            case .unsupportedVersion: version += 1
+            case .unsupportedFlags: flags += 1
+            }
+        }
+
+        var description: String {
+            "\(crc) failed their CRC, \(short) too short, \(version) of another protocol version, "
+                + "\(flags) with an unknown incompatible flag"
+        }
     }
 }

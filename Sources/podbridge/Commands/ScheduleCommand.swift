@@ -3,6 +3,7 @@ import Foundation
 import Hub
 import SleepSchedule
 import SleepStore
+import SleepDomain
 
 /// `podbridge schedule show|infer|set|clear`: the schedule in force, what the inference
 /// would give and why, and the user's manual schedule (which wins until cleared).
@@ -30,7 +31,7 @@ struct ScheduleCommand: AsyncParsableCommand {
         @Option(name: .long, help: "The pod's time zone, e.g. Europe/Berlin (default: the schedule's, else the system's).")
         var tz: String?
 
-        func sides() throws -> [PodSide] {
+        func sides() throws -> [BedSide] {
             switch side.lowercased() {
             case "left": return [.left]
             case "right": return [.right]

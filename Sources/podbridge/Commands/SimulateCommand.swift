@@ -3,6 +3,7 @@ import Foundation
 import NightModel
 import PodProtocol
 import VirtualPod
+import SleepDomain
 
 /// `podbridge simulate`: run the virtual pod on a pseudo-terminal. Parsing and printing
 /// only; the pod is `VirtualPod` in the VirtualPod module (docs/virtual-pod.md).
@@ -52,7 +53,7 @@ struct SimulateCommand: AsyncParsableCommand {
             help: "Minutes before the end of the night the sleepers get up (default 3-10, drawn from the seed; at most 10% of the night).")
     var outOfBed: Double?
 
-    @Option(help: "Write the ground truth played (truth.csv, beats-*.csv, clock.csv) to this directory at the end.")
+    @Option(help: "Write the ground truth played (truth.csv, beats-*.csv, clock.csv, alarms.csv) to this directory at the end.")
     var truth: String?
 
     @Option(help: "Replay the pod frames of a capture file instead of the model.")
@@ -80,7 +81,7 @@ struct SimulateCommand: AsyncParsableCommand {
 
     /// ISO 8601 date-time, or HH:mm today in the local time zone.
     static func parseStart(_ text: String) -> Date? {
-        if let t = ClockTime(text) {
+        if let t = TimeOfDay(text) {
             var cal = Calendar(identifier: .gregorian)
             cal.timeZone = .current
             return cal.date(bySettingHour: Int(t.hour), minute: Int(t.minute), second: 0, of: Date())

@@ -4,6 +4,7 @@ import PodAnalysis
 import PodDevice
 import PodProtocol
 import SleepAnalysis
+import SleepDomain
 
 /// `podbridge stream`: connect to one pod and print its live readings per side until
 /// Ctrl-C, riding through unplug/replug of the same serial.
@@ -72,7 +73,9 @@ struct StreamCommand: AsyncParsableCommand {
         do {
             try await runner.value
         } catch let error as PodLinkError {
-            throw ValidationError(error.description)
+            // A pod the hub cannot use (e.g. a protocol version mismatch): the error alone,
+            // not the usage text, which would suggest the command was called wrongly.
+            throw CommandFailure(error.description)
         }
     }
 }
@@ -87,7 +90,7 @@ final class FrontEndLiveAnalyzer: LiveAnalyzer {
     func consume(_ block: PiezoBlock) { analysis.apply(.piezo(block)) }
     func consume(_ reading: CapacitanceReading) { analysis.apply(.capacitance(reading)) }
 
-    func vitals(for side: Side) -> SideVitals {
+    func vitals(for side: BedSide) -> SideVitals {
         guard let v = analysis.vitals(for: side) else { return SideVitals() }
         return SideVitals(present: v.latest.present, heartRate: v.latest.heartRate.value,
                           breathingRate: v.latest.breathingRate.value,
@@ -132,6 +135,8 @@ final class StreamView {
         case .podRebooted:
             streaming = false
             print("pod rebooted: handshake, clock and schedules again")
+        case .refused(let error, let retryIn):
+            print("pod refused: \(error); asking again in \(retryIn.components.seconds) s")
         case .disconnected(let reason):
             streaming = false
             print("disconnected: \(reason)")
@@ -144,7 +149,7 @@ final class StreamView {
     }
 
     static func readingsLines(_ r: LiveReadings) -> String {
-        Side.allCases.map { side in
+        BedSide.allCases.map { side in
             let s = r.side(side)
             var parts = ["\(side == .left ? "left " : "right"):"]
             if let present = s.vitals.present { parts.append("present \(present ? "yes" : "no ")") }

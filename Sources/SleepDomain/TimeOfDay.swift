@@ -1,6 +1,6 @@
 /// A local wall-clock time of day with minute resolution, the unit the pod's schedule speaks
-/// (`HH:mm`). It carries no date and no time zone on purpose: the hub resolves it against a
-/// date and the pod's zone only when an instant is needed (see `LocalTimeResolver`).
+/// (`HH:mm`). It carries no date and no time zone on purpose: the pod knows neither, and the hub
+/// resolves it against a date and the pod's zone only when an instant is needed.
 public struct TimeOfDay: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
     public static let minutesPerDay = 1440
 
@@ -15,7 +15,7 @@ public struct TimeOfDay: Hashable, Comparable, Sendable, CustomStringConvertible
 
     /// Any integer number of minutes, wrapped onto the 24-hour clock (-10 is 23:50, 1450 is 00:10).
     public init(wrapping minutes: Int) {
-        self.minuteOfDay = Self.floorMod(minutes, Self.minutesPerDay)
+        self.minuteOfDay = floorMod(minutes, Self.minutesPerDay)
     }
 
     /// Nil unless 0 ≤ hour ≤ 23 and 0 ≤ minute ≤ 59.
@@ -74,7 +74,7 @@ public struct TimeOfDay: Hashable, Comparable, Sendable, CustomStringConvertible
 
     /// Rounds an absolute minute count (may be negative or ≥ 1440) without wrapping, so callers
     /// can tell when rounding carried a time across midnight.
-    static func round(_ minutes: Int, toStep step: Int, rule: RoundingRule) -> Int {
+    public static func round(_ minutes: Int, toStep step: Int, rule: RoundingRule) -> Int {
         guard step > 1 else { return minutes }
         let down = floorDiv(minutes, step) * step
         switch rule {
@@ -83,13 +83,6 @@ public struct TimeOfDay: Hashable, Comparable, Sendable, CustomStringConvertible
         case .nearest: return (minutes - down) * 2 >= step ? down + step : down
         }
     }
-
-    static func floorDiv(_ a: Int, _ b: Int) -> Int {
-        let q = a / b
-        return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q
-    }
-
-    static func floorMod(_ a: Int, _ b: Int) -> Int { a - floorDiv(a, b) * b }
 }
 
 /// How a time is snapped to the schedule step. Ties under `.nearest` go to the later time.

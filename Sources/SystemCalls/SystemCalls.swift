@@ -1,6 +1,6 @@
-// Every raw syscall PodDevice makes lives here (in the spirit of apple/swift-system's
-// Internals/Syscalls.swift): errno is read right after the call, EINTR is retried in one
-// place, and the rest of the module only sees `SystemError` values.
+// Every raw syscall the hub's device layer (PodDevice) and the virtual pod (VirtualPod) make
+// lives here, in the spirit of apple/swift-system's Internals/Syscalls.swift: errno is read
+// right after the call, EINTR is retried in one place, and callers only see `SystemError`.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,8 +24,8 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
 private func c_flock(_ fd: Int32, _ operation: Int32) -> Int32
 
 /// Thin, checked wrappers over Glibc. Nothing here keeps state.
-enum SystemCalls {
-    static func open(_ path: String, flags: Int32, mode: mode_t = 0) throws(SystemError) -> Int32 {
+package enum SystemCalls {
+    package static func open(_ path: String, flags: Int32, mode: mode_t = 0) throws(SystemError) -> Int32 {
         while true {
             let fd = Glibc.open(path, flags, mode)
             if fd >= 0 { return fd }
@@ -34,14 +34,14 @@ enum SystemCalls {
         }
     }
 
-    static func close(_ fd: Int32) {
+    package static func close(_ fd: Int32) {
         // Linux releases the descriptor even when close reports EINTR: never retry.
         _ = Glibc.close(fd)
     }
 
     /// Reads what is available. Returns 0 at end of file; throws EAGAIN as an error so
     /// callers can tell "nothing yet" from "gone".
-    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
+    package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
         while true {
             let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
             if n >= 0 { return n }
@@ -50,7 +50,7 @@ enum SystemCalls {
         }
     }
 
-    static func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) throws(SystemError) -> Int {
+    package static func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) throws(SystemError) -> Int {
         while true {
             let n = Glibc.write(fd, buffer.baseAddress, buffer.count)
             if n >= 0 { return n }
@@ -60,7 +60,7 @@ enum SystemCalls {
     }
 
     /// Writes all of `bytes` to a blocking descriptor (files), retrying short writes.
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemError) {
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemError) {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
@@ -71,7 +71,7 @@ enum SystemCalls {
     }
 
     /// poll(2); returns the number of ready descriptors (0 on timeout).
-    static func poll(_ fds: inout [pollfd], timeoutMilliseconds: Int32) throws(SystemError) -> Int {
+    package static func poll(_ fds: inout [pollfd], timeoutMilliseconds: Int32) throws(SystemError) -> Int {
         while true {
             let n = fds.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, nfds_t($0.count), timeoutMilliseconds) }
             if n >= 0 { return Int(n) }
@@ -81,18 +81,18 @@ enum SystemCalls {
     }
 
     /// Advisory exclusive lock, so two podbridge processes never share one pod.
-    static func lockExclusive(_ fd: Int32) throws(SystemError) {
+    package static func lockExclusive(_ fd: Int32) throws(SystemError) {
         if c_flock(fd, LOCK_EX | LOCK_NB) != 0 { throw SystemError(call: "flock", errno: Glibc.errno) }
     }
 
     /// TIOCEXCL: the kernel refuses further opens of the tty (root bypasses it; some
     /// drivers and umockdev's mocked ttys answer ENOTTY).
-    static func setExclusiveTTY(_ fd: Int32) throws(SystemError) {
+    package static func setExclusiveTTY(_ fd: Int32) throws(SystemError) {
         if Glibc.ioctl(fd, UInt(TIOCEXCL)) != 0 { throw SystemError(call: "ioctl(TIOCEXCL)", errno: Glibc.errno) }
     }
 
     /// Raw 8N1 at `speed`, no flow control, no echo, no line discipline processing.
-    static func makeRaw(_ fd: Int32, speed: speed_t) throws(SystemError) {
+    package static func makeRaw(_ fd: Int32, speed: speed_t) throws(SystemError) {
         var t = termios()
         if tcgetattr(fd, &t) != 0 { throw SystemError(call: "tcgetattr", errno: Glibc.errno) }
         cfmakeraw(&t)
@@ -113,12 +113,12 @@ enum SystemCalls {
     }
 
     /// Drops whatever the tty buffered before we opened it (stale bytes from a previous owner).
-    static func flush(_ fd: Int32) throws(SystemError) {
+    package static func flush(_ fd: Int32) throws(SystemError) {
         if tcflush(fd, TCIOFLUSH) != 0 { throw SystemError(call: "tcflush", errno: Glibc.errno) }
     }
 
     /// A non-blocking, close-on-exec pipe used to wake a poll() loop.
-    static func makeWakePipe() throws(SystemError) -> (read: Int32, write: Int32) {
+    package static func makeWakePipe() throws(SystemError) -> (read: Int32, write: Int32) {
         var fds: [Int32] = [-1, -1]
         if pipe(&fds) != 0 { throw SystemError(call: "pipe", errno: Glibc.errno) }
         for fd in fds {
@@ -128,21 +128,35 @@ enum SystemCalls {
         return (fds[0], fds[1])
     }
 
-    static func wake(_ fd: Int32) {
+    package static func wake(_ fd: Int32) {
         var one: UInt8 = 1
         _ = Glibc.write(fd, &one, 1)
     }
 
-    static func drain(_ fd: Int32) {
+    package static func drain(_ fd: Int32) {
         var scratch = [UInt8](repeating: 0, count: 64)
         while scratch.withUnsafeMutableBytes({ Glibc.read(fd, $0.baseAddress, $0.count) }) > 0 {}
     }
 
-    static func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+    package static func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
     /// A pseudo-terminal pair (master, slave), both close-on-exec; the slave's path is returned
     /// so a peer (the virtual pod, a test) can be reached like a real tty.
-    static func openPTY() throws(SystemError) -> (master: Int32, slave: Int32, path: String) {
+    package static func openPTY() throws(SystemError) -> (master: Int32, slave: Int32, path: String) {
+        let pair = try openPTYPair()
+        do {
+            // Raw mode on the slave: no echo, no line editing, no CR/LF translation, 8-bit clean.
+            try makeRaw(pair.slave, speed: speed_t(B115200))
+            try setNonBlocking(pair.master)
+        } catch {
+            close(pair.master)
+            close(pair.slave)
+            throw error
+        }
+        return pair
+    }
+
+    private static func openPTYPair() throws(SystemError) -> (master: Int32, slave: Int32, path: String) {
         var master: Int32 = -1
         var slave: Int32 = -1
         var name = [CChar](repeating: 0, count: 128)
@@ -152,8 +166,28 @@ enum SystemCalls {
         return (master, slave, name.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
     }
 
-    static func setNonBlocking(_ fd: Int32) throws(SystemError) {
+    package static func setNonBlocking(_ fd: Int32) throws(SystemError) {
         let flags = fcntl(fd, F_GETFL)
         if flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0 { throw SystemError(call: "fcntl(O_NONBLOCK)", errno: Glibc.errno) }
     }
+
+    /// Bytes waiting in a tty's input queue (FIONREAD): what its reader has not read yet.
+    package static func pendingInput(_ fd: Int32) -> Int {
+        var n: Int32 = 0
+        return Glibc.ioctl(fd, UInt(FIONREAD), &n) == 0 ? Int(n) : 0
+    }
+
+    /// Points `link` at `target` atomically: a temporary symlink renamed over the old one.
+    package static func replaceSymlink(_ link: String, to target: String) throws(SystemError) {
+        let temp = link + ".tmp-\(getpid())"
+        _ = Glibc.unlink(temp)
+        guard symlink(target, temp) == 0 else { throw SystemError(call: "symlink(\(link))", errno: Glibc.errno) }
+        guard rename(temp, link) == 0 else {
+            let e = Glibc.errno
+            _ = Glibc.unlink(temp)
+            throw SystemError(call: "rename(\(link))", errno: e)
+        }
+    }
+
+    package static func unlink(_ path: String) { _ = Glibc.unlink(path) }
 }

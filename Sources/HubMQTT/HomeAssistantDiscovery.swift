@@ -1,0 +1,165 @@
+/// Home Assistant MQTT discovery configs for one pod: one HA device per pod, its entities
+/// per side, all reading the hub's state topics and writing its command topics
+/// (https://www.home-assistant.io/integrations/mqtt/#mqtt-discovery).
+///
+/// Every config is retained at `<prefix>/<component>/podbridge_<serial>/<object>/config`
+/// and names both availability topics (the hub's, with its last will, and the pod's link)
+/// with `availability_mode: all`, so entities go unavailable when either is down. Pure.
+public struct HomeAssistantDiscovery: Sendable {
+    public struct Pod: Sendable, Hashable {
+        public var serial: String
+        public var firmware: String?
+        public var sides: Int
+        public init(serial: String, firmware: String?, sides: Int) {
+            self.serial = serial
+            self.firmware = firmware
+            self.sides = sides
+        }
+    }
+
+    public struct Entity: Sendable, Hashable {
+        /// `binary_sensor`, `sensor`, `switch`, `button`, `text`.
+        public var component: String
+        /// Unique within the pod: `left_heart_rate`, `link`, …
+        public var object: String
+        public var config: JSONValue
+    }
+
+    public let topics: MQTTTopics
+    /// The dashboard (the API's root) when the API is on: the device's `configuration_url`.
+    public let configurationURL: String?
+    public let softwareVersion: String
+
+    public init(topics: MQTTTopics, configurationURL: String?, softwareVersion: String) {
+        self.topics = topics
+        self.configurationURL = configurationURL
+        self.softwareVersion = softwareVersion
+    }
+
+    /// The retained config messages announcing `pod`.
+    public func messages(for pod: Pod) -> [MQTTMessage] {
+        entities(for: pod).map {
+            MQTTMessage(topic: topics.discoveryConfig(component: $0.component, serial: pod.serial, object: $0.object),
+                        payload: $0.config.encoded, qos: .atLeastOnce, retain: true)
+        }
+    }
+
+    /// The empty retained message that removes one config (and its entity) from HA.
+    public static func removal(topic: String) -> MQTTMessage {
+        MQTTMessage(topic: topic, payload: [], qos: .atLeastOnce, retain: true)
+    }
+
+    public func entities(for pod: Pod) -> [Entity] {
+        let serial = pod.serial
+        let node = topics.nodeID(serial)
+        var device: [String: JSONValue] = [
+            "identifiers": [.string(node)],
+            "name": .string("Sleep pod \(serial)"),
+            "manufacturer": "podbridge",
+            "model": .string("Sleep pod, \(pod.sides) side\(pod.sides == 1 ? "" : "s")"),
+            "serial_number": .string(serial),
+        ]
+        if let firmware = pod.firmware { device["sw_version"] = .string(firmware) }
+        if let configurationURL { device["configuration_url"] = .string(configurationURL) }
+        let hubOnly: JSONValue = [["topic": .string(topics.availability)]]
+        let hubAndPod: JSONValue = [["topic": .string(topics.availability)], ["topic": .string(topics.podAvailability(serial))]]
+
+        func entity(_ component: String, _ object: String, name: String, podAvailability: Bool = true,
+                    _ fields: [String: JSONValue]) -> Entity {
+            var config = fields
+            config["name"] = .string(name)
+            config["unique_id"] = .string("\(node)_\(object)")
+            config["device"] = .object(device)
+            config["origin"] = ["name": "podbridge", "sw_version": .string(softwareVersion)]
+            config["availability"] = podAvailability ? hubAndPod : hubOnly
+            config["availability_mode"] = "all"
+            config["qos"] = 1
+            return Entity(component: component, object: object, config: .object(config))
+        }
+
+        var list: [Entity] = [
+            entity("binary_sensor", "link", name: "Link", podAvailability: false, [
+                "state_topic": .string(topics.link(serial)),
+                "value_template": "{{ 'ON' if value_json.connected else 'OFF' }}",
+                "device_class": "connectivity", "entity_category": "diagnostic",
+            ]),
+            entity("sensor", "dropped_frames", name: "Dropped frames", podAvailability: false, [
+                "state_topic": .string(topics.link(serial)),
+                "value_template": "{{ value_json.counters.dropped_frames }}",
+                "state_class": "total_increasing", "entity_category": "diagnostic", "icon": "mdi:lan-disconnect",
+            ]),
+        ]
+        for side in ["left", "right"].prefix(max(1, min(2, pod.sides))) {
+            let title = side == "left" ? "Left" : "Right"
+            let state = JSONValue.string(topics.sideState(serial, side))
+            let night = JSONValue.string(topics.lastNight(serial, side))
+            let schedule = JSONValue.string(topics.schedule(serial, side))
+            list += [
+                entity("binary_sensor", "\(side)_occupancy", name: "\(title) occupancy", [
+                    "state_topic": state, "value_template": "{{ 'ON' if value_json.present else 'OFF' }}",
+                    "device_class": "occupancy",
+                ]),
+                entity("sensor", "\(side)_heart_rate", name: "\(title) heart rate", [
+                    "state_topic": state, "value_template": "{{ value_json.heart_rate }}",
+                    "unit_of_measurement": "bpm", "state_class": "measurement", "icon": "mdi:heart-pulse",
+                    "suggested_display_precision": 0,
+                ]),
+                entity("sensor", "\(side)_breathing_rate", name: "\(title) breathing rate", [
+                    "state_topic": state, "value_template": "{{ value_json.breathing_rate }}",
+                    "unit_of_measurement": "breaths/min", "state_class": "measurement", "icon": "mdi:lungs",
+                    "suggested_display_precision": 1,
+                ]),
+                entity("sensor", "\(side)_movement", name: "\(title) movement", [
+                    "state_topic": state, "value_template": "{{ value_json.movement }}",
+                    "state_class": "measurement", "icon": "mdi:motion-sensor", "suggested_display_precision": 2,
+                ]),
+                entity("sensor", "\(side)_stage", name: "\(title) sleep stage", [
+                    "state_topic": state, "value_template": "{{ value_json.stage }}",
+                    "device_class": "enum", "options": ["awake", "core", "deep", "rem"], "icon": "mdi:sleep",
+                ]),
+                entity("sensor", "\(side)_in_bed_since", name: "\(title) in bed since", [
+                    "state_topic": state, "value_template": "{{ value_json.in_bed_since }}",
+                    "device_class": "timestamp",
+                ]),
+                entity("sensor", "\(side)_sleep_score", name: "\(title) sleep score", [
+                    "state_topic": night, "value_template": "{{ value_json.score }}",
+                    "state_class": "measurement", "icon": "mdi:star-circle",
+                ]),
+                entity("sensor", "\(side)_sleep_time", name: "\(title) sleep time", [
+                    "state_topic": night, "value_template": "{{ value_json.total_sleep_minutes }}",
+                    "device_class": "duration", "unit_of_measurement": "min", "state_class": "measurement",
+                ]),
+                entity("switch", "\(side)_power", name: "\(title) power", [
+                    "command_topic": .string(topics.powerCommand(serial, side)),
+                    "state_topic": state, "value_template": "{{ value_json.power }}",
+                    "payload_on": "ON", "payload_off": "OFF", "state_on": "ON", "state_off": "OFF",
+                    "device_class": "switch",
+                ]),
+                entity("button", "\(side)_snooze", name: "\(title) snooze alarm", [
+                    "command_topic": .string(topics.snoozeCommand(serial, side)), "payload_press": "PRESS", "icon": "mdi:alarm-snooze",
+                ]),
+                entity("button", "\(side)_stop_alarm", name: "\(title) stop alarm", [
+                    "command_topic": .string(topics.stopCommand(serial, side)), "payload_press": "PRESS", "icon": "mdi:alarm-off",
+                ]),
+                entity("text", "\(side)_bedtime", name: "\(title) bedtime", [
+                    "command_topic": .string(topics.bedtimeCommand(serial, side)),
+                    "state_topic": schedule, "value_template": "{{ value_json.bedtime }}",
+                    "pattern": .string(Self.timePattern), "min": 4, "max": 5, "icon": "mdi:bed-clock",
+                ]),
+                entity("text", "\(side)_wake", name: "\(title) wake time", [
+                    "command_topic": .string(topics.wakeCommand(serial, side)),
+                    "state_topic": schedule, "value_template": "{{ value_json.wake }}",
+                    "pattern": .string(Self.timePattern), "min": 4, "max": 5, "icon": "mdi:alarm",
+                ]),
+                entity("button", "\(side)_clear_schedule", name: "\(title) back to learned schedule", [
+                    "command_topic": .string(topics.clearScheduleCommand(serial, side)), "payload_press": "PRESS",
+                    "icon": "mdi:calendar-refresh",
+                ]),
+            ]
+        }
+        return list
+    }
+
+    /// `H:mm` or `HH:mm`, 00:00–23:59 (what the command parser accepts).
+    public static let timePattern = "^([01]?[0-9]|2[0-3]):[0-5][0-9]$"
+}

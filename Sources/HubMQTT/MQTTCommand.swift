@@ -1,0 +1,137 @@
+import Foundation
+
+/// A command received over MQTT, validated before anything is sent to a pod.
+///
+/// Parsing is total: every topic and payload either becomes a `MQTTCommand` or an
+/// `MQTTCommandError` saying what was wrong (meant for `<base>/error`), so a bad
+/// command never reaches a pod. Pure: no I/O.
+public struct MQTTCommand: Sendable, Hashable {
+    /// The pod's serial as it appears in the topic (see `MQTTTopics.topicLevel`).
+    public var serialLevel: String
+    public var side: CommandSide
+    public var action: Action
+
+    public enum CommandSide: String, Sendable, Hashable, CaseIterable {
+        case left, right
+    }
+
+    public enum Action: Sendable, Hashable {
+        /// Power the side now; `level` 1–100 (percent), nil keeps the pod's default (100).
+        case power(on: Bool, level: Int?)
+        /// Snooze the ringing alarm; nil seconds = the pod's default (540 s); else 1–3600.
+        case snooze(seconds: Int?)
+        /// Stop the ringing alarm.
+        case stopAlarm
+        /// Set the manual bedtime (`HH:mm`, pod local time); the wake time stays.
+        case bedtime(String)
+        /// Set the manual wake time (`HH:mm`); the bedtime stays.
+        case wake(String)
+        /// Forget the manual schedule: inference (or the default) takes over again.
+        case clearSchedule
+    }
+
+    /// Short name for results and logs: `power`, `snooze`, `stop`, `bedtime`, `wake`, `clear`.
+    public var name: String {
+        switch action {
+        case .power: "power"
+        case .snooze: "snooze"
+        case .stopAlarm: "stop"
+        case .bedtime: "bedtime"
+        case .wake: "wake"
+        case .clearSchedule: "clear"
+        }
+    }
+
+    /// Reads a message on one of `topics.commandFilters`.
+    public static func parse(topic: String, payload: [UInt8], topics: MQTTTopics) -> Result<MQTTCommand, MQTTCommandError> {
+        func fail(_ reason: String) -> Result<MQTTCommand, MQTTCommandError> {
+            .failure(MQTTCommandError(topic: topic, payload: String(decoding: payload.prefix(200), as: UTF8.self), reason: reason))
+        }
+        guard topic.hasPrefix(topics.base + "/") else { return fail("not a podbridge command topic") }
+        let levels = topic.dropFirst(topics.base.count + 1).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard levels.count >= 3, !levels[0].isEmpty else { return fail("expected \(topics.base)/<serial>/<side>/<command>") }
+        guard let side = CommandSide(rawValue: levels[1]) else {
+            return fail("unknown side '\(levels[1])': expected left or right")
+        }
+        guard let text = String(validating: payload, as: UTF8.self) else { return fail("payload is not UTF-8") }
+        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let path = levels.dropFirst(2).joined(separator: "/")
+        let action: Action
+        switch path {
+        case "power/set":
+            switch parsePower(value) {
+            case .success(let a): action = a
+            case .failure(let error): return fail(error.reason)
+            }
+        case "alarm/snooze":
+            if value.isEmpty || value.uppercased() == "PRESS" {
+                action = .snooze(seconds: nil)
+            } else if let s = Int(value), (1...3600).contains(s) {
+                action = .snooze(seconds: s)
+            } else {
+                return fail("expected PRESS, nothing, or snooze seconds 1–3600, got '\(value)'")
+            }
+        case "alarm/stop":
+            guard value.isEmpty || value.uppercased() == "PRESS" else { return fail("expected PRESS or nothing, got '\(value)'") }
+            action = .stopAlarm
+        case "schedule/bedtime/set", "schedule/wake/set":
+            guard let hhmm = validTimeOfDay(value) else { return fail("expected a time HH:mm (00:00–23:59), got '\(value)'") }
+            action = path.hasPrefix("schedule/bedtime") ? .bedtime(hhmm) : .wake(hhmm)
+        case "schedule/clear":
+            guard value.isEmpty || value.uppercased() == "PRESS" else { return fail("expected PRESS or nothing, got '\(value)'") }
+            action = .clearSchedule
+        default:
+            return fail("unknown command '\(path)'")
+        }
+        return .success(MQTTCommand(serialLevel: levels[0], side: side, action: action))
+    }
+
+    /// `ON`, `OFF`, or JSON `{"state": "ON", "level": 40}` (level 1–100).
+    static func parsePower(_ value: String) -> Result<Action, PowerPayloadError> {
+        if let on = onOff(value) { return .success(.power(on: on, level: nil)) }
+        guard value.hasPrefix("{"),
+              let object = try? JSONSerialization.jsonObject(with: Data(value.utf8)) as? [String: Any] else {
+            return .failure(PowerPayloadError("expected ON, OFF or {\"state\": \"ON\", \"level\": 1–100}, got '\(value)'"))
+        }
+        let unknown = Set(object.keys).subtracting(["state", "level"])
+        guard unknown.isEmpty else { return .failure(PowerPayloadError("unknown keys \(unknown.sorted()) in power command")) }
+        guard let state = object["state"] as? String, let on = onOff(state) else {
+            return .failure(PowerPayloadError("power command needs \"state\": \"ON\" or \"OFF\""))
+        }
+        guard object["level"] != nil else { return .success(.power(on: on, level: nil)) }
+        struct Levelled: Decodable { var level: Double }
+        guard let level = (try? JSONDecoder().decode(Levelled.self, from: Data(value.utf8))).flatMap({ Int(exactly: $0.level) }),
+              (1...100).contains(level) else {
+            return .failure(PowerPayloadError("power level must be a whole number 1–100"))
+        }
+        return .success(.power(on: on, level: level))
+    }
+
+    struct PowerPayloadError: Error { let reason: String; init(_ r: String) { reason = r } }
+
+    static func onOff(_ value: String) -> Bool? {
+        switch value.uppercased() {
+        case "ON": true
+        case "OFF": false
+        default: nil
+        }
+    }
+
+    /// `H:mm` or `HH:mm` within a day, returned as `HH:mm`.
+    static func validTimeOfDay(_ value: String) -> String? {
+        let parts = value.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, (1...2).contains(parts[0].count), parts[1].count == 2,
+              parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+              let h = Int(parts[0]), let m = Int(parts[1]), (0..<24).contains(h), (0..<60).contains(m) else { return nil }
+        return String(format: "%02d:%02d", h, m)
+    }
+}
+
+/// Why a command was refused before reaching the pod (for `<base>/error`).
+public struct MQTTCommandError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var topic: String
+    public var payload: String
+    public var reason: String
+
+    public var description: String { "MQTT command on \(topic) refused: \(reason)" }
+}

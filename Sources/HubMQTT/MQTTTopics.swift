@@ -1,0 +1,81 @@
+/// Every topic the hub publishes or listens to, in one place (docs/mqtt.md lists them).
+///
+/// Under `base` (default `podbridge`), a pod is named by its USB serial and a side by
+/// `left`/`right`. Serials are used as topic levels, so characters MQTT gives a meaning to
+/// (`/`, `+`, `#`) and spaces are replaced by `_` (`topicLevel(_:)`). Pure: no I/O.
+public struct MQTTTopics: Sendable, Hashable {
+    public let base: String
+    public let discoveryPrefix: String
+
+    public init(base: String = "podbridge", discoveryPrefix: String = "homeassistant") {
+        self.base = base
+        self.discoveryPrefix = discoveryPrefix
+    }
+
+    // MARK: Published by the hub
+
+    /// `online` / `offline` (the last will), retained: the hub's availability.
+    public var availability: String { "\(base)/status" }
+    /// Validation errors of commands (any pod), not retained.
+    public var commandErrors: String { "\(base)/error" }
+    /// `online` while the pod's link is up, `offline` otherwise, retained.
+    public func podAvailability(_ serial: String) -> String { "\(pod(serial))/availability" }
+    /// Link state, identity and counters (JSON), retained.
+    public func link(_ serial: String) -> String { "\(pod(serial))/link" }
+    /// Live state of one side (JSON), retained.
+    public func sideState(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/state" }
+    /// The side's last stored night (JSON), retained.
+    public func lastNight(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/last_night" }
+    /// The schedule in force for the side (JSON), retained.
+    public func schedule(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/schedule" }
+    /// Alarm events (JSON), QoS 1, not retained.
+    public func alarmEvents(_ serial: String) -> String { "\(pod(serial))/alarm/event" }
+    /// The outcome of each command (the pod's ack or nack), QoS 1, not retained.
+    public func commandResults(_ serial: String) -> String { "\(pod(serial))/command/result" }
+
+    // MARK: Commands (QoS 1)
+
+    /// What the hub subscribes to for commands: any `<base>/<serial>/<side>/<thing>/set` (so
+    /// an unknown thing gets an error back) and the ones below. Not `#`: the hub's own state
+    /// topics would come back to it.
+    public var commandFilters: [String] {
+        ["\(base)/+/+/+/set", "\(base)/+/+/schedule/+/set", "\(base)/+/+/alarm/snooze", "\(base)/+/+/alarm/stop",
+         "\(base)/+/+/schedule/clear"]
+    }
+    public func powerCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/power/set" }
+    public func snoozeCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/alarm/snooze" }
+    public func stopCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/alarm/stop" }
+    public func bedtimeCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/schedule/bedtime/set" }
+    public func wakeCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/schedule/wake/set" }
+    public func clearScheduleCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/schedule/clear" }
+
+    // MARK: Home Assistant
+
+    /// Home Assistant's own birth/will topic: `online` means it (re)started and wants discovery again.
+    public var homeAssistantStatus: String { "\(discoveryPrefix)/status" }
+    /// Every discovery config of every pod, to find stale ones: `<prefix>/<component>/podbridge_<serial>/<object>/config`.
+    public var discoveryFilter: String { "\(discoveryPrefix)/+/+/+/config" }
+    public func discoveryConfig(component: String, serial: String, object: String) -> String {
+        "\(discoveryPrefix)/\(component)/\(nodeID(serial))/\(object)/config"
+    }
+    /// The node id that groups a pod's configs (HA's `<node_id>` level): `podbridge_<serial>`.
+    public func nodeID(_ serial: String) -> String { "podbridge_" + Self.topicLevel(serial) }
+
+    /// The serial in a discovery config topic of ours, or nil for anyone else's.
+    public func serialInDiscoveryTopic(_ topic: String) -> String? {
+        let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
+        let prefix = discoveryPrefix.split(separator: "/", omittingEmptySubsequences: false)
+        guard levels.count == prefix.count + 4, Array(levels.prefix(prefix.count)) == prefix,
+              levels.last == "config" else { return nil }
+        let node = levels[prefix.count + 1]
+        guard node.hasPrefix("podbridge_") else { return nil }
+        return String(node.dropFirst("podbridge_".count))
+    }
+
+    private func pod(_ serial: String) -> String { "\(base)/\(Self.topicLevel(serial))" }
+
+    /// A serial as one topic level (and HA id part): only letters, digits, `-` and `_` kept.
+    public static func topicLevel(_ serial: String) -> String {
+        String(serial.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") ? $0 : "_" })
+    }
+}

@@ -1,0 +1,72 @@
+import HubMQTT
+import Testing
+
+/// Command topics and payloads: every valid form, and every bad one refused with a reason.
+@Suite struct MQTTCommandTests {
+    let topics = MQTTTopics()
+
+    func parse(_ topic: String, _ payload: String) -> Result<MQTTCommand, MQTTCommandError> {
+        MQTTCommand.parse(topic: topic, payload: Array(payload.utf8), topics: topics)
+    }
+
+    func action(_ topic: String, _ payload: String) -> MQTTCommand.Action? {
+        if case .success(let c) = parse(topic, payload) { c.action } else { nil }
+    }
+
+    func reason(_ topic: String, _ payload: String) -> String? {
+        if case .failure(let e) = parse(topic, payload) { e.reason } else { nil }
+    }
+
+    @Test func validCommandsParse() throws {
+        let result = parse("podbridge/POD1/left/power/set", "ON")
+        let command = try result.get()
+        #expect(command.serialLevel == "POD1")
+        #expect(command.side == .left)
+        #expect(command.action == .power(on: true, level: nil))
+        #expect(action("podbridge/POD1/right/power/set", "off") == .power(on: false, level: nil))
+        #expect(action("podbridge/POD1/right/power/set", #"{"state": "ON", "level": 40}"#) == .power(on: true, level: 40))
+        #expect(action("podbridge/POD1/left/alarm/snooze", "PRESS") == .snooze(seconds: nil))
+        #expect(action("podbridge/POD1/left/alarm/snooze", "") == .snooze(seconds: nil))
+        #expect(action("podbridge/POD1/left/alarm/snooze", "300") == .snooze(seconds: 300))
+        #expect(action("podbridge/POD1/left/alarm/stop", "PRESS") == .stopAlarm)
+        #expect(action("podbridge/POD1/left/schedule/bedtime/set", "22:30") == .bedtime("22:30"))
+        #expect(action("podbridge/POD1/left/schedule/wake/set", "7:05") == .wake("07:05"))
+        #expect(action("podbridge/POD1/left/schedule/clear", "PRESS") == .clearSchedule)
+    }
+
+    @Test func malformedCommandsAreRefusedWithAReason() {
+        #expect(reason("podbridge/POD1/middle/power/set", "ON")?.contains("unknown side") == true)
+        #expect(reason("podbridge/POD1/left/power/set", "MAYBE")?.contains("expected ON, OFF") == true)
+        #expect(reason("podbridge/POD1/left/power/set", #"{"state": "ON", "level": 140}"#)?.contains("1–100") == true)
+        #expect(reason("podbridge/POD1/left/power/set", #"{"state": "ON", "level": 12.5}"#)?.contains("1–100") == true)
+        #expect(reason("podbridge/POD1/left/power/set", #"{"state": "ON", "level": true}"#)?.contains("1–100") == true)
+        #expect(reason("podbridge/POD1/left/power/set", #"{"state": "ON", "colour": 1}"#)?.contains("unknown keys") == true)
+        #expect(reason("podbridge/POD1/left/power/set", #"{"level": 10}"#)?.contains("state") == true)
+        #expect(reason("podbridge/POD1/left/alarm/snooze", "0")?.contains("1–3600") == true)
+        #expect(reason("podbridge/POD1/left/alarm/snooze", "4000")?.contains("1–3600") == true)
+        #expect(reason("podbridge/POD1/left/alarm/stop", "now")?.contains("PRESS") == true)
+        for bad in ["24:00", "7:5", "07:60", "0730", "ab:cd", "", "07:30:00", "-1:30", "٠٧:٣٠"] {
+            #expect(reason("podbridge/POD1/left/schedule/bedtime/set", bad)?.contains("HH:mm") == true, "accepted '\(bad)'")
+        }
+        #expect(reason("podbridge/POD1/left/kettle/set", "ON")?.contains("unknown command") == true)
+        #expect(MQTTCommand.parse(topic: "podbridge/POD1/left/power/set", payload: [0xC3, 0x28], topics: topics)
+            .isFailure(containing: "UTF-8"))
+        #expect(reason("other/POD1/left/power/set", "ON") != nil)
+    }
+
+    @Test func serialsBecomeSafeTopicLevels() {
+        #expect(MQTTTopics.topicLevel("VPOD-0001_a") == "VPOD-0001_a")
+        #expect(MQTTTopics.topicLevel("a/b+c#d e") == "a_b_c_d_e")
+        let t = MQTTTopics(base: "home/pods", discoveryPrefix: "ha")
+        #expect(t.sideState("X/1", "left") == "home/pods/X_1/left/state")
+        #expect(t.serialInDiscoveryTopic("ha/sensor/podbridge_X_1/left_heart_rate/config") == "X_1")
+        #expect(t.serialInDiscoveryTopic("ha/sensor/zigbee_lamp/power/config") == nil)
+        #expect(t.serialInDiscoveryTopic("homeassistant/sensor/podbridge_X/a/config") == nil)
+    }
+}
+
+extension Result where Failure == MQTTCommandError {
+    func isFailure(containing text: String) -> Bool {
+        if case .failure(let e) = self { e.reason.contains(text) } else { false }
+    }
+}

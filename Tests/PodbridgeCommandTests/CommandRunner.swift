@@ -1,0 +1,61 @@
+import Foundation
+
+/// The `podbridge` executable built beside the test bundle, run as a user runs it.
+struct CommandRunner {
+    struct Outcome {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func podbridge() -> URL? {
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = dir.appendingPathComponent("podbridge")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        return nil
+    }
+
+    /// Runs `podbridge arguments…` to its end, with no stdin; output goes to files (a pipe
+    /// could fill up and stall the child).
+    static func run(_ arguments: [String]) async throws -> Outcome {
+        guard let binary = podbridge() else { throw RunnerError("podbridge must be built beside the tests") }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("podbridge-cmd-\(UUID())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("out"), err = dir.appendingPathComponent("err")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        try process.run()
+        // Generous: a loaded 2-core machine runs a debug build slowly.
+        let deadline = ContinuousClock.now + .seconds(300)
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else {
+                process.terminate()
+                throw RunnerError("podbridge \(arguments.joined(separator: " ")) did not finish")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return Outcome(status: process.terminationStatus,
+                       stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
+                       stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+    }
+
+    /// A fresh temporary file path with `name`.
+    static func temporaryFile(_ name: String) -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("podbridge-cmd-\(UUID())-\(name)")
+    }
+}
+
+struct RunnerError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
