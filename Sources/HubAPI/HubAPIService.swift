@@ -89,8 +89,12 @@ public struct HubAPIService: Service {
         router.add(middleware: MetricsMiddleware(metrics: metrics))
         router.add(middleware: JSONErrorMiddleware())
         if let token { router.add(middleware: BearerAuthMiddleware(token: token)) }
+        let statics = try StaticRoutes()
+        // A known path with another method: 405 with `Allow` (after auth: no token, no map of the API).
+        router.add(middleware: try MethodNotAllowedMiddleware(
+            openAPI: statics.openAPI, extra: ["/": ["GET"], "/dashboard/{file}": ["GET"]]))
         HealthRoutes(store: store, bus: bus).register(on: router)
-        try StaticRoutes().register(on: router)
+        statics.register(on: router)
         router.get("metrics") { [store, bus, clients] _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"

@@ -22,10 +22,22 @@ import Testing
         let dir = try artifactsDirectory()
         let profile = try TempDir()
         defer { profile.cleanup() }
+        // The page fills itself in with fetches after its load event, so chromium runs it on
+        // virtual time (which waits for pending fetches) rather than dumping at `load`; the
+        // page marks <body data-loaded="true"> once its first loads have settled. A dump
+        // taken before that (a loaded machine) is taken again.
         let common = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                      "--user-data-dir=\(profile.path("profile"))", "--window-size=412,2200", "--timeout=12000"]
-        let (status, dom) = try await runTool(common + ["--dump-dom", hub.base + "/"], deadline: 180)
-        #expect(status == 0, "chromium: \(dom.suffix(1000))")
+                      "--user-data-dir=\(profile.path("profile"))", "--window-size=412,2200",
+                      "--virtual-time-budget=15000"]
+        var dom = ""
+        var attempts: [String] = []
+        let loaded = await eventually(240) {
+            let (status, output) = (try? await runTool(common + ["--dump-dom", hub.base + "/"], deadline: 120)) ?? (-1, "")
+            dom = output
+            attempts.append("exit \(status), \(output.count) characters")
+            return status == 0 && output.contains(#"data-loaded="true""#)
+        }
+        #expect(loaded, "the page never finished loading; chromium runs: \(attempts)\n\(dom.suffix(3000))")
         // Live numbers in the right side's tile (heart rate, breathing), not dashes.
         let tile = try #require(dom.range(of: #"id="tile-right""#).map { String(dom[$0.lowerBound...].prefix(1500)) },
                                 "no live tile for the right side in:\n\(dom.prefix(3000))")
@@ -40,7 +52,7 @@ import Testing
 
         let shot = dir.appendingPathComponent("dashboard.png")
         try? FileManager.default.removeItem(at: shot)
-        let (shotStatus, shotOutput) = try await runTool(common + ["--screenshot=\(shot.path)", hub.base + "/"], deadline: 180)
+        let (shotStatus, shotOutput) = try await runTool(common + ["--screenshot=\(shot.path)", hub.base + "/"], deadline: 120)
         #expect(shotStatus == 0 && FileManager.default.fileExists(atPath: shot.path), "chromium: \(shotOutput.suffix(1000))")
         await hub.stop()
     }

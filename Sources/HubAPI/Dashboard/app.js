@@ -271,8 +271,12 @@ $("auth-form").addEventListener("submit", (e) => {
   start();
 });
 
+// Once the first loads have settled (each one shows what it got, or keeps its placeholder),
+// <body data-loaded="true"> says so: a script or a headless browser can wait for it.
 function start() {
-  loadPods(); loadLive(); loadNights(); loadSchedule(); stream();
+  stream();
+  Promise.allSettled([loadPods(), loadLive(), loadNights(), loadSchedule()])
+    .then(() => { document.body.dataset.loaded = "true"; });
   setInterval(() => { loadPods(); loadSchedule(); }, 60000);
 }
 start();

@@ -98,9 +98,10 @@ package struct NightRoutes: Sendable {
     }
 
     static func bool(_ text: String?, name: String) throws -> Bool {
+        // Exactly the document's enum: what it forbids is refused, not guessed at.
         switch text {
-        case nil, "false", "0": return false
-        case "true", "1": return true
+        case nil, "false": return false
+        case "true": return true
         default: throw APIError.badRequest("\(name) must be true or false, got '\(text!)'")
         }
     }

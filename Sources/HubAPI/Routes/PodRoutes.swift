@@ -33,6 +33,10 @@ package struct PodRoutes: Sendable {
         group.post("pods/:serial/power") { request, context in
             let body = try await RequestInput.json(PowerBody.self, from: request, context: context,
                                                    allowed: ["side", "on", "level"])
+            // As the document says, whether the side is switched on or off.
+            if let level = body.level, !(1...100).contains(level) {
+                throw APIError.badRequest("level must be 1…100 %, got \(level)")
+            }
             return try await self.command(context, .power(side: try Self.side(body.side), on: body.on, level: body.level ?? 100))
         }
     }

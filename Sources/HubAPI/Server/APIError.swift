@@ -10,11 +10,14 @@ package struct APIError: Error, HTTPResponseError, CustomStringConvertible {
     package var error: String
     /// What was wrong, for a person.
     package var detail: String
+    /// Extra response headers (`Allow` on a 405).
+    package var headers: HTTPFields
 
-    package init(_ status: HTTPResponse.Status, _ error: String, _ detail: String) {
+    package init(_ status: HTTPResponse.Status, _ error: String, _ detail: String, headers: HTTPFields = [:]) {
         self.status = status
         self.error = error
         self.detail = detail
+        self.headers = headers
     }
 
     package static func badRequest(_ detail: String) -> APIError { APIError(.badRequest, "bad_request", detail) }
@@ -26,7 +29,7 @@ package struct APIError: Error, HTTPResponseError, CustomStringConvertible {
 
     package func response(from request: Request, context: some RequestContext) throws -> Response {
         let body = (try? JSONEncoder().encode(["error": error, "detail": detail])) ?? Data()
-        var headers = HTTPFields()
+        var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer realm=\"podbridge\"" }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
@@ -45,7 +48,8 @@ package struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as APIError {
             throw error
         } catch let error as HTTPError {
-            throw APIError(error.status, Self.code(error.status), error.body ?? error.status.reasonPhrase)
+            throw APIError(error.status, Self.code(error.status), error.body ?? error.status.reasonPhrase,
+                           headers: error.headers)
         } catch let error as any HTTPResponseError {
             throw APIError(error.status, Self.code(error.status), "\(error)")
         } catch is CancellationError {

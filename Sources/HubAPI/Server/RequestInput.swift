@@ -43,6 +43,11 @@ package enum RequestInput {
             throw APIError.badRequest("unknown field(s) \(unknown.sorted().map { "'\($0)'" }.joined(separator: ", ")); "
                                       + "allowed: \(allowed.sorted().joined(separator: ", "))")
         }
+        // No field of any body may be null (the document allows none): an optional field is
+        // left out, never sent as null — JSONDecoder alone would take null for "absent".
+        if let null = dictionary.first(where: { $0.value is NSNull })?.key {
+            throw APIError.badRequest("'\(null)' must not be null (leave it out instead)")
+        }
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch let DecodingError.keyNotFound(key, _) {
