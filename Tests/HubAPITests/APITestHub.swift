@@ -29,11 +29,15 @@ struct APITestHub {
     /// - Parameters:
     ///   - night: the night the pod plays; nil for a firmware-only pod (commands, schedule).
     ///   - token: api.token.
+    ///   - directory: where the state (store) and the pod's link live; a fresh one if nil.
+    ///     Given, it outlives the hub (`stop(keepingState: true)` then another `start`: the
+    ///     next night on the same store).
     static func start(serial: String, night: NightConfig? = nil, speed: Double, token: String? = nil,
+                      directory: TempDir? = nil,
                       start: Date = Date(timeIntervalSince1970: 1_794_866_400),
                       clientQueue: Int = 256, clientMaxBehind: Int = 512,
                       configure: (inout HubConfiguration) -> Void = { _ in }) async throws -> APITestHub {
-        let dir = try TempDir()
+        let dir = try directory ?? TempDir()
         let link = dir.path("pod-link")
         let pod: VirtualPod
         if let night {
@@ -69,15 +73,24 @@ struct APITestHub {
             throw TestFailure("the API never listened; the hub said: \(lines.all.suffix(15))")
         }
         return APITestHub(daemon: daemon, pod: pod, api: api, task: task, dir: dir, lines: lines, port: bound,
-                          http: HTTPClient(eventLoopGroupProvider: .singleton))
+                          http: HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration))
     }
 
-    func stop() async {
+    /// The tests' HTTP client: every SSE stream holds a connection for as long as it lasts, so
+    /// the pool must allow as many connections as the tests open streams (the default of 8 per
+    /// host would queue the 9th stream behind the first eight forever).
+    static var clientConfiguration: HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 512)
+        return configuration
+    }
+
+    func stop(keepingState: Bool = false) async {
         try? await http.shutdown()
         task.cancel()
         _ = await task.result
         pod.stop()
-        dir.cleanup()
+        if !keepingState { dir.cleanup() }
     }
 
     struct Answer {
