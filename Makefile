@@ -36,11 +36,13 @@ test-unit:
 test-device:
 	scripts/test-device.sh
 
-## Figures: protocol throughput, analyzer accuracy and speed, store timings.
+## Figures: protocol throughput, analyzer accuracy and speed, store timings; API latency,
+## daemon CPU and memory with live clients (scripts/bench-api.sh).
 bench: deps
 	swift build -c release --product podbridge-bench
 	swift build -c release --product podbridge
 	.build/release/podbridge-bench $(BENCH_ARGS)
+	scripts/bench-api.sh
 
 ## Refit the staging model on the labelled nights in Data/ and write the shipped constants
 ## (Sources/SleepAnalysis/DefaultStagingModel.swift); a test keeps them equal to a fresh fit.

@@ -20,6 +20,10 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // MARK: C shims (Debian's libraries through pkg-config)
@@ -77,12 +81,26 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: strict),
 
+        /// The hub's local API: REST under /api/v1, SSE and WebSocket live streams,
+        /// Prometheus /metrics and the web dashboard at / (Hummingbird 2).
+        .target(name: "HubAPI", dependencies: [
+            "SleepDomain", "Hub", "SleepStore", "SleepSchedule", "SleepAnalysis", "PodProtocol", "PodDevice",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "CoreMetrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], resources: [.copy("Dashboard"), .copy("openapi.json")], swiftSettings: strict),
+
         // MARK: The executables
         .executableTarget(
             name: "podbridge",
             dependencies: [
                 "SleepDomain", "PodProtocol", "PodDevice", "VirtualPod", "NightModel", "SleepAnalysis", "SleepSchedule",
-                "SleepStore", "BackendUpload", "PodAnalysis", "Hub",
+                "SleepStore", "BackendUpload", "PodAnalysis", "Hub", "HubAPI",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -111,6 +129,17 @@ let package = Package(
             "CUmockdev",
             .product(name: "Logging", package: "swift-log"),
             // The SIGTERM test runs the real daemon binary.
+            "podbridge",
+        ], swiftSettings: strict),
+        .testTarget(name: "HubAPITests", dependencies: [
+            "SleepDomain", "HubAPI", "Hub", "SleepStore", "VirtualPod", "NightModel", "PodProtocol",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            // The dashboard and daemon tests run the real binary.
             "podbridge",
         ], swiftSettings: strict),
         /// The command line as a user runs it: the built `podbridge` in a child process.

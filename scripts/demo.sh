@@ -17,6 +17,9 @@ HOURS=${DEMO_HOURS:-9.5}
 STATE=${DEMO_STATE:-demo-state}
 TZNAME=${DEMO_TZ:-Europe/Berlin}
 FIRST=${DEMO_FIRST_NIGHT:-2026-11-16}
+LISTEN=${DEMO_LISTEN:-127.0.0.1:8380}
+# Seconds to keep the hub (and its dashboard) up after the last night.
+KEEP=${DEMO_KEEP_SECONDS:-0}
 
 echo "== building podbridge (release)"
 swift build -c release --product podbridge 2>&1 | grep -E "error|warning: unre|Compiling podbridge|Build complete" || true
@@ -32,7 +35,8 @@ cat > "$STATE/config.json" <<JSON
   "timeZone": "$TZNAME",
   "progressSeconds": 1,
   "pod": { "path": "$LINK", "reconnectMaxSeconds": 1 },
-  "schedule": { "inference": { "minimumNights": 2, "minimumNightsPerGroup": 2 } }
+  "schedule": { "inference": { "minimumNights": 2, "minimumNightsPerGroup": 2 } },
+  "api": { "listen": "$LISTEN" }
 }
 JSON
 
@@ -46,6 +50,7 @@ echo "== hub: simulated clock from $START at ${SPEED}x; virtual pod nights of ${
 "$BIN" run --config "$STATE/config.json" --clock-speed "$SPEED" --clock-start "$START" &
 HUB=$!
 T0=$(date +%s.%N)
+echo "== dashboard: open http://$LISTEN/ in a browser (live readings while a night plays, the hypnogram after it)"
 trap 'kill $HUB 2>/dev/null || true; [ -n "${POD:-}" ] && kill $POD 2>/dev/null || true' EXIT
 
 for n in $(seq 1 "$NIGHTS"); do
@@ -62,6 +67,10 @@ for n in $(seq 1 "$NIGHTS"); do
   sleep 3
 done
 
+if [ "$KEEP" -gt 0 ]; then
+  echo "== keeping the dashboard up for $KEEP s: http://$LISTEN/"
+  sleep "$KEEP"
+fi
 kill -TERM $HUB
 wait $HUB
 trap - EXIT

@@ -9,6 +9,9 @@ packages=(
   umockdev libumockdev-dev                       # mocked udev/sysfs/usbdevfs for device tests
   udev systemd                                   # udevadm test (rules), systemd-analyze verify (unit)
   util-linux socat                               # unshare for rule tests; socat for poking at ttys
+  chromium                                       # the dashboard test's headless browser
+  wrk curl                                       # make bench: API latency under load, live clients
+  python3-pip                                    # schemathesis (below), when no pip is installed
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -21,6 +24,14 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# schemathesis (PyPI) checks the running API against its OpenAPI document in the tests.
+if ! command -v st >/dev/null 2>&1; then
+  echo "installing: schemathesis (pip)"
+  PIP=(python3 -m pip install --quiet)
+  # Debian's own python refuses system-wide installs without this flag (PEP 668).
+  python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages && PIP+=(--break-system-packages)
+  "${PIP[@]}" "schemathesis>=4,<5"
 fi
 if ! command -v swift >/dev/null 2>&1 && [ ! -x /opt/swift/usr/bin/swift ]; then
   echo "error: Swift 6 is needed (swift on PATH or /opt/swift); see https://swift.org/install" >&2

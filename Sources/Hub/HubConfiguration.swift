@@ -19,6 +19,7 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
     package var export = ExportSettings()
     package var upload = UploadSettings()
     package var retention = RetentionSettings()
+    package var api = APISettings()
     /// Seconds between live-reading lines on the console.
     package var progressSeconds: Double = 2
 
@@ -84,6 +85,16 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
         package init() {}
     }
 
+    package struct APISettings: Codable, Sendable, Equatable {
+        /// Serve the local API (REST, live streams, metrics, dashboard) inside `podbridge run`.
+        package var enabled = true
+        /// `host:port` to listen on; loopback unless a token is set (docs/api.md).
+        package var listen = "127.0.0.1:8380"
+        /// Bearer token every request but `/healthz` must carry. Required off loopback.
+        package var token: String?
+        package init() {}
+    }
+
     // MARK: Derived values
 
     package var databasePath: String { database ?? (stateDirectory as NSString).appendingPathComponent("podbridge.sqlite") }
@@ -114,7 +125,7 @@ extension HubConfiguration {
     /// Keys whose default is absent (nil), so they do not appear in the encoded defaults.
     static let optionalKeys: Set<String> = [
         "database", "timeZone", "pod.path", "pod.serial", "schedule.podTimeZone", "export.directory",
-        "upload.baseURL", "upload.token",
+        "upload.baseURL", "upload.token", "api.token",
     ]
 
     /// Reads `path` over the defaults: a key left out keeps its default; an unknown key is an
@@ -165,7 +176,7 @@ extension HubConfiguration {
 
     /// `PODBRIDGE_STATE_DIRECTORY`, `PODBRIDGE_DATABASE`, `PODBRIDGE_TIME_ZONE`,
     /// `PODBRIDGE_POD_PATH`, `PODBRIDGE_POD_SERIAL`, `PODBRIDGE_UPLOAD_URL`,
-    /// `PODBRIDGE_UPLOAD_TOKEN` override the file.
+    /// `PODBRIDGE_UPLOAD_TOKEN`, `PODBRIDGE_API_LISTEN`, `PODBRIDGE_API_TOKEN` override the file.
     package mutating func applyEnvironment(_ env: [String: String]) throws(ConfigurationError) {
         if let v = env["PODBRIDGE_STATE_DIRECTORY"], !v.isEmpty { stateDirectory = v }
         if let v = env["PODBRIDGE_DATABASE"], !v.isEmpty { database = v }
@@ -174,6 +185,8 @@ extension HubConfiguration {
         if let v = env["PODBRIDGE_POD_SERIAL"], !v.isEmpty { pod.serial = v }
         if let v = env["PODBRIDGE_UPLOAD_URL"], !v.isEmpty { upload.baseURL = v }
         if let v = env["PODBRIDGE_UPLOAD_TOKEN"], !v.isEmpty { upload.token = v }
+        if let v = env["PODBRIDGE_API_LISTEN"], !v.isEmpty { api.listen = v }
+        if let v = env["PODBRIDGE_API_TOKEN"], !v.isEmpty { api.token = v }
         try validate()
     }
 
@@ -197,6 +210,16 @@ extension HubConfiguration {
             throw .badValue(key: "pod", reason: "rescanSeconds and reconnectMaxSeconds must be > 0")
         }
         guard retention.epochDays >= 1 else { throw .badValue(key: "retention.epochDays", reason: "must be ≥ 1") }
+        if api.enabled {
+            let address: ListenAddress
+            do { address = try ListenAddress(parsing: api.listen) } catch {
+                throw .badValue(key: "api.listen", reason: error.description)
+            }
+            if !address.isLoopback && (api.token ?? "").isEmpty {
+                throw .badValue(key: "api.token", reason: "the API listens on \(api.listen), beyond this machine: "
+                                + "set a token (api.token or PODBRIDGE_API_TOKEN) or listen on 127.0.0.1")
+            }
+        }
         guard progressSeconds > 0 else { throw .badValue(key: "progressSeconds", reason: "must be > 0") }
         do { try schedule.inference.validate() } catch {
             throw .badValue(key: "schedule.inference", reason: "\(error)")

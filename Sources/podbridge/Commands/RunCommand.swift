@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Hub
+import HubAPI
 import Logging
 
 /// `podbridge run`: the hub daemon.
@@ -22,6 +23,12 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(help: "The hub's time zone (IANA name).")
     var tz: String?
+
+    @Option(help: "host:port of the local API and dashboard (configuration: api.listen; default 127.0.0.1:8380).")
+    var listen: String?
+
+    @Flag(name: .customLong("no-api"), help: "Do not serve the local API and dashboard.")
+    var noAPI = false
 
     @Option(help: "Also record everything received to this capture file.")
     var record: String?
@@ -51,6 +58,8 @@ struct RunCommand: AsyncParsableCommand {
         try common.load { settings in
             if let path { settings.pod.path = path }
             if let tz { settings.timeZone = tz }
+            if let listen { settings.api.listen = listen }
+            if noAPI { settings.api.enabled = false }
         }
     }
 
@@ -69,6 +78,9 @@ struct RunCommand: AsyncParsableCommand {
             reporter.event("simulated clock: starts \(clockStart ?? "now"), \(clockSpeed)× real time")
         }
         let hub = try await HubDaemon.assemble(configuration: settings, clock: clock, reporter: reporter, recordPath: record)
-        try await hub.run()
+        let api = settings.api.enabled
+            ? HubAPIService(configuration: settings, store: hub.store, bus: hub.bus, control: hub.control, reporter: reporter)
+            : nil
+        try await hub.run(adding: api.map { [$0] } ?? [])
     }
 }

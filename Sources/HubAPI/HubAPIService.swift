@@ -1,0 +1,111 @@
+import Foundation
+import Hub
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import ServiceLifecycle
+import SleepStore
+
+/// The hub's local API as a service of `podbridge run`'s ServiceGroup: REST under
+/// `/api/v1`, the live streams, `/metrics` and the dashboard, on `api.listen`
+/// (docs/api.md). It reads the store and the bus's `HubState`, and commands the pod only
+/// through `HubControl`.
+package struct HubAPIService: Service {
+    let configuration: HubConfiguration
+    let store: SleepStore
+    let bus: HubBus
+    let control: HubControl
+    let reporter: HubReporter
+    let clients: LiveClients
+    let onListening: @Sendable (Int) -> Void
+
+    /// - Parameters:
+    ///   - clientQueue: events buffered per live client before the oldest are dropped.
+    ///   - clientMaxBehind: events a live client may miss without any write getting through
+    ///     before it is disconnected.
+    ///   - onListening: called with the bound port once the server accepts connections.
+    package init(configuration: HubConfiguration, store: SleepStore, bus: HubBus, control: HubControl,
+                reporter: HubReporter, clientQueue: Int = 256, clientMaxBehind: Int = 512,
+                onListening: @escaping @Sendable (Int) -> Void = { _ in }) {
+        self.configuration = configuration
+        self.store = store
+        self.bus = bus
+        self.control = control
+        self.reporter = reporter
+        self.clients = LiveClients(bus: bus, queueSize: clientQueue, maxBehind: clientMaxBehind)
+        self.onListening = onListening
+    }
+
+    /// The live clients attached now and what they missed (also on `/metrics`).
+    package var liveStats: LiveClientStats { clients.stats }
+
+    package func run() async throws {
+        let settings = configuration.api
+        let address: ListenAddress
+        do { address = try ListenAddress(parsing: settings.listen) } catch {
+            throw ConfigurationError.badValue(key: "api.listen", reason: error.description)
+        }
+        let token = settings.token.flatMap { $0.isEmpty ? nil : $0 }
+        // Checked again here, not only when the configuration is read: no path starts an open API.
+        guard address.isLoopback || token != nil else {
+            throw ConfigurationError.badValue(key: "api.token", reason: "refusing to listen on \(address) without a token")
+        }
+        let metrics = APIMetrics()
+        let router = try makeRouter(token: token, metrics: metrics)
+        let reporter = self.reporter
+        let onListening = self.onListening
+        let app = Application(
+            router: router,
+            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            configuration: .init(address: .hostname(address.host, port: address.port), serverName: "podbridge"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? address.port
+                let shown = address.host == "0.0.0.0" || address.host == "::" ? "127.0.0.1" : address.host
+                reporter.event("dashboard and API at http://\(shown.contains(":") ? "[\(shown)]" : shown):\(port)/"
+                               + (token == nil ? "" : " (bearer token required)"))
+                onListening(port)
+            },
+            logger: reporter.logger)
+        let clients = self.clients
+        let bus = self.bus
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await metrics.follow(bus) }
+            group.addTask {
+                try await withGracefulShutdownHandler {
+                    try await app.run()
+                } onGracefulShutdown: {
+                    clients.closeAll()
+                }
+            }
+            // The server ends on graceful shutdown (or fails to bind); the metrics feed with it.
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+    }
+
+    func makeRouter(token: String?, metrics: APIMetrics) throws -> Router<APIRequestContext> {
+        let router = Router(context: APIRequestContext.self)
+        // Order matters: errors become JSON outermost, so auth failures and 404s are JSON too.
+        router.add(middleware: MetricsMiddleware(metrics: metrics))
+        router.add(middleware: JSONErrorMiddleware())
+        if let token { router.add(middleware: BearerAuthMiddleware(token: token)) }
+        let statics = try StaticRoutes()
+        // A known path with another method: 405 with `Allow` (after auth: no token, no map of the API).
+        router.add(middleware: try MethodNotAllowedMiddleware(
+            openAPI: statics.openAPI, extra: ["/": ["GET"], "/dashboard/{file}": ["GET"]]))
+        HealthRoutes(store: store, bus: bus).register(on: router)
+        statics.register(on: router)
+        router.get("metrics") { [store, bus, clients] _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return Response(status: .ok, headers: headers,
+                            body: .init(byteBuffer: ByteBuffer(string: metrics.render(store: store, clients: clients, bus: bus))))
+        }
+        let v1 = router.group("api/v1")
+        PodRoutes(bus: bus, control: control, store: store).register(on: v1)
+        NightRoutes(store: store, timeZone: configuration.hubTimeZone).register(on: v1)
+        ScheduleRoutes(store: store, settings: configuration.schedule, control: control).register(on: v1)
+        LiveStreamRoutes(clients: clients).register(on: v1)
+        return router
+    }
+}

@@ -1,0 +1,137 @@
+import Hub
+import NIOCore
+import Synchronization
+
+/// The clients of the live streams (SSE and WebSocket) and what they missed.
+///
+/// Each client is its own `HubBus` subscriber with a bounded buffer of `queueSize` events:
+/// publishing never waits for a client. When a client does not keep up, the bus drops its
+/// oldest events and counts them; the client is told (`{"type":"missed"}`) once it reads
+/// again, and a client that has made no progress while `maxBehind` events were dropped is
+/// disconnected (its connection closed), so a dead or stuck reader costs one bounded
+/// buffer and never the pipeline.
+package final class LiveClients: Sendable {
+    package enum Kind: String, Sendable { case sse, ws }
+
+    let bus: HubBus
+    package let queueSize: Int
+    package let maxBehind: Int
+    let checkEvery: Duration
+
+    private let sseCount = Atomic<Int>(0)
+    private let wsCount = Atomic<Int>(0)
+    private let nextID = Atomic<Int>(0)
+    private let missedByEnded = Atomic<Int>(0)
+    private let slowDisconnects = Atomic<Int>(0)
+    private let messagesSent = Atomic<Int>(0)
+    /// The subscriptions of the clients attached now, so shutdown can end them all; nil once closed.
+    private let open = Mutex<[Int: HubSubscription]?>([:])
+
+    package init(bus: HubBus, queueSize: Int = 256, maxBehind: Int = 512, checkEvery: Duration = .seconds(1)) {
+        self.bus = bus
+        self.queueSize = queueSize
+        self.maxBehind = maxBehind
+        self.checkEvery = checkEvery
+    }
+
+    package var stats: LiveClientStats {
+        let live = bus.subscriberStats().filter { $0.name.hasPrefix("api-") }.reduce(0) { $0 + $1.dropped }
+        return LiveClientStats(sseClients: sseCount.load(ordering: .relaxed), wsClients: wsCount.load(ordering: .relaxed),
+                     missed: missedByEnded.load(ordering: .relaxed) + live,
+                     slowDisconnects: slowDisconnects.load(ordering: .relaxed),
+                     messagesSent: messagesSent.load(ordering: .relaxed))
+    }
+
+    /// Streams the bus to one client until it goes away, is cut off, or the task is cancelled.
+    /// `write` sends one JSON message (and throws once the connection is gone).
+    package func serve(_ kind: Kind, channel: any Channel, write: (LiveMessage) async throws -> Void) async throws {
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        let subscription = bus.subscribe(name: "api-\(kind.rawValue)-\(id)", bufferSize: queueSize)
+        let accepted = open.withLock { open -> Bool in
+            guard open != nil else { return false }
+            open![id] = subscription
+            return true
+        }
+        // Shutting down: the stream ends at once (after the hello).
+        if !accepted { subscription.finish() }
+        count(kind, +1)
+        let progress = Progress()
+        defer {
+            count(kind, -1)
+            missedByEnded.add(subscription.dropped, ordering: .relaxed)
+            subscription.finish()
+            open.withLock { _ = $0?.removeValue(forKey: id) }
+        }
+        let maxBehind = self.maxBehind
+        let checkEvery = self.checkEvery
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            // The watchdog: dropped events piling up with no write getting through means the
+            // client is stuck (or its writes are); closing the channel ends a stuck write too.
+            group.addTask {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: checkEvery)
+                    if subscription.dropped - progress.droppedAtLastWrite >= maxBehind {
+                        self.slowDisconnects.add(1, ordering: .relaxed)
+                        channel.close(mode: .all, promise: nil)
+                        return
+                    }
+                }
+            }
+            defer { group.cancelAll() }
+            var hello = LiveMessage(type: "hello")
+            hello.detail = "podbridge live stream: one message per event (docs/api.md)"
+            try await write(hello)
+            var reported = 0
+            for await event in subscription {
+                let dropped = subscription.dropped
+                if dropped > reported {
+                    var missed = LiveMessage(type: "missed")
+                    missed.missed = dropped - reported
+                    try await write(missed)
+                    reported = dropped
+                }
+                guard let message = LiveMessage(event) else { continue }
+                try await write(message)
+                progress.wrote(droppedSoFar: dropped)
+                messagesSent.add(1, ordering: .relaxed)
+            }
+        }
+    }
+
+    private func count(_ kind: Kind, _ delta: Int) {
+        switch kind {
+        case .sse: sseCount.add(delta, ordering: .relaxed)
+        case .ws: wsCount.add(delta, ordering: .relaxed)
+        }
+    }
+
+    /// Ends every stream (each client gets what it has buffered, then the end) and refuses
+    /// new ones: the server's graceful shutdown waits for open requests, and a live stream
+    /// would otherwise never end.
+    package func closeAll() {
+        let subscriptions = open.withLock { open -> [HubSubscription] in
+            defer { open = nil }
+            return open.map { Array($0.values) } ?? []
+        }
+        for s in subscriptions { s.finish() }
+    }
+
+    /// How far one client's writes got, shared with its watchdog.
+    final class Progress: Sendable {
+        private let dropped = Atomic<Int>(0)
+        var droppedAtLastWrite: Int { dropped.load(ordering: .relaxed) }
+        func wrote(droppedSoFar: Int) { dropped.store(droppedSoFar, ordering: .relaxed) }
+    }
+}
+
+/// The live streams' clients now and since start (`/metrics`, tests).
+package struct LiveClientStats: Sendable, Equatable {
+    package var sseClients: Int
+    package var wsClients: Int
+    /// Events dropped for slow clients, over every client since start.
+    package var missed: Int
+    /// Clients cut off for being too far behind.
+    package var slowDisconnects: Int
+    /// Messages written to clients since start.
+    package var messagesSent: Int
+}

@@ -1,0 +1,127 @@
+import Foundation
+import Hub
+import PodProtocol
+
+/// One message of the live streams (SSE `data:` line, one WebSocket text frame): the hub's
+/// events as flat JSON with a `type` (docs/api.md lists them). Pure.
+package struct LiveMessage: Codable, Sendable, Equatable {
+    package var type: String
+    package var serial: String?
+    package var side: String?
+    /// RFC 3339 (UTC) of what happened; for `live`, the data's own second.
+    package var time: String?
+    // live
+    package var present: Bool?
+    package var heartRate: Double?
+    package var breathingRate: Double?
+    package var movement: Double?
+    package var quality: Double?
+    // pod_connected / pod_disconnected
+    package var firmware: String?
+    package var endpoint: String?
+    package var reason: String?
+    // stage
+    package var stage: String?
+    // alarm, schedule_pushed
+    package var kind: String?
+    package var command: String?
+    package var outcome: String?
+    package var status: String?
+    package var attempt: Int?
+    package var argument: Int?
+    package var detail: String?
+    // night_finished
+    package var wakeDate: String?
+    package var start: String?
+    package var end: String?
+    package var score: Int?
+    package var totalSleepMinutes: Double?
+    package var timeInBedMinutes: Double?
+    package var meanHeartRate: Double?
+    // stream housekeeping: `hello` on connect, `missed` after a gap
+    package var missed: Int?
+
+    package init(type: String) { self.type = type }
+
+    /// The stream message for a bus event; nil for events that only feed `/pods` and
+    /// `/metrics` (clock anchors, link counters).
+    package init?(_ event: HubEvent) {
+        switch event {
+        case .live(let serial, let side, let s):
+            self.init(type: "live")
+            self.serial = serial
+            self.side = side.description
+            time = Self.rfc3339(s.time)
+            present = s.present
+            heartRate = Self.finite(s.heartRate)
+            breathingRate = Self.finite(s.breathingRate)
+            movement = Self.finite(s.movement)
+            quality = Self.finite(s.quality)
+        case .podConnected(let pod, let endpoint, let at):
+            self.init(type: "pod_connected")
+            serial = pod.serial
+            firmware = pod.firmware
+            self.endpoint = endpoint
+            time = Self.rfc3339(at.timeIntervalSince1970)
+        case .podDisconnected(let serial, let reason, let at):
+            self.init(type: "pod_disconnected")
+            self.serial = serial
+            self.reason = reason
+            time = Self.rfc3339(at.timeIntervalSince1970)
+        case .presence(let serial, let side, let inBed, let at):
+            self.init(type: inBed ? "in_bed" : "out_of_bed")
+            self.serial = serial
+            self.side = side.description
+            time = Self.rfc3339(at.timeIntervalSince1970)
+        case .preliminaryStage(let serial, let side, let stage, let epochStart):
+            self.init(type: "stage")
+            self.serial = serial
+            self.side = side.description
+            self.stage = stage.rawValue
+            time = Self.rfc3339(epochStart.timeIntervalSince1970)
+        case .alarm(let a):
+            self.init(type: "alarm")
+            serial = a.serial
+            side = a.side?.description
+            kind = a.kind.rawValue
+            argument = a.argument
+            detail = a.text
+            time = Self.rfc3339(a.at.timeIntervalSince1970)
+        case .schedulePushed(let p):
+            self.init(type: "schedule_pushed")
+            serial = p.serial
+            command = p.command
+            detail = p.detail
+            attempt = p.attempt
+            outcome = p.outcome.rawValue
+            status = p.status
+            time = Self.rfc3339(p.at.timeIntervalSince1970)
+        case .nightFinished(let n):
+            self.init(type: "night_finished")
+            serial = n.serial
+            side = n.side.description
+            wakeDate = n.wakeDate
+            start = Self.rfc3339(n.start.timeIntervalSince1970)
+            end = Self.rfc3339(n.end.timeIntervalSince1970)
+            score = n.metrics.score
+            totalSleepMinutes = n.metrics.totalSleepMinutes
+            timeInBedMinutes = n.metrics.timeInBedMinutes
+            meanHeartRate = n.metrics.meanHeartRate
+        case .clockSet, .linkCounters:
+            return nil
+        }
+    }
+
+    package func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? String(decoding: encoder.encode(self), as: UTF8.self)) ?? "{\"type\":\"error\"}"
+    }
+
+    /// JSON has no NaN or infinity: such a reading is left out.
+    package static func finite(_ x: Double?) -> Double? { x.flatMap { $0.isFinite ? $0 : nil } }
+
+    package static func rfc3339(_ unix: Double) -> String {
+        Date(timeIntervalSince1970: unix.rounded(.down)).ISO8601Format()
+    }
+}

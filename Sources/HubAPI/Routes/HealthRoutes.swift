@@ -1,0 +1,30 @@
+import Hub
+import Hummingbird
+import SleepStore
+
+/// `GET /healthz` (the process answers: always 200, never behind the token) and
+/// `GET /readyz` (the store answers and a pod is connected; 503 saying why not).
+package struct HealthRoutes: Sendable {
+    let store: SleepStore
+    let bus: HubBus
+
+    func register(on router: Router<APIRequestContext>) {
+        router.get("healthz") { _, _ in try Response.json(["status": "ok"]) }
+        router.get("readyz") { _, _ in try self.ready() }
+    }
+
+    func ready() throws -> Response {
+        do { _ = try store.sessionCount() } catch {
+            throw APIError.unavailable("the store does not answer: \(error)")
+        }
+        let pods = bus.state.pods.values
+        if let pod = pods.first(where: \.connected) {
+            return try Response.json(["status": "ready", "pod": pod.pod.serial])
+        }
+        if let gone = pods.max(by: { $0.since < $1.since }) {
+            throw APIError.unavailable("pod \(gone.pod.serial) disconnected (\(gone.lastDisconnectReason ?? "unknown reason")); "
+                                       + "waiting for it to come back")
+        }
+        throw APIError.unavailable("no pod connected yet: is it plugged in (podbridge devices)?")
+    }
+}

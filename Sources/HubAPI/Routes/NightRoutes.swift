@@ -1,0 +1,108 @@
+import Foundation
+import SleepDomain
+import Hummingbird
+import SleepStore
+
+/// `/api/v1/nights`, `/api/v1/nights/{wakeDate}/{side}` and `/api/v1/export`: the stored
+/// nights, read from the store only (nothing here writes).
+package struct NightRoutes: Sendable {
+    let store: SleepStore
+    let timeZone: TimeZone
+
+    /// Without `from`/`to`, the nights waking in the last `defaultDays` days.
+    static let defaultDays = 14
+
+    func register(on group: RouterGroup<APIRequestContext>) {
+        group.get("nights") { request, _ in try self.list(request) }
+        group.get("nights/:wakeDate/:side") { request, context in try self.detail(request, context) }
+        group.get("export") { request, _ in try self.export(request) }
+    }
+
+    func list(_ request: Request) throws -> Response {
+        let q = try RequestInput.query(request, allowed: ["from", "to", "side"])
+        let side = try RequestInput.side(q["side"])
+        let calendar = LocalCalendar(timeZone: timeZone)
+        let today = calendar.localDate(ofUnix: Int64(Date().timeIntervalSince1970))
+        var to = try RequestInput.date(q["to"], name: "to")
+        var from = try RequestInput.date(q["from"], name: "from")
+        if to == nil, from == nil {
+            // The newest nights the store holds, whatever today is (a simulated clock may be ahead).
+            let newest = try store.allSessions(side: side).map(\.wakeDate).max()
+            to = max(newest ?? today, today)
+        }
+        if to == nil { to = today }
+        if from == nil {
+            // Noon of `to` minus whole days: a DST change cannot move it off its date.
+            from = calendar.localDate(ofUnix: calendar.startOfDay(to!) + 12 * 3600 - Int64(Self.defaultDays - 1) * 86400)
+        }
+        guard let from, let to else { throw APIError.internalError("no range") }
+        guard from <= to else { throw APIError.badRequest("from (\(from)) is after to (\(to))") }
+        let sessions = try store.sessions(wakeDatesFrom: from, to: to, side: side)
+        return try Response.json(NightListBody(from: from.description, to: to.description, nights: sessions.map(NightSummaryBody.init)))
+    }
+
+    func detail(_ request: Request, _ context: APIRequestContext) throws -> Response {
+        _ = try RequestInput.query(request, allowed: [])
+        let dateText = context.parameters.get("wakeDate") ?? ""
+        guard let date = try RequestInput.date(dateText, name: "wakeDate") else { throw APIError.badRequest("no wake date") }
+        guard let side = try RequestInput.side(context.parameters.get("side")) else { throw APIError.badRequest("no side") }
+        // Several sessions may end on one day (a nap): the night is the longest.
+        let sessions = try store.sessions(wakeDatesFrom: date, to: date, side: side)
+        guard let night = sessions.max(by: { $0.metrics.timeInBedMinutes < $1.metrics.timeInBedMinutes }) else {
+            throw APIError.notFound("no night of \(side.rawValue) waking on \(date)")
+        }
+        return try Response.json(NightDetailBody(session: night, blocks: try store.blocks(sessionID: night.id),
+                                         epochs: try store.epochs(sessionID: night.id)))
+    }
+
+    /// The same selections and formats as `podbridge export`.
+    func export(_ request: Request) throws -> Response {
+        let q = try RequestInput.query(request, allowed: ["date", "from", "to", "all", "side", "format", "epochs", "tz"])
+        let formatText = q["format"] ?? "json"
+        guard let format = ExportFormat(rawValue: formatText) else {
+            throw APIError.badRequest("format must be json, csv or blocks, got '\(formatText)'")
+        }
+        let side = try RequestInput.side(q["side"])
+        let epochs = try Self.bool(q["epochs"], name: "epochs")
+        let all = try Self.bool(q["all"], name: "all")
+        var zone: TimeZone?
+        if let tz = q["tz"] {
+            guard let z = TimeZone(identifier: tz) else { throw APIError.badRequest("unknown time zone '\(tz)'") }
+            zone = z
+        }
+        let selection: ExportSelection
+        switch (try RequestInput.date(q["date"], name: "date"), try RequestInput.date(q["from"], name: "from"),
+                try RequestInput.date(q["to"], name: "to"), all) {
+        case (let date?, nil, nil, false): selection = .date(date)
+        case (nil, let from?, let to?, false): selection = .range(from: from, to: to)
+        case (nil, nil, nil, true): selection = .all
+        default: throw APIError.badRequest("give one of: date, from and to, or all=true")
+        }
+        let text: String
+        do {
+            text = try SleepExporter(store: store).export(selection, side: side, format: format, includeEpochs: epochs,
+                                                          timeZone: zone)
+        } catch let error as ExportError {
+            switch error {
+            case .noSessionsOnDate, .emptyRange, .emptyDatabase: throw APIError.notFound(error.description)
+            default: throw APIError.badRequest(error.description)
+            }
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = switch format {
+        case .json: "application/json; charset=utf-8"
+        case .csv: "text/csv; charset=utf-8"
+        case .blocks: "text/plain; charset=utf-8"
+        }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func bool(_ text: String?, name: String) throws -> Bool {
+        // Exactly the document's enum: what it forbids is refused, not guessed at.
+        switch text {
+        case nil, "false": return false
+        case "true": return true
+        default: throw APIError.badRequest("\(name) must be true or false, got '\(text!)'")
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import SleepDomain
+import Hummingbird
+import NIOCore
+import SleepStore
+
+/// Reading what a client sent, strictly: unknown query parameters and unknown JSON fields
+/// are refused (a typo must not silently do nothing), values are checked before anything
+/// reaches the pod or the store.
+package enum RequestInput {
+    /// The query as a dictionary; any parameter outside `allowed` (or given twice) is a 400.
+    package static func query(_ request: Request, allowed: Set<String>) throws -> [String: String] {
+        var result: [String: String] = [:]
+        for (key, value) in request.uri.queryParameters {
+            let k = String(key)
+            guard allowed.contains(k) else {
+                throw APIError.badRequest("unknown query parameter '\(k)'"
+                                          + (allowed.isEmpty ? "" : "; allowed: \(allowed.sorted().joined(separator: ", "))"))
+            }
+            guard result[k] == nil else { throw APIError.badRequest("query parameter '\(k)' given twice") }
+            result[k] = String(value)
+        }
+        return result
+    }
+
+    /// The body as a JSON object whose keys are all in `allowed`, decoded as `T`.
+    package static func json<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext,
+                                           allowed: Set<String>) async throws -> T {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: context.maxUploadSize)
+        } catch {
+            throw APIError(.contentTooLarge, "body_too_large", "the body is over \(context.maxUploadSize) bytes")
+        }
+        let data = Data(buffer.readableBytesView)
+        let object: Any
+        do { object = try JSONSerialization.jsonObject(with: data) } catch {
+            throw APIError.badRequest("the body is not valid JSON")
+        }
+        guard let dictionary = object as? [String: Any] else { throw APIError.badRequest("the body must be a JSON object") }
+        let unknown = Set(dictionary.keys).subtracting(allowed)
+        guard unknown.isEmpty else {
+            throw APIError.badRequest("unknown field(s) \(unknown.sorted().map { "'\($0)'" }.joined(separator: ", ")); "
+                                      + "allowed: \(allowed.sorted().joined(separator: ", "))")
+        }
+        // No field of any body may be null (the document allows none): an optional field is
+        // left out, never sent as null — JSONDecoder alone would take null for "absent".
+        if let null = dictionary.first(where: { $0.value is NSNull })?.key {
+            throw APIError.badRequest("'\(null)' must not be null (leave it out instead)")
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw APIError.badRequest("missing field '\(key.stringValue)'")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw APIError.badRequest("wrong type for '\(context.codingPath.map(\.stringValue).joined(separator: "."))'")
+        } catch let DecodingError.valueNotFound(_, context) {
+            throw APIError.badRequest("'\(context.codingPath.map(\.stringValue).joined(separator: "."))' must not be null")
+        } catch {
+            throw APIError.badRequest("the body does not match: \(error)")
+        }
+    }
+
+    package static func date(_ text: String?, name: String) throws -> CalendarDay? {
+        guard let text else { return nil }
+        guard let date = CalendarDay(text) else { throw APIError.badRequest("\(name) must be YYYY-MM-DD, got '\(text)'") }
+        return date
+    }
+
+    package static func side(_ text: String?) throws -> BedSide? {
+        guard let text else { return nil }
+        guard let side = BedSide(rawValue: text), side == .left || side == .right else {
+            throw APIError.badRequest("side must be left or right, got '\(text)'")
+        }
+        return side
+    }
+}
+
+extension Response {
+    /// A JSON answer (the API's only body type but for exports, metrics and the dashboard).
+    package static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = try encoder.encode(value)
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

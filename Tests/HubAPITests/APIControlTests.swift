@@ -1,0 +1,142 @@
+import Foundation
+import SleepDomain
+import Hub
+import HubAPI
+import PodProtocol
+import SleepStore
+import NIOHTTP1
+import Testing
+
+/// Commands and the manual schedule through the API against the virtual pod (firmware
+/// only), bad input refused before the pod or the store, and the token.
+@Suite(.serialized) struct APIControlTests {
+    @Test func aManualScheduleSetThroughTheAPIReachesThePodAndBadInputReachesNothing() async throws {
+        let hub = try await APITestHub.start(serial: "API-CTL", speed: 10)
+        #expect(await eventually { hub.daemon.bus.state.pods["API-CTL"]?.connected == true },
+                "never connected; the hub said \(hub.lines.all.suffix(10))")
+        #expect(try await hub.get("/readyz").status == 200)
+
+        // Set: the pod ends up holding the alarm at the manual wake time.
+        let set = try await hub.request(.PUT, "/api/v1/schedule/manual",
+                                        body: #"{"side": "left", "bedtime": "22:45", "wake": "06:15"}"#)
+        #expect(set.status == 200, "\(set.body)")
+        #expect((set.json?["sides"] as? [String]) == ["left"])
+        #expect(await eventually { hub.pod.currentSchedule(side: .left)?.alarm?.time == TimeOfDay(wrapping: 6 * 60 + 15) },
+                "the pod holds \(String(describing: hub.pod.currentSchedule(side: .left)))")
+        let shown = try await hub.get("/api/v1/schedule")
+        #expect(shown.status == 200)
+        let left = try #require((shown.json?["sides"] as? [[String: Any]])?.first { $0["side"] as? String == "left" })
+        #expect((left["manual"] as? [String: Any])?["weekdayWake"] as? String == "06:15")
+        #expect(await eventually {
+            let s = try? await hub.get("/api/v1/schedule")
+            let l = (s?.json?["sides"] as? [[String: Any]])?.first { $0["side"] as? String == "left" }
+            return (l?["inForce"] as? [String: Any])?["acknowledged"] as? Bool == true
+        })
+
+        // A command answered by the pod.
+        let power = try await hub.request(.POST, "/api/v1/pods/API-CTL/power", body: #"{"side": "right", "on": true, "level": 40}"#)
+        #expect(power.status == 200 && power.json?["answer"] as? String == "ack", "\(power.body)")
+        #expect(hub.pod.snapshot.powerOn == [false, true])
+        let snooze = try await hub.request(.POST, "/api/v1/pods/API-CTL/alarm/snooze", body: #"{"side": "left", "seconds": 60}"#)
+        #expect(snooze.status == 200 && snooze.json?["answer"] as? String == "nack", "nothing rings: \(snooze.body)")
+
+        // Bad requests: each a 4xx JSON error, none reaching the pod or the store.
+        let store = hub.daemon.store
+        let manualBefore = try store.manualSchedule(podSerial: "API-CTL", side: .left)
+        let pushesBefore = try store.schedulePushes(podSerial: "API-CTL").count
+        let scheduleBefore = hub.pod.currentSchedule(side: .left)
+        let huge = "{\"side\": \"left\", \"bedtime\": \"22:00\", \"wake\": \"06:00\", \"x\": \"" + String(repeating: "a", count: 200_000) + "\"}"
+        let bad: [(HTTPMethod, String, String?, Int)] = [
+            (.PUT, "/api/v1/schedule/manual", #"{"side": "left", "bedtime": "22:00", "wake": "#, 400),  // malformed
+            (.PUT, "/api/v1/schedule/manual", #"{"side": "left", "bedtime": "22:00", "wake": "06:00", "snooze": 5}"#, 400),
+            (.PUT, "/api/v1/schedule/manual", #"{"side": "left", "bedtime": "25:00", "wake": "06:00"}"#, 400),
+            (.PUT, "/api/v1/schedule/manual", #"{"side": "left", "bedtime": "7:5", "wake": "06:00"}"#, 400),
+            (.PUT, "/api/v1/schedule/manual", #"{"side": "middle", "bedtime": "22:00", "wake": "06:00"}"#, 400),
+            (.PUT, "/api/v1/schedule/manual", #"{"pod": "NOPE", "side": "left", "bedtime": "22:00", "wake": "06:00"}"#, 404),
+            (.PUT, "/api/v1/schedule/manual", #"["left"]"#, 400),
+            (.PUT, "/api/v1/schedule/manual", #"{"side": "left", "bedtime": 2200, "wake": "06:00"}"#, 400),
+            (.PUT, "/api/v1/schedule/manual", huge, 413),
+            (.DELETE, "/api/v1/schedule/manual?side=top", nil, 400),
+            (.DELETE, "/api/v1/schedule/manual?side=left&force=1", nil, 400),
+            (.POST, "/api/v1/pods/NOPE/power", #"{"side": "left", "on": true, "level": 40}"#, 404),
+            (.POST, "/api/v1/pods/API-CTL/power", #"{"side": "left", "on": true, "level": 250}"#, 400),
+            (.POST, "/api/v1/pods/API-CTL/power", #"{"side": "up", "on": true}"#, 400),
+            (.POST, "/api/v1/pods/API-CTL/alarm/stop", #"{"side": "left", "now": true}"#, 400),
+            (.POST, "/api/v1/pods/API-CTL/alarm/snooze", #"{"side": "left", "seconds": 99999}"#, 400),
+            (.GET, "/api/v1/nights?from=2026-13-01", nil, 400),
+            (.GET, "/api/v1/nights?from=2026-11-20&to=2026-11-01", nil, 400),
+            (.GET, "/api/v1/nights/yesterday/left", nil, 400),
+            (.GET, "/api/v1/nights/2026-11-17/middle", nil, 400),
+            (.GET, "/api/v1/export?format=pdf&all=true", nil, 400),
+            (.GET, "/api/v1/schedule?pod=NOPE", nil, 404),
+            (.GET, "/api/v1/nowhere", nil, 404),
+        ]
+        for (method, path, body, status) in bad {
+            let answer = try await hub.request(method, path, body: body)
+            #expect(answer.status == status, "\(method) \(path): \(answer.status) \(answer.body.prefix(200))")
+            #expect(answer.contentType?.hasPrefix("application/json") == true, "\(method) \(path)")
+            #expect(answer.json?["error"] is String && answer.json?["detail"] is String, "\(method) \(path): \(answer.body.prefix(200))")
+        }
+        #expect(try store.manualSchedule(podSerial: "API-CTL", side: .left) == manualBefore)
+        #expect(try store.manualSchedule(podSerial: "API-CTL", side: .right) == nil)
+        #expect(try store.schedulePushes(podSerial: "API-CTL").count == pushesBefore)
+        #expect(try store.pods().map(\.serial) == ["API-CTL"])
+        #expect(hub.pod.currentSchedule(side: .left) == scheduleBefore)
+        #expect(hub.pod.snapshot.powerOn == [false, true])
+
+        // Clear: back to the inferred (default) schedule on the pod.
+        let clear = try await hub.request(.DELETE, "/api/v1/schedule/manual?side=left")
+        #expect(clear.status == 200, "\(clear.body)")
+        #expect(try store.manualSchedule(podSerial: "API-CTL", side: .left) == nil)
+        #expect(await eventually { hub.pod.currentSchedule(side: .left)?.alarm?.time != TimeOfDay(wrapping: 6 * 60 + 15) })
+        await hub.stop()
+    }
+
+    @Test func withATokenEveryRequestButHealthzNeedsIt() async throws {
+        let hub = try await APITestHub.start(serial: "API-AUTH", speed: 10, token: "s3cret-token")
+        for path in ["/api/v1/pods", "/api/v1/live", "/api/v1/nights", "/api/v1/schedule", "/metrics", "/readyz",
+                     "/api/v1/openapi.json", "/api/v1/live/events"] {
+            for token in [nil, "wrong", "s3cret-tokenX", "s3cret-toke", ""] as [String?] {
+                let answer = try await hub.get(path, token: token)
+                #expect(answer.status == 401, "\(path) with \(token ?? "no token"): \(answer.status)")
+                #expect(answer.json?["error"] as? String == "unauthorized")
+            }
+        }
+        let denied = try await hub.request(.PUT, "/api/v1/schedule/manual", body: #"{"side": "left", "bedtime": "22:00", "wake": "06:00"}"#)
+        #expect(denied.status == 401)
+        #expect(try await hub.get("/healthz").status == 200)
+        #expect(try await hub.get("/api/v1/pods", token: "s3cret-token").status == 200)
+        #expect(try await hub.get("/api/v1/openapi.json", token: "s3cret-token").status == 200)
+        // The dashboard's static files hold no data: a browser must be able to open the page.
+        #expect(try await hub.get("/").status == 200)
+        #expect(try await hub.get("/dashboard/app.js").status == 200)
+        let sse = StreamClient.sse(hub.http, base: hub.base, token: "s3cret-token")
+        #expect(await eventually(60) { !sse.messages(ofType: "hello").isEmpty })
+        await sse.close()
+        #expect(try hub.daemon.store.manualSchedule(podSerial: "API-AUTH", side: .left) == nil)
+        await hub.stop()
+    }
+
+    @Test func withoutATokenOnlyLoopbackIsServed() async throws {
+        // No token on loopback: open.
+        let hub = try await APITestHub.start(serial: "API-OPEN", speed: 10)
+        #expect(try await hub.get("/api/v1/pods").status == 200)
+        await hub.stop()
+        // Anything else refuses to start, even if the configuration check was skipped.
+        var config = HubConfiguration()
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        config.stateDirectory = dir.path("state")
+        config.pod.path = dir.path("no-pod")
+        config.api.listen = "0.0.0.0:0"
+        #expect(throws: ConfigurationError.self) { try config.validate() }
+        let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(start: nil, speed: 1),
+                                                  reporter: HubReporter(logger: .init(label: "t"), console: false))
+        let listened = PortBox()
+        let api = HubAPIService(configuration: config, store: daemon.store, bus: daemon.bus, control: daemon.control,
+                                reporter: HubReporter(logger: .init(label: "t"), console: false), onListening: { listened.set($0) })
+        await #expect(throws: ConfigurationError.self) { try await api.run() }
+        #expect(listened.value == nil)
+        try daemon.store.close()
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Hub
+import HubAPI
+import PodProtocol
+import Testing
+
+/// The API against the virtual pod playing a night at high speed: real SSE and WebSocket
+/// clients receive the live readings the pipeline published and the night's events, and
+/// the night appears in the REST API once it ends.
+@Suite(.serialized) struct APILiveTests {
+    @Test func liveReadingsEventsAndTheStoredNightReachTheClients() async throws {
+        // 150 min of night at 300×: the sleeper gets in after 10 min (the clients are attached
+        // by then) and gets up 15 min before the end (the model's longest: 10 % of the night);
+        // 5 min out of bed ends the session, with 10 min of data to spare for the presence
+        // detector's lag and a loaded machine.
+        let hub = try await APITestHub.start(
+            serial: "API-LIVE", night: testNight(hours: 150.0 / 60, seed: 31, getsIn: 600, getsOutBeforeEnd: 15 * 60),
+            // Client queues sized for 300×: the default 256 events hold minutes of a real-time
+            // night but under a second of this one, and a test client on a loaded machine may
+            // pause that long (dropping is the load test's subject, not this one's).
+            speed: 300, clientQueue: 1 << 14, clientMaxBehind: 1 << 15)
+        let recorder = hub.daemon.bus.subscribe(name: "test-recorder", bufferSize: 1 << 20)
+        let published = Task { () -> [HubEvent] in
+            var all: [HubEvent] = []
+            for await event in recorder { all.append(event) }
+            return all
+        }
+        let sse = StreamClient.sse(hub.http, base: hub.base)
+        let ws = StreamClient.ws(base: hub.base)
+
+        // Live readings of an occupied side, with a heart rate, on both streams.
+        func hasHeartRate(_ c: StreamClient) -> Bool {
+            c.messages(ofType: "live").contains { $0["side"] as? String == "left" && $0["heartRate"] != nil }
+        }
+        #expect(await eventually(120) { hasHeartRate(sse) && hasHeartRate(ws) },
+                "SSE got \(sse.messages.count), WS got \(ws.messages.count); the hub said \(hub.lines.all.suffix(10))")
+        // GET /live: the newest second per side, as the bus's state has it.
+        let live = try await hub.get("/api/v1/live")
+        #expect(live.status == 200)
+        let sides = try #require(live.json?["sides"] as? [[String: Any]])
+        #expect(Set(sides.compactMap { $0["side"] as? String }) == ["left", "right"])
+        #expect(sides.allSatisfy { $0["serial"] as? String == "API-LIVE" && $0["time"] is String })
+
+        // The night ends: events and the stored night.
+        #expect(await eventually(240) { sse.messages(ofType: "night_finished").contains { $0["side"] as? String == "left" } },
+                "no night_finished; the hub said \(hub.lines.all.suffix(15))")
+        #expect(await eventually(60) { !ws.messages(ofType: "night_finished").isEmpty })
+        for client in [sse, ws] {
+            let types = Set(client.messages.compactMap { $0["type"] as? String })
+            #expect(types.isSuperset(of: ["hello", "live", "in_bed", "out_of_bed", "night_finished"]), "types \(types)")
+        }
+        let finished = try #require(sse.messages(ofType: "night_finished").first)
+        let wakeDate = try #require(finished["wakeDate"] as? String)
+        let nights = try await hub.get("/api/v1/nights?side=left")
+        #expect(nights.status == 200)
+        let list = try #require(nights.json?["nights"] as? [[String: Any]])
+        let night = try #require(list.first { $0["wakeDate"] as? String == wakeDate && $0["final"] as? Bool == true })
+        #expect(night["score"] as? Int == finished["score"] as? Int)
+        let detail = try await hub.get("/api/v1/nights/\(wakeDate)/left")
+        #expect(detail.status == 200)
+        let blocks = try #require(detail.json?["blocks"] as? [[String: Any]])
+        let epochs = try #require(detail.json?["epochs"] as? [[String: Any]])
+        #expect(blocks.contains { $0["stage"] as? String == "in_bed" } && blocks.count > 2)
+        #expect(epochs.count > 60 && epochs.contains { $0["heartRate"] is Double && $0["probabilities"] is [String: Any] })
+        #expect(try await hub.get("/api/v1/nights/\(wakeDate)/right").status == 404)
+        let export = try await hub.get("/api/v1/export?date=\(wakeDate)&side=left&format=csv")
+        #expect(export.status == 200 && export.contentType?.hasPrefix("text/csv") == true && export.body.contains(wakeDate))
+
+        // Every live message a client got is a second the pipeline published, with its values.
+        recorder.finish()
+        var truth: [String: LiveSecond] = [:]
+        for case .live(_, let side, let second) in await published.value {
+            truth["\(side)@\(LiveMessage.rfc3339(second.time))"] = second
+        }
+        for client in [sse, ws] {
+            let got = client.messages(ofType: "live")
+            #expect(got.count > 20)
+            for m in got {
+                let key = "\(m["side"] as? String ?? "?")@\(m["time"] as? String ?? "?")"
+                guard let second = truth[key] else { Issue.record("live message \(key) was never published"); break }
+                #expect(m["present"] as? Bool == second.present)
+                if let hr = second.heartRate { #expect(abs((m["heartRate"] as? Double ?? -1) - hr) < 1e-9) }
+            }
+        }
+
+        // Pods and metrics reflect the same pipeline.
+        let pods = try #require(try await hub.get("/api/v1/pods").json?["pods"] as? [[String: Any]])
+        let pod = try #require(pods.first { $0["serial"] as? String == "API-LIVE" })
+        #expect(pod["sides"] as? Int == 2 && pod["firmware"] is String)
+        #expect(((pod["counters"] as? [String: Any])?["frames"] as? Int ?? 0) > 0)
+        let metrics = try await hub.get("/metrics")
+        #expect(metrics.status == 200)
+        #expect(metrics.body.contains("podbridge_nights_stored_total"))
+        #expect(metrics.body.contains("podbridge_side_heart_rate_bpm"))
+        #expect(metrics.body.contains(#"podbridge_api_requests_total{route="/api/v1/nights",status="200"}"#)
+                || metrics.body.contains(#"podbridge_api_requests_total{status="200",route="/api/v1/nights"}"#), "\(metrics.body.prefix(2000))")
+        await sse.close()
+        await ws.close()
+        await hub.stop()
+    }
+}

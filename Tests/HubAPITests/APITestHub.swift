@@ -1,0 +1,178 @@
+import AsyncHTTPClient
+import Foundation
+import Hub
+import HubAPI
+import Logging
+import NightModel
+import NIOCore
+import PodProtocol
+import Synchronization
+import NIOHTTP1
+import Testing
+import VirtualPod
+
+/// A real hub for the API tests: a virtual pod on a pty (firmware only, or playing a night),
+/// the daemon assembled as `podbridge run` does, and the API service on a free loopback
+/// port, all in this process; plus a real HTTP client.
+struct APITestHub {
+    let daemon: HubDaemon
+    let pod: VirtualPod
+    let api: HubAPIService
+    let task: Task<Void, any Error>
+    let dir: TempDir
+    let lines: Lines
+    let port: Int
+    let http: HTTPClient
+
+    var base: String { "http://127.0.0.1:\(port)" }
+
+    /// - Parameters:
+    ///   - night: the night the pod plays; nil for a firmware-only pod (commands, schedule).
+    ///   - token: api.token.
+    ///   - directory: where the state (store) and the pod's link live; a fresh one if nil.
+    ///     Given, it outlives the hub (`stop(keepingState: true)` then another `start`: the
+    ///     next night on the same store).
+    static func start(serial: String, night: NightConfig? = nil, speed: Double, token: String? = nil,
+                      directory: TempDir? = nil,
+                      start: Date = Date(timeIntervalSince1970: 1_794_866_400),
+                      clientQueue: Int = 256, clientMaxBehind: Int = 512,
+                      configure: (inout HubConfiguration) -> Void = { _ in }) async throws -> APITestHub {
+        let dir = try directory ?? TempDir()
+        let link = dir.path("pod-link")
+        let pod: VirtualPod
+        if let night {
+            pod = try VirtualPod(configuration: VirtualPodConfiguration(
+                identity: PodIdentity(serial: serial, sides: 2, channelsPerSide: night.channelsPerSide), night: night,
+                speed: speed, nightStartUnix: start.timeIntervalSince1970, linkPath: link))
+        } else {
+            pod = try VirtualPod(configuration: VirtualPodConfiguration(
+                identity: PodIdentity(serial: serial, sides: 2, channelsPerSide: 1),
+                speed: speed, replay: [], linkPath: link, stopsAtEnd: false))
+        }
+        _ = try pod.start()
+        var config = HubConfiguration()
+        config.stateDirectory = dir.path("state")
+        config.timeZone = "UTC"
+        config.pod.path = link
+        config.pod.reconnectMaxSeconds = 1
+        config.sessions.maxGapMinutes = 5
+        config.api.listen = "127.0.0.1:0"
+        config.api.token = token
+        configure(&config)
+        let lines = Lines()
+        let reporter = HubReporter(logger: Logger(label: "api-test") { _ in LineLogHandler(sink: lines) }, console: false)
+        let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(start: start, speed: speed),
+                                                  reporter: reporter)
+        let port = PortBox()
+        let api = HubAPIService(configuration: config, store: daemon.store, bus: daemon.bus, control: daemon.control,
+                                reporter: reporter, clientQueue: clientQueue, clientMaxBehind: clientMaxBehind,
+                                onListening: { port.set($0) })
+        let task = Task { try await daemon.run(adding: [api], handleSignals: false) }
+        guard await eventually(60, { port.value != nil }), let bound = port.value else {
+            task.cancel()
+            throw TestFailure("the API never listened; the hub said: \(lines.all.suffix(15))")
+        }
+        return APITestHub(daemon: daemon, pod: pod, api: api, task: task, dir: dir, lines: lines, port: bound,
+                          http: HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration))
+    }
+
+    /// The tests' HTTP client: every SSE stream holds a connection for as long as it lasts, so
+    /// the pool must allow as many connections as the tests open streams (the default of 8 per
+    /// host would queue the 9th stream behind the first eight forever).
+    static var clientConfiguration: HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 512)
+        return configuration
+    }
+
+    func stop(keepingState: Bool = false) async {
+        try? await http.shutdown()
+        task.cancel()
+        _ = await task.result
+        pod.stop()
+        if !keepingState { dir.cleanup() }
+    }
+
+    struct Answer {
+        var status: Int
+        var body: String
+        var contentType: String?
+        /// The body as a JSON object (nil if it is not one).
+        var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] }
+    }
+
+    func request(_ method: HTTPMethod, _ path: String, body: String? = nil, token: String? = nil,
+                 contentType: String = "application/json") async throws -> Answer {
+        var request = HTTPClientRequest(url: base + path)
+        request.method = method
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if let body {
+            request.headers.add(name: "Content-Type", value: contentType)
+            request.body = .bytes(ByteBuffer(string: body))
+        }
+        let response = try await http.execute(request, timeout: .seconds(60))
+        let bytes = try await response.body.collect(upTo: 64 << 20)
+        return Answer(status: Int(response.status.code), body: String(buffer: bytes),
+                      contentType: response.headers.first(name: "content-type"))
+    }
+
+    func get(_ path: String, token: String? = nil) async throws -> Answer { try await request(.GET, path, token: token) }
+}
+
+/// The bound port, set from the server's start callback.
+final class PortBox: Sendable {
+    private let port = Mutex<Int?>(nil)
+    var value: Int? { port.withLock { $0 } }
+    func set(_ p: Int) { port.withLock { $0 = p } }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+struct TempDir: Sendable {
+    let url: URL
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("hubapi-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+    func cleanup() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// Every line the hub reported, to show on failure.
+final class Lines: Sendable {
+    private let lines = Mutex<[String]>([])
+    func append(_ s: String) { lines.withLock { $0.append(s) } }
+    var all: [String] { lines.withLock { $0 } }
+}
+
+struct LineLogHandler: LogHandler {
+    let sink: Lines
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .info
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(event: LogEvent) { sink.append("\(event.level): \(event.message)") }
+}
+
+/// Polls `condition` until it holds or `deadline` seconds pass (generous: a loaded machine).
+func eventually(_ deadline: Double = 90, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let end = Date().addingTimeInterval(deadline)
+    while Date() < end {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+    return try await condition()
+}
+
+/// A night for the live tests: a sleeper on the left getting in after `getsIn` seconds.
+func testNight(hours: Double, seed: UInt64, getsIn: Double, getsOutBeforeEnd: Double,
+               right: SideConfig = .empty) -> NightConfig {
+    let sleeper = SideConfig(sleeper: SleeperProfile(getsIn: getsIn, getsOutBeforeEnd: getsOutBeforeEnd, bathroomTrip: false))
+    return NightConfig(seed: seed, duration: hours * 3600, sides: [sleeper, right], noise: .normal,
+                       pumpVibration: true, channelsPerSide: 2)
+}

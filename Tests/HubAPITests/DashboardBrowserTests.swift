@@ -1,0 +1,80 @@
+import Foundation
+import NightModel
+import Testing
+
+/// The dashboard in a real browser (Debian's headless chromium) against a running hub with
+/// the virtual pod, the evening after a stored night: last night (the left sleeper's) is shown
+/// as a hypnogram, and tonight both sleepers are in bed (live numbers). The screenshot is
+/// kept as a test artifact.
+@Suite(.serialized) struct DashboardBrowserTests {
+    @Test func theDashboardShowsLiveNumbersAndLastNightsHypnogram() async throws {
+        // Last night: 150 min at 300×, the left sleeper in bed after 2 min until 15 min before
+        // the end (the model's longest: 10 % of the night); stored final once 5 min out of bed.
+        let state = try TempDir()
+        defer { state.cleanup() }
+        let evening = Date(timeIntervalSince1970: 1_794_866_400)
+        let first = try await APITestHub.start(
+            serial: "API-DASH", night: testNight(hours: 150.0 / 60, seed: 51, getsIn: 120, getsOutBeforeEnd: 15 * 60),
+            speed: 300, directory: state, start: evening)
+        let stored = await eventually(240) {
+            guard let nights = try? await first.get("/api/v1/nights?side=left").json?["nights"] as? [[String: Any]] else { return false }
+            return nights.contains { $0["final"] as? Bool == true }
+        }
+        #expect(stored, "no night stored; the hub said \(first.lines.all.suffix(15))")
+        await first.stop(keepingState: true)
+        try #require(stored)
+
+        // Tonight, on the same store: both sleepers get in after 3 min and stay for hours of
+        // simulated time (minutes of real time at 60×), long past the browser's visits.
+        let right = SideConfig(sleeper: SleeperProfile(getsIn: 180, getsOutBeforeEnd: 10 * 60, bathroomTrip: false))
+        let hub = try await APITestHub.start(
+            serial: "API-DASH", night: testNight(hours: 6, seed: 52, getsIn: 180, getsOutBeforeEnd: 10 * 60, right: right),
+            speed: 60, directory: state, start: evening.addingTimeInterval(24 * 3600))
+        #expect(await eventually(120) {
+            hub.daemon.bus.state.pods["API-DASH"]?.live[.right].map { $0.present && $0.heartRate != nil } == true
+        }, "the right sleeper never showed a heart rate; the hub said \(hub.lines.all.suffix(15))")
+        // What the hypnogram must draw: the stored night's stages.
+        let list = try #require(try await hub.get("/api/v1/nights?side=left").json?["nights"] as? [[String: Any]])
+        let last = try #require(list.first { $0["final"] as? Bool == true })
+        let wakeDate = try #require(last["wakeDate"] as? String)
+        let detail = try #require(try await hub.get("/api/v1/nights/\(wakeDate)/left").json?["blocks"] as? [[String: Any]])
+        let storedStages = Set(detail.compactMap { $0["stage"] as? String }).intersection(["awake", "rem", "core", "deep"])
+
+        let dir = try artifactsDirectory()
+        let profile = try TempDir()
+        defer { profile.cleanup() }
+        // The page fills itself in with fetches after its load event, so chromium runs it on
+        // virtual time (which waits for pending fetches) rather than dumping at `load`; the
+        // page marks <body data-loaded="true"> once its first loads have settled. A dump
+        // taken before that (a loaded machine) is taken again.
+        let common = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                      "--user-data-dir=\(profile.path("profile"))", "--window-size=412,2200",
+                      "--virtual-time-budget=15000"]
+        var dom = ""
+        var attempts: [String] = []
+        let loaded = await eventually(240) {
+            let (status, output) = (try? await runTool(common + ["--dump-dom", hub.base + "/"], deadline: 120)) ?? (-1, "")
+            dom = output
+            attempts.append("exit \(status), \(output.count) characters")
+            return status == 0 && output.contains(#"data-loaded="true""#)
+        }
+        #expect(loaded, "the page never finished loading; chromium runs: \(attempts)\n\(dom.suffix(3000))")
+        // Live numbers in the right side's tile (heart rate, breathing), not dashes.
+        let tile = try #require(dom.range(of: #"id="tile-right""#).map { String(dom[$0.lowerBound...].prefix(1500)) },
+                                "no live tile for the right side in:\n\(dom.prefix(3000))")
+        #expect(tile.range(of: #"data-reading="heartRate">\d{2,3}<"#, options: .regularExpression) != nil, "tile: \(tile)")
+        #expect(tile.range(of: #"data-reading="breathingRate">\d{1,2}\.\d<"#, options: .regularExpression) != nil, "tile: \(tile)")
+        // Last night's hypnogram: an SVG with stage blocks, and the night's score.
+        #expect(dom.contains(#"class="hypnogram""#), "no hypnogram in:\n\(dom.prefix(3000))")
+        let stages = Set(dom.matches(of: /data-stage="(\w+)"/).map { String($0.output.1) })
+        #expect(stages == storedStages && stages.count >= 2, "stages drawn: \(stages); the night's: \(storedStages)")
+        #expect(dom.range(of: #"class="score"[^>]*>\d{1,3}<"#, options: .regularExpression) != nil)
+        #expect(dom.contains("pod API-DASH"))
+
+        let shot = dir.appendingPathComponent("dashboard.png")
+        try? FileManager.default.removeItem(at: shot)
+        let (shotStatus, shotOutput) = try await runTool(common + ["--screenshot=\(shot.path)", hub.base + "/"], deadline: 120)
+        #expect(shotStatus == 0 && FileManager.default.fileExists(atPath: shot.path), "chromium: \(shotOutput.suffix(1000))")
+        await hub.stop()
+    }
+}
