@@ -12,7 +12,7 @@ import SleepStore
 /// through `HubControl`.
 package struct HubAPIService: Service {
     let configuration: HubConfiguration
-    let store: SleepStore
+    let store: NightStore
     let bus: HubBus
     let control: HubControl
     let reporter: HubReporter
@@ -24,7 +24,7 @@ package struct HubAPIService: Service {
     ///   - clientMaxBehind: events a live client may miss without any write getting through
     ///     before it is disconnected.
     ///   - onListening: called with the bound port once the server accepts connections.
-    package init(configuration: HubConfiguration, store: SleepStore, bus: HubBus, control: HubControl,
+    package init(configuration: HubConfiguration, store: NightStore, bus: HubBus, control: HubControl,
                 reporter: HubReporter, clientQueue: Int = 256, clientMaxBehind: Int = 512,
                 onListening: @escaping @Sendable (Int) -> Void = { _ in }) {
         self.configuration = configuration
@@ -98,8 +98,8 @@ package struct HubAPIService: Service {
         router.get("metrics") { [store, bus, clients] _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
-            return Response(status: .ok, headers: headers,
-                            body: .init(byteBuffer: ByteBuffer(string: metrics.render(store: store, clients: clients, bus: bus))))
+            let text = await metrics.render(store: store, clients: clients, bus: bus)
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
         }
         let v1 = router.group("api/v1")
         PodRoutes(bus: bus, control: control, store: store).register(on: v1)

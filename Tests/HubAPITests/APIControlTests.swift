@@ -42,8 +42,8 @@ import Testing
 
         // Bad requests: each a 4xx JSON error, none reaching the pod or the store.
         let store = hub.daemon.store
-        let manualBefore = try store.manualSchedule(podSerial: "API-CTL", side: .left)
-        let pushesBefore = try store.schedulePushes(podSerial: "API-CTL").count
+        let manualBefore = try await store.manualSchedule(podSerial: "API-CTL", side: .left)
+        let pushesBefore = try await store.schedulePushes(podSerial: "API-CTL").count
         let scheduleBefore = hub.pod.currentSchedule(side: .left)
         let huge = "{\"side\": \"left\", \"bedtime\": \"22:00\", \"wake\": \"06:00\", \"x\": \"" + String(repeating: "a", count: 200_000) + "\"}"
         let bad: [(HTTPMethod, String, String?, Int)] = [
@@ -77,17 +77,17 @@ import Testing
             #expect(answer.contentType?.hasPrefix("application/json") == true, "\(method) \(path)")
             #expect(answer.json?["error"] is String && answer.json?["detail"] is String, "\(method) \(path): \(answer.body.prefix(200))")
         }
-        #expect(try store.manualSchedule(podSerial: "API-CTL", side: .left) == manualBefore)
-        #expect(try store.manualSchedule(podSerial: "API-CTL", side: .right) == nil)
-        #expect(try store.schedulePushes(podSerial: "API-CTL").count == pushesBefore)
-        #expect(try store.pods().map(\.serial) == ["API-CTL"])
+        #expect(try await store.manualSchedule(podSerial: "API-CTL", side: .left) == manualBefore)
+        #expect(try await store.manualSchedule(podSerial: "API-CTL", side: .right) == nil)
+        #expect(try await store.schedulePushes(podSerial: "API-CTL").count == pushesBefore)
+        #expect(try await store.pods().map(\.serial) == ["API-CTL"])
         #expect(hub.pod.currentSchedule(side: .left) == scheduleBefore)
         #expect(hub.pod.snapshot.powerOn == [false, true])
 
         // Clear: back to the inferred (default) schedule on the pod.
         let clear = try await hub.request(.DELETE, "/api/v1/schedule/manual?side=left")
         #expect(clear.status == 200, "\(clear.body)")
-        #expect(try store.manualSchedule(podSerial: "API-CTL", side: .left) == nil)
+        #expect(try await store.manualSchedule(podSerial: "API-CTL", side: .left) == nil)
         #expect(await eventually { hub.pod.currentSchedule(side: .left)?.alarm?.time != TimeOfDay(wrapping: 6 * 60 + 15) })
         await hub.stop()
     }
@@ -113,7 +113,7 @@ import Testing
         let sse = StreamClient.sse(hub.http, base: hub.base, token: "s3cret-token")
         #expect(await eventually(60) { !sse.messages(ofType: "hello").isEmpty })
         await sse.close()
-        #expect(try hub.daemon.store.manualSchedule(podSerial: "API-AUTH", side: .left) == nil)
+        #expect(try await hub.daemon.store.manualSchedule(podSerial: "API-AUTH", side: .left) == nil)
         await hub.stop()
     }
 

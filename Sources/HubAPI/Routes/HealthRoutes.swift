@@ -5,16 +5,16 @@ import SleepStore
 /// `GET /healthz` (the process answers: always 200, never behind the token) and
 /// `GET /readyz` (the store answers and a pod is connected; 503 saying why not).
 package struct HealthRoutes: Sendable {
-    let store: SleepStore
+    let store: NightStore
     let bus: HubBus
 
     func register(on router: Router<APIRequestContext>) {
         router.get("healthz") { _, _ in try Response.json(["status": "ok"]) }
-        router.get("readyz") { _, _ in try self.ready() }
+        router.get("readyz") { _, _ in try await self.ready() }
     }
 
-    func ready() throws -> Response {
-        do { _ = try store.sessionCount() } catch {
+    func ready() async throws -> Response {
+        do { _ = try await store.sessionCount() } catch {
             throw APIError.unavailable("the store does not answer: \(error)")
         }
         let pods = bus.state.pods.values

@@ -6,19 +6,19 @@ import SleepStore
 /// `/api/v1/nights`, `/api/v1/nights/{wakeDate}/{side}` and `/api/v1/export`: the stored
 /// nights, read from the store only (nothing here writes).
 package struct NightRoutes: Sendable {
-    let store: SleepStore
+    let store: NightStore
     let timeZone: TimeZone
 
     /// Without `from`/`to`, the nights waking in the last `defaultDays` days.
     static let defaultDays = 14
 
     func register(on group: RouterGroup<APIRequestContext>) {
-        group.get("nights") { request, _ in try self.list(request) }
-        group.get("nights/:wakeDate/:side") { request, context in try self.detail(request, context) }
-        group.get("export") { request, _ in try self.export(request) }
+        group.get("nights") { request, _ in try await self.list(request) }
+        group.get("nights/:wakeDate/:side") { request, context in try await self.detail(request, context) }
+        group.get("export") { request, _ in try await self.export(request) }
     }
 
-    func list(_ request: Request) throws -> Response {
+    func list(_ request: Request) async throws -> Response {
         let q = try RequestInput.query(request, allowed: ["from", "to", "side"])
         let side = try RequestInput.side(q["side"])
         let calendar = LocalCalendar(timeZone: timeZone)
@@ -27,7 +27,7 @@ package struct NightRoutes: Sendable {
         var from = try RequestInput.date(q["from"], name: "from")
         if to == nil, from == nil {
             // The newest nights the store holds, whatever today is (a simulated clock may be ahead).
-            let newest = try store.allSessions(side: side).map(\.wakeDate).max()
+            let newest = try await store.allSessions(side: side).map(\.wakeDate).max()
             to = max(newest ?? today, today)
         }
         if to == nil { to = today }
@@ -37,26 +37,26 @@ package struct NightRoutes: Sendable {
         }
         guard let from, let to else { throw APIError.internalError("no range") }
         guard from <= to else { throw APIError.badRequest("from (\(from)) is after to (\(to))") }
-        let sessions = try store.sessions(wakeDatesFrom: from, to: to, side: side)
+        let sessions = try await store.sessions(wakeDatesFrom: from, to: to, side: side)
         return try Response.json(NightListBody(from: from.description, to: to.description, nights: sessions.map(NightSummaryBody.init)))
     }
 
-    func detail(_ request: Request, _ context: APIRequestContext) throws -> Response {
+    func detail(_ request: Request, _ context: APIRequestContext) async throws -> Response {
         _ = try RequestInput.query(request, allowed: [])
         let dateText = context.parameters.get("wakeDate") ?? ""
         guard let date = try RequestInput.date(dateText, name: "wakeDate") else { throw APIError.badRequest("no wake date") }
         guard let side = try RequestInput.side(context.parameters.get("side")) else { throw APIError.badRequest("no side") }
         // Several sessions may end on one day (a nap): the night is the longest.
-        let sessions = try store.sessions(wakeDatesFrom: date, to: date, side: side)
+        let sessions = try await store.sessions(wakeDatesFrom: date, to: date, side: side)
         guard let night = sessions.max(by: { $0.metrics.timeInBedMinutes < $1.metrics.timeInBedMinutes }) else {
             throw APIError.notFound("no night of \(side.rawValue) waking on \(date)")
         }
-        return try Response.json(NightDetailBody(session: night, blocks: try store.blocks(sessionID: night.id),
-                                         epochs: try store.epochs(sessionID: night.id)))
+        return try Response.json(NightDetailBody(session: night, blocks: try await store.blocks(sessionID: night.id),
+                                         epochs: try await store.epochs(sessionID: night.id)))
     }
 
     /// The same selections and formats as `podbridge export`.
-    func export(_ request: Request) throws -> Response {
+    func export(_ request: Request) async throws -> Response {
         let q = try RequestInput.query(request, allowed: ["date", "from", "to", "all", "side", "format", "epochs", "tz"])
         let formatText = q["format"] ?? "json"
         guard let format = ExportFormat(rawValue: formatText) else {
@@ -80,7 +80,7 @@ package struct NightRoutes: Sendable {
         }
         let text: String
         do {
-            text = try SleepExporter(store: store).export(selection, side: side, format: format, includeEpochs: epochs,
+            text = try await SleepExporter(store: store).export(selection, side: side, format: format, includeEpochs: epochs,
                                                           timeZone: zone)
         } catch let error as ExportError {
             switch error {

@@ -11,12 +11,12 @@ import SleepStore
 package struct PodRoutes: Sendable {
     let bus: HubBus
     let control: HubControl
-    let store: SleepStore
+    let store: NightStore
 
     func register(on group: RouterGroup<APIRequestContext>) {
         group.get("pods") { request, _ in
             _ = try RequestInput.query(request, allowed: [])
-            return try Response.json(PodListBody(pods: try self.pods()))
+            return try Response.json(PodListBody(pods: try await self.pods()))
         }
         group.get("live") { request, _ in
             _ = try RequestInput.query(request, allowed: [])
@@ -43,10 +43,10 @@ package struct PodRoutes: Sendable {
 
     /// Every pod the hub has seen since it started (connected or not), then those only the
     /// store remembers (seen by an earlier run).
-    func pods() throws -> [PodBody] {
+    func pods() async throws -> [PodBody] {
         let state = bus.state
         var result = state.pods.values.sorted { $0.pod.serial < $1.pod.serial }.map(PodBody.init)
-        for record in try store.pods() where state.pods[record.serial] == nil {
+        for record in try await store.pods() where state.pods[record.serial] == nil {
             result.append(PodBody(stored: record))
         }
         return result

@@ -9,15 +9,15 @@ import SleepStore
 /// side and why (read from the store with the same resolver as `podbridge schedule`), and the
 /// manual schedule through `HubControl` (validated like the CLI, then pushed to the pod).
 package struct ScheduleRoutes: Sendable {
-    let store: SleepStore
+    let store: NightStore
     let settings: HubConfiguration.ScheduleSettings
     let control: HubControl
 
     func register(on group: RouterGroup<APIRequestContext>) {
         group.get("schedule") { request, _ in
             let q = try RequestInput.query(request, allowed: ["pod"])
-            let serial = try self.knownPod(q["pod"])
-            return try Response.json(try self.show(serial: serial))
+            let serial = try await self.knownPod(q["pod"])
+            return try Response.json(try await self.show(serial: serial))
         }
         group.put("schedule/manual") { request, context in
             let body = try await RequestInput.json(ManualScheduleBody.self, from: request, context: context,
@@ -27,7 +27,7 @@ package struct ScheduleRoutes: Sendable {
                                   ("weekendBedtime", body.weekendBedtime), ("weekendWake", body.weekendWake)] {
                 if let value, !Self.isTime(value) { throw APIError.badRequest("\(name) must be HH:mm (00:00–23:59), got '\(value)'") }
             }
-            let serial = try self.knownPod(body.pod)
+            let serial = try await self.knownPod(body.pod)
             let lines: [String]
             do throws(HubControl.ControlError) {
                 lines = try await self.control.setManualSchedule(
@@ -41,7 +41,7 @@ package struct ScheduleRoutes: Sendable {
         group.delete("schedule/manual") { request, _ in
             let q = try RequestInput.query(request, allowed: ["pod", "side"])
             let sides = try Self.sides(q["side"] ?? "both")
-            let serial = try self.knownPod(q["pod"])
+            let serial = try await self.knownPod(q["pod"])
             let lines: [String]
             do throws(HubControl.ControlError) {
                 lines = try await self.control.clearManualSchedule(podSerial: serial, sides: sides)
@@ -53,8 +53,8 @@ package struct ScheduleRoutes: Sendable {
     }
 
     /// The pod meant: the one given (which the store must know), else the only one known.
-    func knownPod(_ serial: String?) throws -> String {
-        let known = try store.pods().map(\.serial)
+    func knownPod(_ serial: String?) async throws -> String {
+        let known = try await store.pods().map(\.serial)
         if let serial {
             guard known.contains(serial) else { throw APIError.notFound("no pod \(serial) is known to this hub") }
             return serial
@@ -92,27 +92,27 @@ package struct ScheduleRoutes: Sendable {
         }
     }
 
-    func show(serial: String) throws -> ScheduleBody {
+    func show(serial: String) async throws -> ScheduleBody {
         var sides: [ScheduleBody.SideBody] = []
         for side in BedSide.allCases {
             var body = ScheduleBody.SideBody(side: side.rawValue)
-            if let state = try store.podSchedule(podSerial: serial, side: side) {
+            if let state = try await store.podSchedule(podSerial: serial, side: side) {
                 body.inForce = .init(origin: state.origin.rawValue, summary: state.summary, reason: state.reason,
                                      timeZone: state.timeZoneID, setAt: LiveMessage.rfc3339(Double(state.setAt)),
                                      acknowledged: state.acknowledgedAt != nil,
                                      acknowledgedAt: state.acknowledgedAt.map { LiveMessage.rfc3339(Double($0)) },
                                      lines: (try? PodSchedule.fromStoredJSON(state.scheduleJSON))?.lines ?? [])
             }
-            if let m = try store.manualSchedule(podSerial: serial, side: side) {
+            if let m = try await store.manualSchedule(podSerial: serial, side: side) {
                 body.manual = .init(weekdayBedtime: m.weekdayBedtime, weekdayWake: m.weekdayWake,
                                     weekendBedtime: m.weekendBedtime, weekendWake: m.weekendWake,
                                     setAt: LiveMessage.rfc3339(Double(m.setAt)))
             }
-            let zone = (try? store.podSchedule(podSerial: serial, side: side)).flatMap { $0 }
+            let zone = (try? await store.podSchedule(podSerial: serial, side: side)).flatMap { $0 }
                 .flatMap { TimeZone(identifier: $0.timeZoneID) }
                 ?? settings.podTimeZone.flatMap(TimeZone.init(identifier:)) ?? .current
             let resolver = ScheduleResolver(store: store, settings: settings, podZone: zone)
-            if let d = try? resolver.decide(podSerial: serial, side: side, now: Date(), ignoreManual: true) {
+            if let d = try? await resolver.decide(podSerial: serial, side: side, now: Date(), ignoreManual: true) {
                 body.inference = .init(
                     origin: d.origin.rawValue, summary: d.schedule.summary, reason: d.reason,
                     sessionsOffered: d.sessionsOffered, napsSkipped: d.napsSkipped,
@@ -128,11 +128,11 @@ package struct ScheduleRoutes: Sendable {
             }
             sides.append(body)
         }
-        let pushes = try store.schedulePushes(podSerial: serial, limit: 200).suffix(20).map {
+        let pushes = try await store.schedulePushes(podSerial: serial, limit: 200).suffix(20).map {
             ScheduleBody.Push(at: LiveMessage.rfc3339(Double($0.sentAt)), command: $0.command, detail: $0.description,
                               attempt: $0.attempt, outcome: $0.outcome.rawValue, status: $0.status)
         }
-        let alarms = try store.podEvents(podSerial: serial, limit: 200).filter { $0.kind.hasPrefix("alarm_") }.suffix(10).map {
+        let alarms = try await store.podEvents(podSerial: serial, limit: 200).filter { $0.kind.hasPrefix("alarm_") }.suffix(10).map {
             ScheduleBody.Alarm(at: LiveMessage.rfc3339(Double($0.at)), kind: $0.kind, side: $0.side?.rawValue,
                                detail: $0.description)
         }

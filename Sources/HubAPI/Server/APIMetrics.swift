@@ -77,8 +77,8 @@ package final class APIMetrics: Sendable {
     }
 
     /// The Prometheus text, with the values read now (outbox, live clients, bus drops).
-    func render(store: SleepStore, clients: LiveClients?, bus: HubBus?) -> String {
-        if let outbox = try? store.outboxSummary() {
+    func render(store: NightStore, clients: LiveClients?, bus: HubBus?) async -> String {
+        if let outbox = try? await store.outboxSummary() {
             gauge("podbridge_outbox_depth").record(outbox.pendingDue + outbox.pendingLater + outbox.inFlight)
             gauge("podbridge_upload_failures").record(outbox.failed)
             gauge("podbridge_uploads_delivered").record(outbox.delivered)
