@@ -25,8 +25,10 @@ test: deps test-unit test-device
 
 # The suites that run the hub against the virtual pod on simulated clocks (tens to hundreds
 # of times real time) run second, on their own: sharing two cores with the CPU-bound suites
-# (model fits, whole synthetic nights) starves their links past the tests' patience.
-CLOCKED_SUITES := HubTests|VirtualPodLinkTests|PodLinkTests
+# (model fits, whole synthetic nights) starves their links past the tests' patience. The API
+# suites (HubAPITests) too: each runs a hub and a virtual pod at up to 300x with real clients
+# (hundreds in the load test, chromium, schemathesis) in the same process.
+CLOCKED_SUITES := HubTests|VirtualPodLinkTests|PodLinkTests|HubAPITests
 
 test-unit:
 	swift build --build-tests

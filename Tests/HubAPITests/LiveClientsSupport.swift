@@ -11,10 +11,21 @@ final class StreamClient: Sendable {
     /// One parsed message; never changed after parsing, so it can be shared.
     private struct Received: @unchecked Sendable { let object: [String: Any] }
     private let received = Mutex<[Received]>([])
+    /// Per type, how many messages arrived; the newest live message's data time.
+    private struct Summary { var counts: [String: Int] = [:]; var newestLive = "" }
+    private let summary = Mutex(Summary())
     private let ended = Mutex<Bool>(false)
     private let task = Mutex<Task<Void, Never>?>(nil)
+    /// False for the load test's hundreds of clients: only the summary is kept, so the test
+    /// process's memory does not grow with every message of every client.
+    private let keepsMessages: Bool
 
-    private init() {}
+    private init(keepsMessages: Bool) { self.keepsMessages = keepsMessages }
+
+    /// How many messages of `type` arrived (kept or not).
+    func count(ofType type: String) -> Int { summary.withLock { $0.counts[type] ?? 0 } }
+    /// The newest `time` of a live message so far (RFC 3339, so it orders as text); "" if none.
+    var newestLiveTime: String { summary.withLock { $0.newestLive } }
 
     var messages: [[String: Any]] { received.withLock { $0.map(\.object) } }
     var hasEnded: Bool { ended.withLock { $0 } }
@@ -22,13 +33,20 @@ final class StreamClient: Sendable {
 
     private func add(_ text: Substring) {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else { return }
+        let type = object["type"] as? String ?? "?"
+        let time = type == "live" ? object["time"] as? String : nil
+        summary.withLock {
+            $0.counts[type, default: 0] += 1
+            if let time, time > $0.newestLive { $0.newestLive = time }
+        }
+        guard keepsMessages else { return }
         let r = Received(object: object)
         received.withLock { $0.append(r) }
     }
 
     /// `GET /api/v1/live/events`, parsed as Server-Sent Events.
-    static func sse(_ http: HTTPClient, base: String, token: String? = nil) -> StreamClient {
-        let client = StreamClient()
+    static func sse(_ http: HTTPClient, base: String, token: String? = nil, keepMessages: Bool = true) -> StreamClient {
+        let client = StreamClient(keepsMessages: keepMessages)
         let t = Task {
             defer { client.ended.withLock { $0 = true } }
             var request = HTTPClientRequest(url: base + "/api/v1/live/events")
@@ -53,8 +71,8 @@ final class StreamClient: Sendable {
     }
 
     /// `GET /api/v1/live/ws`, one JSON message per text frame.
-    static func ws(base: String) -> StreamClient {
-        let client = StreamClient()
+    static func ws(base: String, keepMessages: Bool = true) -> StreamClient {
+        let client = StreamClient(keepsMessages: keepMessages)
         let url = base.replacingOccurrences(of: "http://", with: "ws://") + "/api/v1/live/ws"
         let t = Task {
             defer { client.ended.withLock { $0 = true } }
