@@ -33,10 +33,12 @@ import Testing
             return (l?["inForce"] as? [String: Any])?["acknowledged"] as? Bool == true
         })
 
-        // A command answered by the pod.
+        // A command answered by the pod. The left side keeps what its schedule gave it (on inside
+        // its window: the hub restores it after the start-up, firmware-protocol.md §7.4).
+        let leftPower = hub.pod.snapshot.powerOn.first ?? false
         let power = try await hub.request(.POST, "/api/v1/pods/API-CTL/power", body: #"{"side": "right", "on": true, "level": 40}"#)
         #expect(power.status == 200 && power.json?["answer"] as? String == "ack", "\(power.body)")
-        #expect(hub.pod.snapshot.powerOn == [false, true])
+        #expect(hub.pod.snapshot.powerOn == [leftPower, true])
         let snooze = try await hub.request(.POST, "/api/v1/pods/API-CTL/alarm/snooze", body: #"{"side": "left", "seconds": 60}"#)
         #expect(snooze.status == 200 && snooze.json?["answer"] as? String == "nack", "nothing rings: \(snooze.body)")
 
@@ -82,7 +84,7 @@ import Testing
         #expect(try await store.schedulePushes(podSerial: "API-CTL").count == pushesBefore)
         #expect(try await store.pods().map(\.serial) == ["API-CTL"])
         #expect(hub.pod.currentSchedule(side: .left) == scheduleBefore)
-        #expect(hub.pod.snapshot.powerOn == [false, true])
+        #expect(hub.pod.snapshot.powerOn == [leftPower, true])
 
         // Clear: back to the inferred (default) schedule on the pod.
         let clear = try await hub.request(.DELETE, "/api/v1/schedule/manual?side=left")
