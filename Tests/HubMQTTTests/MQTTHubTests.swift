@@ -79,9 +79,14 @@ import VirtualPod
             && !$0.payload.isEmpty }.map(\.topic))
     }
 
-    /// Every config is a valid HA discovery payload: the keys HA requires for its component,
-    /// a unique id, the device block, availability tied to the hub's last will.
-    static func checkDiscovery(_ listener: Listener) throws {
+    /// Every config is retained (a client subscribing now, as Home Assistant starting, gets
+    /// them all flagged retained) and a valid HA discovery payload: the keys HA requires for
+    /// its component, a unique id, the device block, availability tied to the hub's last will.
+    static func checkDiscovery(port: Int) async throws {
+        let listener = try Listener(port: port, filters: ["homeassistant/#"])
+        defer { Task { await listener.stop() } }
+        #expect(await eventually(60) { configTopics(listener).count == configsPerPod },
+                "retained configs: \(configTopics(listener).count)")
         var uniqueIDs = Set<String>()
         for topic in configTopics(listener).sorted() {
             let message = try #require(listener.last(topic))
@@ -127,7 +132,7 @@ import VirtualPod
 
         #expect(await eventually(120) { Self.configTopics(listener).count == Self.configsPerPod },
                 "discovery: \(Self.configTopics(listener).count) configs; hub said \(hub.lines.all.suffix(10))")
-        try Self.checkDiscovery(listener)
+        try await Self.checkDiscovery(port: broker.port)
         #expect(listener.last("podbridge/status")?.text == "online")
         #expect(await eventually(60) { listener.last("homeassistant/sensor/podbridge_OLDPOD/left_heart_rate/config")?.payload == [] },
                 "the old pod's config was not removed")
@@ -221,9 +226,15 @@ import VirtualPod
         try broker.start()
         #expect(await eventually(120) { Self.configTopics(listener).count == Self.configsPerPod },
                 "discovery not re-published: \(Self.configTopics(listener).count); hub said \(hub.lines.all.suffix(10))")
-        try Self.checkDiscovery(listener)
+        try await Self.checkDiscovery(port: broker.port)
         #expect(await eventually(60) { listener.last("podbridge/status")?.text == "online" })
-        #expect(await eventually(60) { listener.last("podbridge/VPOD-MQTT/link")?.retain == true })
+        #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/link"))?["connected"] as? Bool == true })
+        let late = try Listener(port: broker.port, filters: ["podbridge/#"])
+        #expect(await eventually(60) {
+            late.last("podbridge/VPOD-MQTT/link")?.retain == true && late.last("podbridge/status")?.retain == true
+                && late.last("podbridge/VPOD-MQTT/left/state")?.retain == true
+        }, "retained after the restart: \(Set(late.messages.filter(\.retain).map(\.topic)).sorted())")
+        await late.stop()
         #expect(await eventually(60) { listener.last("podbridge/VPOD-MQTT/left/state") != nil })
         #expect(await eventually(60) { listener.last("podbridge/VPOD-MQTT/left/schedule") != nil })
 
