@@ -64,9 +64,9 @@ package final class LiveClients: Sendable {
         count(kind, +1)
         let progress = Progress()
         // What the socket and the channel hold for this client count against it like its queue.
-        try? await channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(sendBuffer))
+        try? await channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(sendBuffer)).get()
         try? await channel.setOption(ChannelOptions.writeBufferWaterMark,
-                                     value: ChannelOptions.Types.WriteBufferWaterMark(low: sendBuffer / 2, high: sendBuffer))
+                                     value: ChannelOptions.Types.WriteBufferWaterMark(low: sendBuffer / 2, high: sendBuffer)).get()
         defer {
             count(kind, -1)
             missedByEnded.add(subscription.dropped, ordering: .relaxed)
