@@ -85,7 +85,9 @@ package actor MQTTBridge {
                     + "\(reason) (check mqtt.username and mqtt.password); retrying")
         case .connectFailed(let reason):
             failure("MQTT: \(reason); retrying")
-        case .disconnected(let reason):
+        case .disconnected(_, requested: true):
+            connected = false
+        case .disconnected(let reason, requested: false):
             connected = false
             reporter.warning("MQTT: connection to the broker lost (\(reason)); reconnecting")
         case .retrying(let delay):

@@ -238,8 +238,8 @@ package enum MQTTClientEvent: Sendable, Hashable {
     case refused(reason: String)
     /// No connection could be made (nothing listening, name lookup, TLS).
     case connectFailed(reason: String)
-    /// An accepted connection ended.
-    case disconnected(reason: String)
+    /// An accepted connection ended (`requested`: by our own DISCONNECT, on `stop()`).
+    case disconnected(reason: String, requested: Bool = false)
     /// The next attempt comes after this wait.
     case retrying(after: Duration)
     case message(MQTTMessage)
@@ -300,7 +300,8 @@ private final class Callbacks: Sendable {
 
     func disconnected(code: Int32) {
         guard connectedNow.withLock({ c in defer { c = false }; return c }) else { return }
-        continuation.yield(.disconnected(reason: code == 0 ? "disconnected by the hub" : String(cString: mosquitto_strerror(code))))
+        continuation.yield(code == 0 ? .disconnected(reason: "disconnected by the hub", requested: true)
+                                : .disconnected(reason: String(cString: mosquitto_strerror(code))))
     }
 
     /// The loop ended without the disconnect callback having said so.

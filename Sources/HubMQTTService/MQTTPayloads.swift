@@ -26,7 +26,7 @@ package enum MQTTPayloads {
         ]
     }
 
-    /// `<base>/<serial>/<side>/last_night`. `efficiency` is a fraction 0…1 (published as %).
+    /// `<base>/<serial>/<side>/last_night`. `efficiency` is a percentage of time in bed.
     package static func lastNight(wakeDate: String, start: Date, end: Date, timeInBedMinutes: Double, totalSleepMinutes: Double,
                                   efficiency: Double, score: Int, awake: Double, core: Double, deep: Double, rem: Double,
                                   meanHeartRate: Double?, meanBreathingRate: Double?) -> JSONValue {
@@ -36,7 +36,7 @@ package enum MQTTPayloads {
             "end": .string(rfc3339(end)),
             "time_in_bed_minutes": .number(timeInBedMinutes, places: 0),
             "total_sleep_minutes": .number(totalSleepMinutes, places: 0),
-            "efficiency": .number(efficiency * 100, places: 1),
+            "efficiency": .number(efficiency, places: 1),
             "score": .number(Double(score)),
             "stage_minutes": ["awake": .number(awake, places: 1), "core": .number(core, places: 1),
                               "deep": .number(deep, places: 1), "rem": .number(rem, places: 1)],
@@ -48,7 +48,7 @@ package enum MQTTPayloads {
     package static func lastNight(_ night: NightSummary) -> JSONValue {
         let m = night.metrics
         return lastNight(wakeDate: night.wakeDate, start: night.start, end: night.end, timeInBedMinutes: m.timeInBedMinutes,
-                         totalSleepMinutes: m.totalSleepMinutes, efficiency: m.sleepEfficiency, score: m.score,
+                         totalSleepMinutes: m.totalSleepMinutes, efficiency: m.sleepEfficiency * 100, score: m.score,
                          awake: m.stageMinutes.awake, core: m.stageMinutes.core, deep: m.stageMinutes.deep, rem: m.stageMinutes.rem,
                          meanHeartRate: m.meanHeartRate, meanBreathingRate: m.meanBreathingRate)
     }
