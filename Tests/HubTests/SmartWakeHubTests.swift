@@ -122,7 +122,9 @@ import VirtualPod
         // The pod rang once, by the hub's TRIGGER_ALARM; its own 23:30 was disarmed for the day.
         #expect(rig.leftAlarms.map(\.outcome) == [.triggered], "\(rig.leftAlarms)")
         #expect(rig.pod.alarmsFired.filter { $0.side == .left && $0.outcome == .started }.isEmpty)
-        // The sleeper heard it, and the bus and console told the story.
+        // The sleeper heard it (the truth is complete once the night has played), and the bus
+        // and console told the story.
+        await rig.pod.waitUntilFinished()
         #expect(rig.pod.groundTruth?.alarmReactions.contains { $0.side == 0 } == true)
         let kinds = rig.wakeEvents().map(\.kind)
         #expect(kinds.starts(with: [.windowOpened, .decided, .fired]), "\(kinds)")
@@ -182,9 +184,10 @@ import VirtualPod
     }
 
     @Test func untilOutOfBedRingsAgainWhileTheSideIsOccupiedAndStopsOnceItEmpties() async throws {
-        // A fixed alarm (no window); the sleeper sleeps through two alarms, gets up after the third.
+        // A fixed alarm (no window); the sleeper sleeps through two alarms and gets up within a
+        // minute of the third (before it stops, so no third repeat).
         let rig = try await Rig(serial: "WAKE-REPEAT", seed: 35, window: 0, untilOutOfBed: true, repeatAfterMinutes: 2,
-                                response: AlarmResponse(ignoredAlarms: 2))
+                                response: AlarmResponse(lightOrAwakeMinutes: 0.5...1, remMinutes: 0.5...1, deepMinutes: 0.5...1, ignoredAlarms: 2))
         #expect(await eventually(240) {
             guard let r = try? await rig.record() else { return false }
             return r.outOfBedAt != nil
@@ -199,6 +202,7 @@ import VirtualPod
         // Three alarms: the pod's own at 23:30, then two the hub triggered; none after the sleeper left.
         #expect(await eventually(60) { rig.podPassed(Date(timeIntervalSince1970: Double(out) + 10 * 60)) })
         #expect(rig.leftAlarms.map(\.outcome) == [.started, .triggered, .triggered], "\(rig.leftAlarms)")
+        await rig.pod.waitUntilFinished()
         let reactions = rig.pod.groundTruth?.alarmReactions.filter { $0.side == 0 } ?? []
         #expect(reactions.count == 3 && reactions.last?.gotUpAt != nil, "\(reactions)")
         let kinds = rig.wakeEvents().map(\.kind)
