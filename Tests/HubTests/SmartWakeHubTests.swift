@@ -28,7 +28,8 @@ import VirtualPod
         let config: HubConfiguration
 
         init(serial: String, seed: UInt64, speed: Double = 200, hours: Double = 2, window: Int, untilOutOfBed: Bool = false,
-             repeatAfterMinutes: Double = 5, response: AlarmResponse = AlarmResponse(), rule: SmartWakeRule = SmartWakeRule()) async throws {
+             repeatAfterMinutes: Double = 5, response: AlarmResponse = AlarmResponse(), rule: SmartWakeRule = SmartWakeRule(),
+             alarmSeconds: Int = 120) async throws {
             dir = try ScheduleTempDir()
             let sleeper = SideConfig(sleeper: SleeperProfile(getsIn: 120, getsOutBeforeEnd: 60, bathroomTrip: false,
                                                              alarmResponse: response))
@@ -46,6 +47,7 @@ import VirtualPod
             c.schedule.smartWake.left.windowMinutes = window
             c.schedule.smartWake.left.untilOutOfBed = untilOutOfBed
             c.schedule.smartWake.left.repeatAfterMinutes = repeatAfterMinutes
+            c.schedule.conversion.alarm.durationSeconds = alarmSeconds
             config = c
             try FileManager.default.createDirectory(atPath: c.stateDirectory, withIntermediateDirectories: true)
             do {
@@ -207,6 +209,25 @@ import VirtualPod
         #expect(reactions.count == 3 && reactions.last?.gotUpAt != nil, "\(reactions)")
         let kinds = rig.wakeEvents().map(\.kind)
         #expect(kinds.filter { $0 == .repeated }.count == 2 && kinds.last == .outOfBed, "\(kinds)")
+        await rig.stop()
+    }
+
+    @Test func aSnoozeIsRecordedAndUntilOutOfBedStillFollows() async throws {
+        // A 10-min alarm, snoozed for a minute as soon as it rings: the pod rings again after the
+        // snooze (the sleeper's second alarm, also slept through); once it stops the hub rings
+        // once more and that one gets them up.
+        let rig = try await Rig(serial: "WAKE-SNOOZE", seed: 36, window: 0, untilOutOfBed: true, repeatAfterMinutes: 2,
+                                response: AlarmResponse(lightOrAwakeMinutes: 0.5...1, remMinutes: 0.5...1,
+                                                        deepMinutes: 0.5...1, ignoredAlarms: 2),
+                                alarmSeconds: 600)
+        #expect(await eventually(180) { rig.wakeEvents().contains { $0.kind == .fired } }, "\(rig.lines.all.suffix(20))")
+        let answer = try await rig.daemon.control.send(.snooze(side: .left, seconds: 60), toPod: "WAKE-SNOOZE")
+        #expect(answer == .ack)
+        #expect(await eventually(240) { (try? await rig.record())?.outOfBedAt != nil }, "the hub said \(rig.lines.all.suffix(30))")
+        let record = try #require(try await rig.record())
+        #expect(record.snoozes == 1 && record.repeats == 1, "\(record)")
+        #expect(rig.leftAlarms.map(\.outcome) == [.started, .restartedAfterSnooze, .triggered], "\(rig.leftAlarms)")
+        #expect(rig.wakeEvents().contains { $0.kind == .snoozed })
         await rig.stop()
     }
 }

@@ -371,22 +371,27 @@ package actor SmartWakeService: Service {
 
     /// After the alarm: the side emptying ends the wake; still occupied at the check rings again.
     private func followUp(_ side: BedSide, now: Date) async {
-        guard var w = watches[side], w.opened, !w.finished, w.record.firedAt != nil else {
-            // A window long past that never rang (no pod, no alarm): stop following it.
-            if let w = watches[side], !w.finished, w.record.firedAt == nil,
-               now > w.window.end.addingTimeInterval(4 * 3600) { watches[side]?.finished = true }
+        guard var w = watches[side], w.opened, !w.finished else { return }
+        // Followed for at most four hours after the window's end (a wake that never rang, a
+        // sleeper back in bed between two looks): then the next window is planned.
+        if now > w.window.end.addingTimeInterval(4 * 3600) {
+            watches[side]?.finished = true
             return
         }
+        guard let firedAt = w.record.firedAt else { return }
         let (lastData, lastPresent, absentSince) = feed.withLock { ($0.lastData[side], $0.lastPresent[side], $0.absentSince[side]) }
-        let fired = Double(w.record.firedAt ?? 0)
-        if let absentSince, absentSince >= fired, let lastData, lastData - absentSince >= 60 {
+        let fired = Double(firedAt)
+        // Empty for a whole minute, by data that reached the alarm: out of bed (the empty run's
+        // start, which is before the alarm when the side was already empty when it rang).
+        if let absentSince, let lastData, lastData >= fired, lastData - absentSince >= 60 {
             w.record.outOfBedAt = Int64(absentSince.rounded(.down))
             w.finished = true
             w.checkAt = nil
             watches[side] = w
             let minutes = (absentSince - fired) / 60
             await save(side, .outOfBed, at: Date(timeIntervalSince1970: absentSince),
-                       text: "\(side): out of bed at \(local(Date(timeIntervalSince1970: absentSince))), \(String(format: "%.1f", minutes)) min after the alarm"
+                       text: "\(side): out of bed at \(local(Date(timeIntervalSince1970: absentSince))), "
+                        + (minutes >= 0 ? "\(String(format: "%.1f", minutes)) min after the alarm" : "already empty when the alarm rang")
                         + (w.record.repeats > 0 ? " (\(w.record.repeats) repeat\(w.record.repeats == 1 ? "" : "s"))" : ""))
             return
         }
