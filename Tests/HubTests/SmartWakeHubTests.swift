@@ -159,8 +159,16 @@ import VirtualPod
         await rig.stop()
     }
 
+    /// A rule that never wakes early (everything vetoed): the hub is watching the window when
+    /// it goes away, and has not decided yet.
+    static var neverEarly: SmartWakeRule {
+        var r = SmartWakeRule()
+        r.remVeto = 0
+        return r
+    }
+
     @Test func withTheHubKilledMidWindowThePodFiresAtTheEndByItself() async throws {
-        let rig = try await Rig(serial: "WAKE-KILL", seed: 33, window: 30)
+        let rig = try await Rig(serial: "WAKE-KILL", seed: 33, window: 30, rule: Self.neverEarly)
         #expect(await eventually(180) { rig.wakeEvents().contains { $0.kind == .windowOpened } }, "\(rig.lines.all.suffix(20))")
         #expect(!rig.podPassed(Self.alarm))
         rig.running.cancel()
@@ -173,7 +181,7 @@ import VirtualPod
     }
 
     @Test func withTheLinkDroppedMidWindowThePodFiresAtTheEndByItself() async throws {
-        let rig = try await Rig(serial: "WAKE-DROP", seed: 34, window: 30)
+        let rig = try await Rig(serial: "WAKE-DROP", seed: 34, window: 30, rule: Self.neverEarly)
         #expect(await eventually(180) { rig.wakeEvents().contains { $0.kind == .windowOpened } }, "\(rig.lines.all.suffix(20))")
         #expect(!rig.podPassed(Self.alarm))
         // The link goes away for 40 simulated minutes: past the window's end.
