@@ -76,7 +76,7 @@ let package = Package(
         /// The daemon: per-pod pipeline, session tracking, schedule driver, service lifecycle.
         .target(name: "Hub", dependencies: [
             "SleepDomain", "PodProtocol", "PodDevice", "PodAnalysis", "SleepAnalysis", "SleepSchedule", "SleepStore",
-            "BackendUpload",
+            "BackendUpload", "SmartWake",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "GRDB", package: "GRDB.swift"),
@@ -134,6 +134,7 @@ let package = Package(
         .testTarget(name: "HubTests", dependencies: [
             "SleepDomain",
             "Hub", "PodProtocol", "PodDevice", "SystemCalls", "VirtualPod", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore",
+            "SmartWake",
             // The daemon under a umockdev testbed (HubUmockdevTests, run by scripts/test-device.sh).
             "CUmockdev",
             .product(name: "Logging", package: "swift-log"),

@@ -61,6 +61,31 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
         package var inference = ScheduleInferenceConfiguration()
         package var conversion = PodScheduleConfiguration()
         package var push = PushPolicyConfiguration()
+        /// Smart wake per side (docs/smart-wake.md); `podbridge schedule set --window` and the
+        /// API override it per pod side in the store.
+        package var smartWake = SmartWakeSettings()
+        package init() {}
+    }
+
+    /// Smart wake of both sides: off (a fixed alarm) unless a window is set.
+    package struct SmartWakeSettings: Codable, Sendable, Equatable {
+        package var left = SideWakeSettings()
+        package var right = SideWakeSettings()
+        package init() {}
+        package subscript(side: String) -> SideWakeSettings { side == "right" ? right : left }
+    }
+
+    /// One side's smart wake.
+    package struct SideWakeSettings: Codable, Sendable, Equatable {
+        /// Minutes before the alarm (the latest wake time) in which the hub may wake the
+        /// sleeper at a good moment; 0 = the fixed alarm. At most 120.
+        package var windowMinutes = 0
+        /// After the alarm stops, ring again while the side is still occupied.
+        package var untilOutOfBed = false
+        /// Minutes after the alarm stopped before it rings again (still in bed).
+        package var repeatAfterMinutes: Double = 5
+        /// Repeats at most.
+        package var maxRepeats = 3
         package init() {}
     }
 
@@ -264,6 +289,18 @@ extension HubConfiguration {
         }
         try validateMQTT()
         guard progressSeconds > 0 else { throw .badValue(key: "progressSeconds", reason: "must be > 0") }
+        for (name, wake) in [("left", schedule.smartWake.left), ("right", schedule.smartWake.right)] {
+            let key = "schedule.smartWake.\(name)"
+            guard (0...120).contains(wake.windowMinutes) else {
+                throw .badValue(key: key + ".windowMinutes", reason: "0 (off) … 120 minutes, got \(wake.windowMinutes)")
+            }
+            guard wake.repeatAfterMinutes.isFinite, (0.5...60).contains(wake.repeatAfterMinutes) else {
+                throw .badValue(key: key + ".repeatAfterMinutes", reason: "0.5 … 60 minutes, got \(wake.repeatAfterMinutes)")
+            }
+            guard (0...10).contains(wake.maxRepeats) else {
+                throw .badValue(key: key + ".maxRepeats", reason: "0 … 10, got \(wake.maxRepeats)")
+            }
+        }
         do { try schedule.inference.validate() } catch {
             throw .badValue(key: "schedule.inference", reason: "\(error)")
         }

@@ -5,6 +5,7 @@ import Logging
 import PodDevice
 import ServiceLifecycle
 import SleepStore
+import SmartWake
 
 /// The hub daemon, assembled: the store, the event bus with its state and control sides,
 /// and one swift-service-lifecycle service per long-running job (docs/architecture.md):
@@ -31,6 +32,8 @@ package struct HubDaemon: Sendable {
     /// Commands to connected pods and the manual schedule.
     package let control: HubControl
     package let schedule: ScheduleDriver?
+    /// Smart wake (with the schedule service).
+    package let wake: SmartWakeService?
     package let link: PodLinkService
     package let discovery: DiscoveryService?
     /// In start order.
@@ -40,7 +43,7 @@ package struct HubDaemon: Sendable {
     /// the pod (tests); `recordPath` also writes everything received to a capture file.
     package static func assemble(configuration: HubConfiguration, clock: HubClock, reporter: HubReporter,
                                 recordPath: String? = nil, opener: (any PodOpener)? = nil,
-                                timing: LinkTiming? = nil) async throws -> HubDaemon {
+                                timing: LinkTiming? = nil, wakeRule: SmartWakeRule = SmartWakeRule()) async throws -> HubDaemon {
         try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true)
         let store = try await openStore(configuration, reporter: reporter)
         reporter.event("database \(configuration.databasePath)")
@@ -65,6 +68,11 @@ package struct HubDaemon: Sendable {
         }
         services.append(ConsoleReporterService(bus: bus, reporter: reporter, configuration: configuration))
         if let schedule { services.append(ScheduleService(driver: schedule)) }
+        let wake = schedule.map {
+            SmartWakeService(store: store, configuration: configuration, clock: clock, reporter: reporter, bus: bus,
+                             control: control, schedule: $0, rule: wakeRule)
+        }
+        if let wake { services.append(wake) }
         if let url = configuration.upload.baseURL {
             let upload = try UploadConfiguration(baseURL: url, bearerToken: configuration.upload.token)
             reporter.event("uploading finished nights to \(upload.baseURL)")
@@ -74,10 +82,12 @@ package struct HubDaemon: Sendable {
         services.append(PruneService(store: store, days: configuration.retention.epochDays, reporter: reporter))
         let recorder = try recordPath.map { try CaptureRecorder(path: $0) }
         let link = PodLinkService(configuration: configuration, store: store, clock: clock, bus: bus, reporter: reporter,
-                                  control: control, schedule: schedule, opener: podOpener, recorder: recorder, timing: timing)
+                                  control: control, schedule: schedule, opener: podOpener, recorder: recorder, timing: timing,
+                                  wake: wake)
         services.append(link)
         return HubDaemon(configuration: configuration, clock: clock, reporter: reporter, store: store, bus: bus,
-                         control: control, schedule: schedule, link: link, discovery: discovery, services: services)
+                         control: control, schedule: schedule, wake: wake, link: link, discovery: discovery,
+                         services: services)
     }
 
     /// Runs every service (and `extra` ones, started after the hub's own) until SIGTERM or

@@ -12,9 +12,12 @@ import GRDB
 ///   the pod's answer, and the alarm events pods report.
 /// - `v4`: drops v2's `schedule_in_force` and `schedule_history`, which nothing used once
 ///   v3's schedule state replaced them.
+/// - `v5` (additive): smart wake: the wake window and "until out of bed" set per side
+///   (`wake_settings`, overriding the configuration), and one record per side and window of
+///   how the alarm went (`wake_records`: the window, when and why it fired, repeats, snoozes).
 package enum StoreMigrations {
     /// Identifiers of all migrations, oldest first.
-    package static let versions = ["v1", "v2", "v3", "v4"]
+    package static let versions = ["v1", "v2", "v3", "v4", "v5"]
 
     package static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -187,6 +190,42 @@ package enum StoreMigrations {
             try db.execute(sql: """
                 DROP TABLE schedule_history;
                 DROP TABLE schedule_in_force;
+                """)
+        }
+        migrator.registerMigration("v5") { db in
+            try db.execute(sql: """
+                CREATE TABLE wake_settings (
+                    pod_serial       TEXT NOT NULL REFERENCES pods(serial) ON DELETE CASCADE,
+                    side             TEXT NOT NULL CHECK (side IN ('left', 'right')),
+                    window_minutes   INTEGER NOT NULL CHECK (window_minutes BETWEEN 0 AND 120),
+                    until_out_of_bed INTEGER NOT NULL,
+                    set_at           INTEGER NOT NULL,
+                    PRIMARY KEY (pod_serial, side)
+                );
+                CREATE TABLE wake_records (
+                    id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+                    pod_serial         TEXT NOT NULL REFERENCES pods(serial) ON DELETE CASCADE,
+                    side               TEXT NOT NULL CHECK (side IN ('left', 'right')),
+                    wake_date          TEXT NOT NULL,
+                    window_start       INTEGER NOT NULL,
+                    window_end         INTEGER NOT NULL CHECK (window_end >= window_start),
+                    window_minutes     INTEGER NOT NULL,
+                    decided_at         INTEGER,
+                    reason             TEXT,
+                    stage              TEXT,
+                    stage_probability  REAL,
+                    movement           REAL,
+                    heart_rate_rise    REAL,
+                    minutes_before_end REAL,
+                    triggered          INTEGER NOT NULL DEFAULT 0,
+                    trigger_error      TEXT,
+                    fired_at           INTEGER,
+                    repeats            INTEGER NOT NULL DEFAULT 0,
+                    snoozes            INTEGER NOT NULL DEFAULT 0,
+                    out_of_bed_at      INTEGER,
+                    UNIQUE (pod_serial, side, window_end)
+                );
+                CREATE INDEX wake_records_date ON wake_records(wake_date, side);
                 """)
         }
         return migrator

@@ -272,6 +272,10 @@ final class PodEngine: @unchecked Sendable {
             input.withUnsafeBytes { raw in
                 decoder.decode(UnsafeRawBufferPointer(rebasing: raw[0..<n])) { frame in
                     for out in firmware.handle(frame, tick: tick) {
+                        // TRIGGER_ALARM starts the motor at once: the sleeper feels it as any alarm.
+                        if case .event(let e) = out.message, e.kind == .alarmStarted, let side = e.side, player != nil {
+                            player!.alarmStarted(side: side.index, atModelTick: modelTick(ofPodTick: e.tick))
+                        }
                         if case .response(let r) = out.message, case .clock(let anchor) = r.body {
                             appliedClocks.append(AppliedClock(anchor: anchor, bootCount: firmware.bootCount,
                                                               modelTick: modelTick))

@@ -14,13 +14,15 @@ func runWakeBench(options: BenchOptions) throws {
     let nights = options.quick ? 4 : 24
     let hours = 8.0
     let windowMinutes = 30
-    print("wake nights: \(nights) × \(fmtWake(hours, 0)) h one-sided NightModel nights (seeds 900…; the rule's thresholds were chosen on seeds 700–723), normal noise, \(windowMinutes)-min window ending 15–100 min before the final awakening; front end + forward-filtered stages, no pty")
+    let firstSeed = options.wakeFirstSeed
+    print("wake nights: \(nights) × \(fmtWake(hours, 0)) h one-sided NightModel nights (seeds \(firstSeed)…; the rule's thresholds were chosen on seeds 700–723), normal noise, \(windowMinutes)-min window ending 15–100 min before the final awakening; front end + forward-filtered stages, no pty")
+    var dump = "seed,t,before_end_min,p_awake,p_core,p_deep,p_rem,movement,heart_rate,baseline,present,truth\n"
     let analyzer = SleepAnalyzer(timeZone: TimeZone(identifier: "UTC")!)
     var smart: [SleepStage?] = [], fixed: [SleepStage?] = [], early: [Double] = []
     var reasons: [WakeReason: Int] = [:]
     var cpu = 0.0
     for k in 0..<nights {
-        let seed = UInt64(900 + k)
+        let seed = firstSeed + UInt64(k)
         var sleeper = SleeperProfile()
         sleeper.getsOutBeforeEnd = 600
         let config = NightConfig(seed: seed, duration: hours * 3600, sides: [SideConfig(sleeper: sleeper)], noise: .normal)
@@ -43,11 +45,23 @@ func runWakeBench(options: BenchOptions) throws {
         for session in before { for epoch in session.epochs { _ = decider.observe(WakeObservation(epoch: epoch)) } }
         var decision: WakeDecision?
         var t = window.start.timeIntervalSince1970 + epochLength
-        while decision == nil && t <= end {
+        func trueStage(_ instant: Date) -> SleepStage? {
+            let s = Int((instant.timeIntervalSince1970 - base).rounded(.down))
+            return truth.stage.indices.contains(s) ? truth.stage[s] : nil
+        }
+        while (decision == nil || options.wakeDump != nil) && t <= end {
             let sessions = analyzer.analyze(beats: beats.filter { $0 < t }, vitals: vitals.filter { $0.time < t }, isFinal: false)
             if let last = sessions.last?.epochs.last, last.start + epochLength == t {
-                decision = decider.observe(WakeObservation(epoch: last))
-            } else {
+                let o = WakeObservation(epoch: last)
+                if options.wakeDump != nil, let p = o.probabilities {
+                    // The truth at the epoch's end: the moment an alarm then would find.
+                    let truthThen = trueStage(o.time)?.rawValue ?? "out"
+                    dump += "\(seed),\(Int(t)),\(fmtWake((end - t) / 60, 1)),\(p.awake),\(p.core),\(p.deep),\(p.rem),"
+                        + "\(o.movement.map { "\($0)" } ?? ""),\(o.heartRate.map { "\($0)" } ?? ""),"
+                        + "\(decider.heartRateBaseline.map { "\($0)" } ?? ""),\(o.present ? 1 : 0),\(truthThen)\n"
+                }
+                if decision == nil { decision = decider.observe(o) }
+            } else if decision == nil {
                 decision = decider.observe(WakeObservation(time: Date(timeIntervalSince1970: t), probabilities: nil,
                                                            movement: nil, heartRate: nil, present: false))
             }
@@ -55,10 +69,6 @@ func runWakeBench(options: BenchOptions) throws {
         }
         let made = decision ?? decider.windowEnded()
         cpu += benchThreadCPU() - started
-        func trueStage(_ instant: Date) -> SleepStage? {
-            let s = Int((instant.timeIntervalSince1970 - base).rounded(.down))
-            return truth.stage.indices.contains(s) ? truth.stage[s] : nil
-        }
         smart.append(trueStage(made.time))
         fixed.append(trueStage(window.end))
         early.append(made.minutesBeforeEnd)
@@ -78,6 +88,10 @@ func runWakeBench(options: BenchOptions) throws {
     print("wake.fixed.deep: \(share(fixed) { $0 == .deep }) %")
     print("wake.fixed.rem: \(share(fixed) { $0 == .rem }) %")
     print("wake.fixed.minutes_before_end: 0.0 min")
+    if let path = options.wakeDump {
+        try dump.write(toFile: path, atomically: true, encoding: .utf8)
+        print("wake.dump: \(path)")
+    }
     print("wake.decision_cpu: \(fmtWake(cpu / Double(max(nights, 1)), 2)) s per night (re-staging the night at every window epoch, CPU time)")
 }
 

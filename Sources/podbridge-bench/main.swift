@@ -1,13 +1,20 @@
 // `make bench`: prints the project's measured figures, one "name: value unit" per line.
 // `--quick` runs fewer repetitions (used to check the benchmarks still run); `--only
 // AREA` runs one area (protocol, frontend, podanalysis, staging, schedule, wake, store). `--write-model FILE`
-// refits the staging model on Data/ and writes it as Swift (`make model`).
+// refits the staging model on Data/ and writes it as Swift (`make model`). `--wake-seeds N`
+// runs the wake area on seeds N… (700: the calibration nights), `--wake-dump FILE` writes
+// every window epoch's observation with the truth as CSV (docs/smart-wake.md).
 import Foundation
 
 struct BenchOptions: Sendable {
     var quick: Bool
     /// The repository root; the labelled nights live in its Data/ folder.
     var repoRoot: URL
+    /// The wake bench's first seed (`--wake-seeds`, default 900: the held-out nights; 700 are
+    /// the calibration nights the rule's thresholds are chosen on).
+    var wakeFirstSeed: UInt64 = 900
+    /// `--wake-dump FILE`: every window epoch's observation and the truth, as CSV (for choosing thresholds).
+    var wakeDump: String?
 }
 
 let arguments = CommandLine.arguments.dropFirst()
@@ -16,7 +23,12 @@ let only: String? = arguments.firstIndex(of: "--only").flatMap { i in
     arguments.index(after: i) < arguments.endIndex ? arguments[arguments.index(after: i)] : nil
 }
 let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-let options = BenchOptions(quick: quick, repoRoot: root)
+func argument(after flag: String) -> String? {
+    arguments.firstIndex(of: flag).flatMap { i in arguments.index(after: i) < arguments.endIndex ? arguments[arguments.index(after: i)] : nil }
+}
+var options = BenchOptions(quick: quick, repoRoot: root)
+if let seeds = argument(after: "--wake-seeds").flatMap(UInt64.init) { options.wakeFirstSeed = seeds }
+options.wakeDump = argument(after: "--wake-dump")
 
 if let i = arguments.firstIndex(of: "--write-model") {
     guard arguments.index(after: i) < arguments.endIndex else { print("--write-model needs a file"); exit(2) }

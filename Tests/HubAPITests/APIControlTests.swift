@@ -33,6 +33,16 @@ import Testing
             return (l?["inForce"] as? [String: Any])?["acknowledged"] as? Bool == true
         })
 
+        // A wake window alone: stored for the side, the manual schedule and the pod's alarm unchanged.
+        let window = try await hub.request(.PUT, "/api/v1/schedule/manual",
+                                           body: #"{"side": "left", "windowMinutes": 30, "untilOutOfBed": true}"#)
+        #expect(window.status == 200, "\(window.body)")
+        #expect((window.json?["lines"] as? [String])?.first?.contains("30-min window") == true, "\(window.body)")
+        let wake = try #require(try await hub.daemon.store.wakeSettings(podSerial: "API-CTL", side: .left))
+        #expect(wake.windowMinutes == 30 && wake.untilOutOfBed)
+        #expect(try await hub.daemon.store.wakeSettings(podSerial: "API-CTL", side: .right) == nil)
+        #expect(try await hub.daemon.store.manualSchedule(podSerial: "API-CTL", side: .left)?.weekdayWake == "06:15")
+
         // A command answered by the pod. The left side keeps what its schedule gave it (on inside
         // its window: the hub restores it after the start-up, firmware-protocol.md §7.4).
         let leftPower = hub.pod.snapshot.powerOn.first ?? false
@@ -58,6 +68,10 @@ import Testing
             (.PUT, "/api/v1/schedule/manual", #"["left"]"#, 400),
             (.PUT, "/api/v1/schedule/manual", #"{"side": "left", "bedtime": 2200, "wake": "06:00"}"#, 400),
             (.PUT, "/api/v1/schedule/manual", huge, 413),
+            (.PUT, "/api/v1/schedule/manual", #"{"side": "left", "windowMinutes": 121}"#, 400),
+            (.PUT, "/api/v1/schedule/manual", #"{"side": "left", "windowMinutes": -1}"#, 400),
+            (.PUT, "/api/v1/schedule/manual", #"{"side": "left", "bedtime": "22:00"}"#, 400),
+            (.PUT, "/api/v1/schedule/manual", #"{"side": "left"}"#, 400),
             (.DELETE, "/api/v1/schedule/manual?side=top", nil, 400),
             (.DELETE, "/api/v1/schedule/manual?side=left&force=1", nil, 400),
             (.POST, "/api/v1/pods/NOPE/power", #"{"side": "left", "on": true, "level": 40}"#, 404),
@@ -81,6 +95,7 @@ import Testing
         }
         #expect(try await store.manualSchedule(podSerial: "API-CTL", side: .left) == manualBefore)
         #expect(try await store.manualSchedule(podSerial: "API-CTL", side: .right) == nil)
+        #expect(try await store.wakeSettings(podSerial: "API-CTL", side: .left)?.windowMinutes == 30)
         #expect(try await store.schedulePushes(podSerial: "API-CTL").count == pushesBefore)
         #expect(try await store.pods().map(\.serial) == ["API-CTL"])
         #expect(hub.pod.currentSchedule(side: .left) == scheduleBefore)

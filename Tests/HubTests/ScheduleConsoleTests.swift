@@ -81,3 +81,50 @@ import SleepDomain
         #expect(try await store.manualSchedule(podSerial: serial, side: .right) == nil)
     }
 }
+
+/// The wake window per side: the configuration's until set for the pod side, then the stored one.
+@Suite struct WakeSettingsConsoleTests {
+    @Test func aWindowSetForASideOverridesTheConfigurationAndShowSaysSo() async throws {
+        let dir = try ScheduleTempDir()
+        defer { dir.cleanup() }
+        let store = try NightStore(path: dir.path("hub.sqlite"), timeZone: TimeZone(identifier: "UTC")!)
+        var settings = HubConfiguration.ScheduleSettings()
+        settings.podTimeZone = "UTC"
+        settings.smartWake.right.windowMinutes = 20
+        let console = ScheduleConsole(store: store, settings: settings, zone: TimeZone(identifier: "UTC")!,
+                                      now: Date(timeIntervalSince1970: 1_794_866_400))
+        try await store.recordPod(serial: "WAKE-CLI", firmware: nil, seenAt: 0)
+        let before = await EffectiveWakeSettings.resolve(store: store, settings: settings, podSerial: "WAKE-CLI", side: .right)
+        #expect(before.windowMinutes == 20 && before.source == "configuration" && !before.untilOutOfBed)
+        let lines = try await console.setWake(podSerial: "WAKE-CLI", sides: [.left], windowMinutes: 30, untilOutOfBed: nil)
+        #expect(lines == ["left: smart wake: 30-min window before the alarm"])
+        let left = await EffectiveWakeSettings.resolve(store: store, settings: settings, podSerial: "WAKE-CLI", side: .left)
+        #expect(left.windowMinutes == 30 && left.source == "set" && left.repeatAfterMinutes == 5 && left.maxRepeats == 3)
+        // Only "until out of bed" changes: the window stays.
+        _ = try await console.setWake(podSerial: "WAKE-CLI", sides: [.left], windowMinutes: nil, untilOutOfBed: true)
+        let both = try #require(try await store.wakeSettings(podSerial: "WAKE-CLI", side: .left))
+        #expect(both.windowMinutes == 30 && both.untilOutOfBed)
+        await #expect(throws: ScheduleServiceError.self) {
+            try await console.setWake(podSerial: "WAKE-CLI", sides: [.left], windowMinutes: 121, untilOutOfBed: nil)
+        }
+        let shown = try await console.show(podSerial: "WAKE-CLI", sides: [.left, .right]).joined(separator: "\n")
+        #expect(shown.contains("wake: smart wake: 30-min window before the alarm, until out of bed (again after 5 min, at most 3 repeats) (set for this side)"), "\(shown)")
+        #expect(shown.contains("wake: smart wake: 20-min window before the alarm (from the configuration)"))
+    }
+
+    @Test func theConfigurationRefusesAWindowOutsideItsRange() throws {
+        let dir = try ScheduleTempDir()
+        defer { dir.cleanup() }
+        func write(_ text: String) throws -> String {
+            let path = dir.path("config-\(UUID().uuidString).json")
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        let bad = try write(#"{"schedule": {"smartWake": {"left": {"windowMinutes": 180}}}}"#)
+        #expect(throws: ConfigurationError.self) { try HubConfiguration.load(path: bad) }
+        let good = try write(#"{"schedule": {"smartWake": {"right": {"windowMinutes": 30, "untilOutOfBed": true}}}}"#)
+        let config = try HubConfiguration.load(path: good)
+        #expect(config.schedule.smartWake.right.windowMinutes == 30 && config.schedule.smartWake.right.untilOutOfBed)
+        #expect(config.schedule.smartWake.left == HubConfiguration.SideWakeSettings())
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SleepDomain
 import Testing
 @testable import SleepStore
 
@@ -53,7 +54,7 @@ import Testing
             try queue.close()
         }
         let store = try NightStore(path: path, timeZone: TimeZone(identifier: "UTC")!, clock: ManualClock(1_000_000))
-        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4"])
+        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5"])
         #expect(try await store.sessionCount() == 2)
         let first = try #require(try await store.session(sourceID: "podbridge:PB-OLD:left:10000"))
         #expect(first.syncStatus == .failed)
@@ -108,7 +109,7 @@ import Testing
             try queue.close()
         }
         let store = try NightStore(path: path, timeZone: TimeZone(identifier: "UTC")!)
-        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4"])
+        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5"])
         let tables = try await store.pool.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'schedule_%' ORDER BY name")
         }
@@ -120,6 +121,64 @@ import Testing
         #expect(try await store.blocks(sessionID: session.id) == [StageBlock(stage: .inBed, start: 10000, end: 13600)])
         #expect(try await store.epochs(sessionID: session.id) == [EpochRecord(start: 10000, stage: .core, heartRate: 57.5)])
         #expect(try await store.pods().map(\.serial) == ["PB-V3"])
+        #expect(try await store.integrityCheck() == ["ok"])
+    }
+
+    @Test func v5AddsSmartWakeToAVersion4FileKeepingItsSchedule() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let path = dir.path("v4.sqlite")
+        // A database as the v4 release left it: a pod, a manual schedule, an alarm event.
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try StoreMigrations.migrator.migrate(queue, upTo: "v4")
+            try await queue.write { db in
+                try db.execute(sql: "INSERT INTO pods VALUES ('PB-V4', '1.1.0', 100, 200)")
+                try db.execute(sql: """
+                    INSERT INTO manual_schedule VALUES ('PB-V4', 'left', '22:30', '07:00', '23:00', '08:00', 150)
+                    """)
+                try db.execute(sql: """
+                    INSERT INTO pod_events (pod_serial, at, kind, side, argument, description)
+                    VALUES ('PB-V4', 160, 'alarm_started', 'left', 60, 'alarm fired on the pod (left) at 07:00, intensity 60%')
+                    """)
+            }
+            try queue.close()
+        }
+        let store = try NightStore(path: path, timeZone: TimeZone(identifier: "UTC")!)
+        #expect(try await store.appliedMigrations() == StoreMigrations.versions)
+        #expect(try await store.manualSchedule(podSerial: "PB-V4", side: .left)?.weekdayWake == "07:00")
+        #expect(try await store.podEvents(podSerial: "PB-V4").count == 1)
+        // Nothing set: the configuration applies; then a window set for the side.
+        #expect(try await store.wakeSettings(podSerial: "PB-V4", side: .left) == nil)
+        let settings = WakeSettingsRecord(podSerial: "PB-V4", side: .left, windowMinutes: 30, untilOutOfBed: true, setAt: 300)
+        try await store.setWakeSettings(settings)
+        #expect(try await store.wakeSettings(podSerial: "PB-V4", side: .left) == settings)
+        await #expect(throws: StoreError.self) {
+            try await store.setWakeSettings(WakeSettingsRecord(podSerial: "PB-V4", side: .left, windowMinutes: 121,
+                                                               untilOutOfBed: false, setAt: 300))
+        }
+        // A wake record: inserted, then updated in place by its window end.
+        let day = try #require(CalendarDay(year: 2026, month: 11, day: 17))
+        var record = WakeRecord(podSerial: "PB-V4", side: .left, wakeDate: day, windowStart: 1_794_900_600,
+                                windowEnd: 1_794_902_400, windowMinutes: 30)
+        let id = try await store.saveWakeRecord(record)
+        record.id = id
+        record.decidedAt = 1_794_901_500
+        record.reason = "light_sleep"
+        record.stage = .core
+        record.stageProbability = 0.8
+        record.movement = 1.2
+        record.heartRateRise = 4
+        record.minutesBeforeEnd = 15
+        record.triggered = true
+        record.firedAt = 1_794_901_501
+        record.repeats = 1
+        record.snoozes = 2
+        record.outOfBedAt = 1_794_901_900
+        #expect(try await store.saveWakeRecord(record) == id)
+        #expect(try await store.wakeRecords(wakeDate: day, side: .left) == [record])
+        #expect(try await store.wakeRecords(wakeDate: day, side: .right).isEmpty)
+        #expect(try await store.wakeRecords(podSerial: "PB-V4") == [record])
         #expect(try await store.integrityCheck() == ["ok"])
     }
 

@@ -44,9 +44,42 @@ func run(_ decider: inout SmartWakeDecider, _ window: [WakeObservation]) -> (Wak
     return (decider.windowEnded(), nil)
 }
 
+extension SmartWakeRule {
+    /// The thresholds chosen on the previous staging model: round numbers whose mechanics
+    /// (runs, vetoes, reasons) the tests below spell out.
+    static var previousStager: SmartWakeRule {
+        var r = SmartWakeRule()
+        r.lightProbability = 0.7
+        r.lightEpochs = 3
+        r.awakeProbability = 0.5
+        r.movement = 1.0
+        r.arousalProbability = 0.6
+        r.heartRateRise = 6
+        r.deepVeto = 0.25
+        r.remVeto = 0.15
+        return r
+    }
+}
+
 @Suite struct SmartWakeDeciderTests {
-    @Test func confidentLightSleepForThreeEpochsWakes() throws {
+    @Test func theDefaultRuleFindsTheFaintLightSleepOfTheCurrentStagerButNotItsREMOrDeep() throws {
+        // The current stager's late-night epochs: P(REM) ≈ 0.95 most of the time (vetoed);
+        // P(core) up to 0.25 (REM 0.75) for four epochs from epoch 20 is light sleep.
         var d = SmartWakeDecider(window: EpochScript.window)
+        let epochs = (0..<10).map { EpochScript.at($0, p(awake: 0.005, core: 0.05, rem: 0.945), movement: 0.5) }
+            + (10..<20).map { EpochScript.at($0, p(core: 0.3, deep: 0.3, rem: 0.4)) }
+            + (20..<60).map { EpochScript.at($0, p(awake: 0.005, core: 0.25, rem: 0.745)) }
+        let (decision, index) = run(&d, epochs)
+        #expect(index == 23)
+        #expect(decision.reason == .lightSleep)
+        // Still and REM-sure all along: the end.
+        var e = SmartWakeDecider(window: EpochScript.window)
+        let rem = (0..<60).map { EpochScript.at($0, p(awake: 0.005, core: 0.05, rem: 0.945), movement: 0.1) }
+        #expect(run(&e, rem).0.reason == .windowEnd)
+    }
+
+    @Test func confidentLightSleepForThreeEpochsWakes() throws {
+        var d = SmartWakeDecider(window: EpochScript.window, rule: .previousStager)
         // Deep, then light with too much REM in it (vetoed), then confident light from epoch 12.
         let epochs = (0..<10).map { EpochScript.at($0, p(deep: 0.9, rem: 0.1)) }
             + [EpochScript.at(10, p(core: 0.8, rem: 0.2)), EpochScript.at(11, p(core: 0.75, deep: 0.05, rem: 0.2))]
@@ -63,7 +96,7 @@ func run(_ decider: inout SmartWakeDecider, _ window: [WakeObservation]) -> (Wak
     }
 
     @Test func oneStrayLightEpochIsNotEnough() {
-        var d = SmartWakeDecider(window: EpochScript.window)
+        var d = SmartWakeDecider(window: EpochScript.window, rule: .previousStager)
         let epochs = (0..<60).map { i in EpochScript.at(i, i % 3 == 2 ? p(core: 0.2, deep: 0.8) : p(core: 0.9, rem: 0.1)) }
         let (decision, index) = run(&d, epochs)
         #expect(index == nil)
@@ -72,7 +105,7 @@ func run(_ decider: inout SmartWakeDecider, _ window: [WakeObservation]) -> (Wak
     }
 
     @Test func deepSleepThroughoutFiresAtTheEndEvenWithMovementAndHeartRateRise() {
-        var d = SmartWakeDecider(window: EpochScript.window)
+        var d = SmartWakeDecider(window: EpochScript.window, rule: .previousStager)
         let epochs = (0..<60).map { EpochScript.at($0, p(awake: 0.3, core: 0.3, deep: 0.4), movement: 4, hr: 70) }
         let (decision, index) = run(&d, epochs)
         #expect(index == nil)
@@ -81,12 +114,12 @@ func run(_ decider: inout SmartWakeDecider, _ window: [WakeObservation]) -> (Wak
     }
 
     @Test func awakeNeedsMovement() {
-        var still = SmartWakeDecider(window: EpochScript.window)
+        var still = SmartWakeDecider(window: EpochScript.window, rule: .previousStager)
         let quiet = (0..<60).map { EpochScript.at($0, p(awake: 0.7, core: 0.3), movement: 0) }
         let (stillDecision, _) = run(&still, quiet)
         #expect(stillDecision.reason == .windowEnd)
 
-        var moving = SmartWakeDecider(window: EpochScript.window)
+        var moving = SmartWakeDecider(window: EpochScript.window, rule: .previousStager)
         let epochs = (0..<5).map { EpochScript.at($0, p(awake: 0.7, core: 0.3), movement: 0) }
             + [EpochScript.at(5, p(awake: 0.7, core: 0.3), movement: 1.5)]
         let (decision, index) = run(&moving, epochs)
@@ -96,7 +129,7 @@ func run(_ decider: inout SmartWakeDecider, _ window: [WakeObservation]) -> (Wak
     }
 
     @Test func heartRateRiseOverTheNightsBaselineIsAnArousal() throws {
-        var d = SmartWakeDecider(window: EpochScript.window)
+        var d = SmartWakeDecider(window: EpochScript.window, rule: .previousStager)
         // Between light and awake, neither confident; at epoch 7 a movement with the heart
         // 6 bpm above the baseline.
         let epochs = (0..<7).map { EpochScript.at($0, p(awake: 0.45, core: 0.45, rem: 0.1)) }
@@ -109,7 +142,7 @@ func run(_ decider: inout SmartWakeDecider, _ window: [WakeObservation]) -> (Wak
     }
 
     @Test func noSignalOrEmptyBedNeverWakesEarly() {
-        var d = SmartWakeDecider(window: EpochScript.window)
+        var d = SmartWakeDecider(window: EpochScript.window, rule: .previousStager)
         let epochs = (0..<30).map { EpochScript.at($0, nil, movement: nil, hr: nil) }
             + (30..<60).map { EpochScript.at($0, p(core: 1), present: false) }
         let (decision, index) = run(&d, epochs)
@@ -119,7 +152,7 @@ func run(_ decider: inout SmartWakeDecider, _ window: [WakeObservation]) -> (Wak
     }
 
     @Test func anEpochAtTheEndClosesTheWindowWithWhatItShowed() throws {
-        var e = SmartWakeDecider(window: EpochScript.window)
+        var e = SmartWakeDecider(window: EpochScript.window, rule: .previousStager)
         for o in EpochScript.baseline() { _ = e.observe(o) }
         for i in 0..<59 {
             let inside = e.observe(EpochScript.at(i, p(deep: 1)))
@@ -136,7 +169,7 @@ func run(_ decider: inout SmartWakeDecider, _ window: [WakeObservation]) -> (Wak
         // 02:40–03:10 New York on 2026-03-08 is 03:00–03:10 EDT: light sleep from 01:00 EST on is
         // ignored until the window really opens at the transition (07:00 UTC).
         let window = WakeWindow(end: TimeOfDay("03:10")!, minutes: 30)!.interval(endingOn: day(2026, 3, 8), in: newYork)
-        var d = SmartWakeDecider(window: window)
+        var d = SmartWakeDecider(window: window, rule: .previousStager)
         var now = utc(2026, 3, 8, 6, 0)
         var decided: WakeDecision?
         while now < window.end, decided == nil {
@@ -152,7 +185,7 @@ func run(_ decider: inout SmartWakeDecider, _ window: [WakeObservation]) -> (Wak
 
     @Test func fallBackDeepNightFiresAtTheFirstOccurrenceOfTheEnd() {
         let window = WakeWindow(end: TimeOfDay("01:45")!, minutes: 30)!.interval(endingOn: day(2026, 11, 1), in: newYork)
-        var d = SmartWakeDecider(window: window)
+        var d = SmartWakeDecider(window: window, rule: .previousStager)
         var now = window.start.addingTimeInterval(-3600)
         while now < window.end.addingTimeInterval(-1) {
             now = now.addingTimeInterval(30)

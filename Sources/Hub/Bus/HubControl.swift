@@ -56,6 +56,8 @@ package final class HubControl: Sendable {
 
     func register(_ connection: PodConnection, serial: String) { links.withLock { $0[serial] = connection } }
     func unregister(serial: String) { links.withLock { _ = $0.removeValue(forKey: serial) } }
+    /// The link to a connected pod (smart wake's TRIGGER_ALARM).
+    func connection(serial: String) -> PodConnection? { links.withLock { $0[serial] } }
 
     /// Sends `command` to the pod `serial` and returns its answer.
     package func send(_ command: PodCommand, toPod serial: String) async throws(ControlError) -> PodAnswer {
@@ -109,6 +111,20 @@ package final class HubControl: Sendable {
         case .badManualSchedule, .schedule: .invalidArgument(error.description)
         case .noPod(let why): .unknownPod(why)
         case .store: .schedule(error.description)
+        }
+    }
+
+    /// Sets the smart-wake window and/or "until out of bed" of `sides` (stored per pod side,
+    /// overriding the configuration); smart wake uses it from the next window on.
+    package func setWake(podSerial: String, sides: [BedSide], windowMinutes: Int?,
+                        untilOutOfBed: Bool?) async throws(ControlError) -> [String] {
+        guard let schedule else { throw .schedule("the schedule service is off (schedule.enabled is false)") }
+        let console = await schedule.console()
+        do {
+            return try await console.setWake(podSerial: podSerial, sides: sides, windowMinutes: windowMinutes,
+                                             untilOutOfBed: untilOutOfBed)
+        } catch {
+            throw Self.controlError(error)
         }
     }
 

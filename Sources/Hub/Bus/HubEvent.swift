@@ -28,6 +28,9 @@ package enum HubEvent: Sendable, Hashable {
     case schedulePushed(SchedulePushNotice)
     /// A night ended and was stored as final.
     case nightFinished(NightSummary)
+    /// Smart wake: a window opened, the decision, the alarm ringing, a repeat, a snooze,
+    /// the side emptying (the wake's record after the change).
+    case wake(WakeNotice)
 }
 
 /// Who the pod is, from its HELLO answer.

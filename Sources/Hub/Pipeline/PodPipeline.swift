@@ -19,12 +19,17 @@ struct PodPipeline {
     private let hubZone: TimeZone
     private var router = PodSignalRouter()
     private var trackers: [BedSide: SessionTracker]
+    /// Smart wake, offered each side's night at every epoch inside a wake window.
+    private let wake: SmartWakeService?
+    private var lastOffered: [BedSide: Double] = [:]
 
     /// Final sessions stored by this pipeline.
     private(set) var nightsStored = 0
 
-    init(serial: String, configuration: HubConfiguration, bus: HubBus, keeper: NightKeeper, reporter: HubReporter) {
+    init(serial: String, configuration: HubConfiguration, bus: HubBus, keeper: NightKeeper, reporter: HubReporter,
+         wake: SmartWakeService? = nil) {
         self.serial = serial
+        self.wake = wake
         self.bus = bus
         self.keeper = keeper
         self.reporter = reporter
@@ -55,6 +60,14 @@ struct PodPipeline {
         }
         // Mutated in place: a copy of the tracker would copy the night it holds on every call.
         guard let events = trackers[side]?.add(output) else { return 0 }
+        if let wake, let last = output.seconds.last {
+            let epochEnd = ((last.time + 1) / epochLength).rounded(.down) * epochLength
+            if epochEnd > lastOffered[side] ?? 0, wake.wants(serial: serial, side: side, epochEnd: epochEnd),
+               let night = trackers[side]?.openNight {
+                lastOffered[side] = epochEnd
+                wake.offer(serial: serial, side: side, night: night, upTo: epochEnd)
+            }
+        }
         var ended = 0
         for event in events {
             switch event {

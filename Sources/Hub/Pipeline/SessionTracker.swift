@@ -81,6 +81,9 @@ package struct SessionTracker: Sendable {
         return events
     }
 
+    /// The open session so far (smart wake stages it live); nil if none is open.
+    package var openNight: Night? { isInSession ? snapshot() : nil }
+
     /// Closes the open session now (shutdown, a pod gone for good); nil if none is open.
     package mutating func flush() -> Night? {
         isInSession ? close() : nil

@@ -69,6 +69,7 @@ package struct ScheduleConsole: Sendable {
                 } else {
                     lines.append("\(side): no schedule worked out yet (the daemon does it when the pod connects)")
                 }
+                lines.append(await wakeLine(podSerial: podSerial, side: side))
                 if let manual = try await store.manualSchedule(podSerial: podSerial, side: side) {
                     lines.append("  manual schedule set \(Self.timestamp(manual.setAt, nil)): weekday \(manual.weekdayBedtime)–\(manual.weekdayWake), "
                         + "weekend \(manual.weekendBedtime)–\(manual.weekendWake) (wins until cleared)")

@@ -235,6 +235,9 @@ package actor ScheduleDriver {
         wakeSignal = nil
     }
 
+    /// The schedule worked out for a side of the connected pod (smart wake takes its alarms).
+    package func scheduleInForce(side: BedSide) -> PodSchedule? { decisions[side]?.schedule }
+
     /// Whether every desired command is acknowledged by the connected pod.
     package var isInSync: Bool {
         guard policy.isConnected, let desired = policy.desired, policy.inFlight == nil else { return false }

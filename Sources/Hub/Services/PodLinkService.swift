@@ -20,6 +20,7 @@ package final class PodLinkService: Service, Sendable {
     private let reporter: HubReporter
     private let control: HubControl
     private let schedule: ScheduleDriver?
+    private let wake: SmartWakeService?
     private let countersEvery: Duration
 
     /// - Parameters:
@@ -27,7 +28,8 @@ package final class PodLinkService: Service, Sendable {
     ///   - countersEvery: how often the link counters are published (real time).
     package init(configuration: HubConfiguration, store: NightStore, clock: HubClock, bus: HubBus, reporter: HubReporter,
                 control: HubControl, schedule: ScheduleDriver?, opener: any PodOpener, recorder: CaptureRecorder? = nil,
-                timing: LinkTiming? = nil, countersEvery: Duration = .seconds(5)) {
+                timing: LinkTiming? = nil, countersEvery: Duration = .seconds(5), wake: SmartWakeService? = nil) {
+        self.wake = wake
         self.configuration = configuration
         self.store = store
         self.clock = clock
@@ -106,7 +108,7 @@ package final class PodLinkService: Service, Sendable {
                     pipeline = PodPipeline(serial: info.serial, configuration: service.configuration, bus: service.bus,
                                            keeper: NightKeeper(store: service.store, configuration: service.configuration,
                                                                bus: service.bus, reporter: reporter),
-                                           reporter: reporter)
+                                           reporter: reporter, wake: service.wake)
                 }
                 let now = service.clock.now()
                 do {

@@ -99,6 +99,7 @@ function handle(m) {
     case "pod_connected": setStatus("connected", `pod ${m.serial} connected`); loadPods(); break;
     case "pod_disconnected": setStatus("disconnected", `pod ${m.serial} disconnected`); loadPods(); break;
     case "night_finished": loadNights(); break;
+    case "wake": if (m.kind === "out_of_bed" || m.kind === "decided") loadNights(); break;
     case "schedule_pushed": case "alarm": loadSchedule(); break;
   }
 }
@@ -164,7 +165,9 @@ async function loadNights() {
       box.append(el("div", { class: "card night", "data-side": side },
         el("h3", {}, `${side} · night to ${last.wakeDate} · ${clock(last.start)}–${clock(last.end)}`,
           el("span", { class: "score", title: "score out of 100" }, String(last.score))),
-        hypnogram(detail), legend(), metricsGrid(last)));
+        hypnogram(detail), legend(), metricsGrid(last),
+        ...(detail.wake ? [el("p", { class: "wake", title: "smart wake: the window, why the alarm rang when it did, repeats and snoozes" },
+          detail.wake.summary)] : [])));
     }
     trend(finals);
   } catch (e) { console.warn("nights", e); }

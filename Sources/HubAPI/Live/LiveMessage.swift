@@ -38,6 +38,16 @@ package struct LiveMessage: Codable, Sendable, Equatable {
     package var totalSleepMinutes: Double?
     package var timeInBedMinutes: Double?
     package var meanHeartRate: Double?
+    // wake (smart wake; `kind`, `reason`, `stage`, `movement`, `start`/`end` = the window, `detail`)
+    package var windowMinutes: Int?
+    package var stageProbability: Double?
+    package var heartRateRise: Double?
+    package var minutesBeforeEnd: Double?
+    package var triggered: Bool?
+    package var firedAt: String?
+    package var repeats: Int?
+    package var snoozes: Int?
+    package var outOfBedAt: String?
     // stream housekeeping: `hello` on connect, `missed` after a gap
     package var missed: Int?
 
@@ -107,6 +117,29 @@ package struct LiveMessage: Codable, Sendable, Equatable {
             totalSleepMinutes = n.metrics.totalSleepMinutes
             timeInBedMinutes = n.metrics.timeInBedMinutes
             meanHeartRate = n.metrics.meanHeartRate
+        case .wake(let w):
+            self.init(type: "wake")
+            serial = w.serial
+            side = w.side.description
+            kind = w.kind.rawValue
+            detail = w.text
+            time = Self.rfc3339(w.at.timeIntervalSince1970)
+            let r = w.record
+            wakeDate = r.wakeDate.description
+            start = Self.rfc3339(Double(r.windowStart))
+            end = Self.rfc3339(Double(r.windowEnd))
+            windowMinutes = r.windowMinutes
+            reason = r.reason
+            stage = r.stage?.rawValue
+            stageProbability = Self.finite(r.stageProbability)
+            movement = Self.finite(r.movement)
+            heartRateRise = Self.finite(r.heartRateRise)
+            minutesBeforeEnd = Self.finite(r.minutesBeforeEnd)
+            triggered = r.triggered
+            firedAt = r.firedAt.map { Self.rfc3339(Double($0)) }
+            repeats = r.repeats
+            snoozes = r.snoozes
+            outOfBedAt = r.outOfBedAt.map { Self.rfc3339(Double($0)) }
         case .clockSet, .linkCounters:
             return nil
         }

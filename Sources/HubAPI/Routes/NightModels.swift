@@ -1,6 +1,7 @@
 import Foundation
 import SleepDomain
 import SleepStore
+import Hub
 
 /// The JSON shapes of `/api/v1/nights…` (docs/api.md, openapi.json). Times are RFC 3339 in
 /// the night's own zone; durations are minutes.
@@ -56,12 +57,57 @@ package struct NightDetailBody: Codable, Sendable {
         package var movement: Double?
     }
 
+    /// How the side's alarm went that morning (smart wake, "until out of bed").
+    package struct Wake: Codable, Sendable {
+        package var windowStart: String
+        package var windowEnd: String
+        package var windowMinutes: Int
+        package var decidedAt: String?
+        package var reason: String?
+        package var stage: String?
+        package var stageProbability: Double?
+        package var movement: Double?
+        package var heartRateRise: Double?
+        package var minutesBeforeEnd: Double?
+        package var triggered: Bool
+        package var triggerError: String?
+        package var firedAt: String?
+        package var repeats: Int
+        package var snoozes: Int
+        package var outOfBedAt: String?
+        package var summary: String
+
+        package init(_ r: WakeRecord, calendar: LocalCalendar, zone: TimeZone) {
+            func finite(_ x: Double?) -> Double? { x.flatMap { $0.isFinite ? $0 : nil } }
+            windowStart = calendar.rfc3339(r.windowStart)
+            windowEnd = calendar.rfc3339(r.windowEnd)
+            windowMinutes = r.windowMinutes
+            decidedAt = r.decidedAt.map(calendar.rfc3339)
+            reason = r.reason
+            stage = r.stage?.rawValue
+            stageProbability = finite(r.stageProbability)
+            movement = finite(r.movement)
+            heartRateRise = finite(r.heartRateRise)
+            minutesBeforeEnd = finite(r.minutesBeforeEnd)
+            triggered = r.triggered
+            triggerError = r.triggerError
+            firedAt = r.firedAt.map(calendar.rfc3339)
+            repeats = r.repeats
+            snoozes = r.snoozes
+            outOfBedAt = r.outOfBedAt.map(calendar.rfc3339)
+            summary = r.summary(in: zone)
+        }
+    }
+
     package var night: NightSummaryBody
     package var blocks: [Block]
     package var epochs: [Epoch]
+    package var wake: Wake?
 
-    package init(session: StoredSession, blocks: [StageBlock], epochs: [EpochRecord]) {
-        let calendar = LocalCalendar(timeZone: TimeZone(identifier: session.timeZoneID) ?? .gmt)
+    package init(session: StoredSession, blocks: [StageBlock], epochs: [EpochRecord], wake: WakeRecord? = nil) {
+        let zone = TimeZone(identifier: session.timeZoneID) ?? .gmt
+        let calendar = LocalCalendar(timeZone: zone)
+        self.wake = wake.map { Wake($0, calendar: calendar, zone: zone) }
         night = NightSummaryBody(session)
         self.blocks = blocks.map {
             Block(stage: $0.stage.rawValue, start: calendar.rfc3339($0.start), end: calendar.rfc3339($0.end),

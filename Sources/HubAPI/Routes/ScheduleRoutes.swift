@@ -21,18 +21,35 @@ package struct ScheduleRoutes: Sendable {
         }
         group.put("schedule/manual") { request, context in
             let body = try await RequestInput.json(ManualScheduleBody.self, from: request, context: context,
-                                                   allowed: ["pod", "side", "bedtime", "wake", "weekendBedtime", "weekendWake"])
+                                                   allowed: ["pod", "side", "bedtime", "wake", "weekendBedtime", "weekendWake",
+                                                             "windowMinutes", "untilOutOfBed"])
             let sides = try Self.sides(body.side)
+            if (body.bedtime == nil) != (body.wake == nil) { throw APIError.badRequest("bedtime and wake go together") }
+            if body.bedtime == nil, body.weekendBedtime != nil || body.weekendWake != nil {
+                throw APIError.badRequest("weekendBedtime and weekendWake need bedtime and wake")
+            }
+            if body.bedtime == nil, body.windowMinutes == nil, body.untilOutOfBed == nil {
+                throw APIError.badRequest("give bedtime and wake, windowMinutes, or untilOutOfBed")
+            }
+            if let w = body.windowMinutes, !(0...120).contains(w) {
+                throw APIError.badRequest("windowMinutes is 0 (off) … 120, got \(w)")
+            }
             for (name, value) in [("bedtime", body.bedtime), ("wake", body.wake),
                                   ("weekendBedtime", body.weekendBedtime), ("weekendWake", body.weekendWake)] {
                 if let value, !Self.isTime(value) { throw APIError.badRequest("\(name) must be HH:mm (00:00–23:59), got '\(value)'") }
             }
             let serial = try await self.knownPod(body.pod)
-            let lines: [String]
+            var lines: [String] = []
             do throws(HubControl.ControlError) {
-                lines = try await self.control.setManualSchedule(
-                    podSerial: serial, sides: sides, bedtime: body.bedtime, wake: body.wake,
-                    weekendBedtime: body.weekendBedtime, weekendWake: body.weekendWake)
+                if body.windowMinutes != nil || body.untilOutOfBed != nil {
+                    lines += try await self.control.setWake(podSerial: serial, sides: sides, windowMinutes: body.windowMinutes,
+                                                            untilOutOfBed: body.untilOutOfBed)
+                }
+                if let bedtime = body.bedtime, let wake = body.wake {
+                    lines += try await self.control.setManualSchedule(
+                        podSerial: serial, sides: sides, bedtime: bedtime, wake: wake,
+                        weekendBedtime: body.weekendBedtime, weekendWake: body.weekendWake)
+                }
             } catch {
                 throw Self.apiError(error)
             }
@@ -145,8 +162,11 @@ package struct ScheduleRoutes: Sendable {
 struct ManualScheduleBody: Decodable {
     var pod: String?
     var side: String
-    var bedtime: String
-    var wake: String
+    var bedtime: String?
+    var wake: String?
+    /// Smart wake: minutes before the alarm (0 = off), and ringing again while still in bed.
+    var windowMinutes: Int?
+    var untilOutOfBed: Bool?
     var weekendBedtime: String?
     var weekendWake: String?
 }

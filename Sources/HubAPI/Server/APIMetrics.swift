@@ -70,6 +70,8 @@ package final class APIMetrics: Sendable {
                 counter("podbridge_alarm_events_total", [("kind", a.kind.rawValue)]).increment()
             case .schedulePushed(let p):
                 counter("podbridge_schedule_pushes_total", [("outcome", p.outcome.rawValue)]).increment()
+            case .wake(let w):
+                counter("podbridge_wake_events_total", [("kind", w.kind.rawValue)]).increment()
             case .clockSet, .presence, .preliminaryStage:
                 break
             }

@@ -99,14 +99,27 @@ struct ScheduleCommand: AsyncParsableCommand {
 
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Set a manual schedule (wins over the inference until cleared).")
+            abstract: "Set a manual schedule (wins over the inference until cleared) and/or the smart-wake window.",
+            discussion: """
+                --bedtime and --wake set the manual schedule; --window and --until-out-of-bed set smart \
+                wake for the side, whatever schedule is in force (manual, inferred or default): the alarm \
+                becomes the latest wake time and the hub may wake the sleeper up to N minutes earlier in \
+                light sleep (0 = the fixed alarm). Either may be given alone.
+                """)
         @OptionGroup var options: Options
 
         @Option(name: .long, help: "Bedtime HH:mm (weekday nights, and weekend nights unless given).")
-        var bedtime: String
+        var bedtime: String?
 
         @Option(name: .long, help: "Wake time HH:mm (the alarm), weekday mornings and weekends unless given.")
-        var wake: String
+        var wake: String?
+
+        @Option(name: .long, help: "Smart-wake window in minutes before the alarm, 1–120; 0 turns it off (fixed alarm).")
+        var window: Int?
+
+        @Flag(name: .long, inversion: .prefixedNo,
+              help: "After the alarm stops, ring again while the side is still occupied (schedule.smartWake.<side>.repeatAfterMinutes, maxRepeats).")
+        var untilOutOfBed: Bool?
 
         @Option(name: .long, help: "Bedtime HH:mm before weekend mornings.")
         var weekendBedtime: String?
@@ -114,12 +127,33 @@ struct ScheduleCommand: AsyncParsableCommand {
         @Option(name: .long, help: "Wake time HH:mm on weekend mornings.")
         var weekendWake: String?
 
+        func validate() throws {
+            if (bedtime == nil) != (wake == nil) { throw ValidationError("--bedtime and --wake go together") }
+            if bedtime == nil, weekendBedtime != nil || weekendWake != nil {
+                throw ValidationError("--weekend-bedtime and --weekend-wake need --bedtime and --wake")
+            }
+            if bedtime == nil, window == nil, untilOutOfBed == nil {
+                throw ValidationError("give --bedtime and --wake, --window, or --until-out-of-bed")
+            }
+            if let window, !(0...120).contains(window) { throw ValidationError("--window is 0 (off) … 120 minutes, got \(window)") }
+        }
+
         func run() async throws {
             let console = try options.console(creating: options.pod != nil)
             let sides = try options.sides()
             try await ScheduleCommand.run { () async throws(ScheduleServiceError) in
-                try await console.setManual(podSerial: try await console.resolvePod(options.pod), sides: sides, bedtime: bedtime,
-                                      wake: wake, weekendBedtime: weekendBedtime, weekendWake: weekendWake)
+                let pod = try await console.resolvePod(options.pod)
+                var lines: [String] = []
+                if window != nil || untilOutOfBed != nil {
+                    lines += try await console.setWake(podSerial: pod, sides: sides, windowMinutes: window, untilOutOfBed: untilOutOfBed)
+                }
+                if let bedtime, let wake {
+                    lines += try await console.setManual(podSerial: pod, sides: sides, bedtime: bedtime, wake: wake,
+                                                   weekendBedtime: weekendBedtime, weekendWake: weekendWake)
+                } else {
+                    lines.append("The running hub uses it from the next wake window on.")
+                }
+                return lines
             }
         }
     }

@@ -1,0 +1,470 @@
+import Foundation
+import PodDevice
+import PodProtocol
+import ServiceLifecycle
+import SleepAnalysis
+import SleepDomain
+import SleepSchedule
+import SleepStore
+import SmartWake
+import Synchronization
+
+/// What smart wake tells the bus: a window opened, the decision (early trigger or the pod's
+/// own alarm at the end), the alarm firing, a repeat, a snooze, the side emptying. `record`
+/// is the wake's record as stored after the change.
+package struct WakeNotice: Sendable, Hashable {
+    package enum Kind: String, Sendable, Hashable, CaseIterable {
+        case windowOpened = "window_opened"
+        case decided
+        case triggerFailed = "trigger_failed"
+        case fired
+        case snoozed
+        case repeated
+        case outOfBed = "out_of_bed"
+    }
+    package var kind: Kind
+    package var serial: String
+    package var side: BedSide
+    package var at: Date
+    package var record: WakeRecord
+    /// The console's sentence.
+    package var text: String
+
+    package init(kind: Kind, serial: String, side: BedSide, at: Date, record: WakeRecord, text: String) {
+        self.kind = kind
+        self.serial = serial
+        self.side = side
+        self.at = at
+        self.record = record
+        self.text = text
+    }
+}
+
+/// The hub's live smart wake (docs/smart-wake.md). For each side of the connected pod with a
+/// wake window (or "until out of bed") it:
+///
+/// - takes the window from the schedule in force (the alarm the `ScheduleDriver` pushed is the
+///   window's end, so the pod fires there on its own clock if the hub dies or the link drops);
+/// - inside the window, at every live epoch the pipeline offers (`wants`/`offer`), re-stages
+///   the night so far forward-filtered (as the preliminary stages) and feeds the epochs to
+///   `SmartWakeDecider`; on an early decision it sends TRIGGER_ALARM with the alarm's
+///   intensity, pattern and duration (the pod then disarms that day's alarm itself, §6.2);
+/// - follows the pod's alarm events on the bus: when it fired, snoozes, and, with "until out
+///   of bed", rings again (TRIGGER_ALARM) `repeatAfterMinutes` after it stopped while the
+///   side is still occupied, up to `maxRepeats`; the side emptying for a minute ends it;
+/// - records all of it in `wake_records` and publishes `.wake` events.
+package actor SmartWakeService: Service {
+    private let store: NightStore
+    private let settings: HubConfiguration.ScheduleSettings
+    private let clock: HubClock
+    private let reporter: HubReporter
+    private let bus: HubBus
+    private let control: HubControl
+    private let schedule: ScheduleDriver
+    private let rule: SmartWakeRule
+    private let podZone: TimeZone
+    private let calendar: LocalCalendar
+    private let analyzer: SleepAnalyzer
+
+    /// Read by the pipeline without waiting on the actor.
+    private let feed = Mutex(Feed())
+    /// Wakes the loop when the pipeline offers an epoch (a new stream per wait: a cancelled
+    /// wait finishes its stream).
+    private let signal = Mutex<AsyncStream<Void>.Continuation?>(nil)
+
+    private struct Feed {
+        /// Per side: the window being watched (data time), for `wants`.
+        var windows: [BedSide: DateInterval] = [:]
+        var serial: String?
+        /// The newest snapshot per side not yet analysed.
+        var pending: [BedSide: (night: SessionTracker.Night, upTo: Double)] = [:]
+        /// Live seconds: newest data second, last present second, start of the current empty run.
+        var lastData: [BedSide: Double] = [:]
+        var lastPresent: [BedSide: Double] = [:]
+        var absentSince: [BedSide: Double] = [:]
+    }
+
+    /// One side's window under watch.
+    private struct Watch {
+        var serial: String
+        var side: BedSide
+        var settings: EffectiveWakeSettings
+        var window: DateInterval
+        var alarm: AlarmEntry
+        var decider: SmartWakeDecider
+        var record: WakeRecord
+        var opened = false
+        /// Epoch end (data time) of the last observation fed.
+        var lastObserved: Double = 0
+        var lastObservation: WakeObservation?
+        /// The alarm rang and has not yet been followed to the end.
+        var ringing = false
+        /// When to look whether the side is still occupied (after the alarm stopped).
+        var checkAt: Date?
+        var finished = false
+    }
+
+    private var watches: [BedSide: Watch] = [:]
+
+    package init(store: NightStore, configuration: HubConfiguration, clock: HubClock, reporter: HubReporter, bus: HubBus,
+                control: HubControl, schedule: ScheduleDriver, rule: SmartWakeRule = SmartWakeRule()) {
+        self.store = store
+        self.settings = configuration.schedule
+        self.clock = clock
+        self.reporter = reporter
+        self.bus = bus
+        self.control = control
+        self.schedule = schedule
+        self.rule = rule
+        self.podZone = configuration.podTimeZone
+        self.calendar = LocalCalendar(timeZone: configuration.hubTimeZone)
+        self.analyzer = SleepAnalyzer(rules: SessionRules(maxGap: .infinity, minDuration: 0), timeZone: configuration.hubTimeZone)
+    }
+
+    // MARK: The pipeline's side (no waiting)
+
+    /// Whether the pipeline should offer `side`'s night at the epoch ending `epochEnd` (data time).
+    nonisolated func wants(serial: String, side: BedSide, epochEnd: Double) -> Bool {
+        feed.withLock { f in
+            guard f.serial == serial, let w = f.windows[side] else { return false }
+            let t = Date(timeIntervalSince1970: epochEnd)
+            return t > w.start && t <= w.end.addingTimeInterval(epochLength)
+        }
+    }
+
+    /// The night so far of `side`, complete up to `upTo` (an epoch end, data time).
+    nonisolated func offer(serial: String, side: BedSide, night: SessionTracker.Night, upTo: Double) {
+        feed.withLock { f in
+            guard f.serial == serial else { return }
+            f.pending[side] = (night, upTo)
+        }
+        _ = signal.withLock { $0?.yield(()) }
+    }
+
+    nonisolated private func noteLive(_ side: BedSide, _ second: LiveSecond) {
+        feed.withLock { f in
+            f.lastData[side] = second.time + 1
+            if second.present {
+                f.lastPresent[side] = second.time + 1
+                f.absentSince[side] = nil
+            } else if f.absentSince[side] == nil {
+                f.absentSince[side] = second.time
+            }
+        }
+    }
+
+    // MARK: Running
+
+    package func run() async throws {
+        let subscription = bus.subscribe(name: "smart-wake", bufferSize: 1 << 16)
+        await cancelWhenGracefulShutdown { [self] in
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { [self] in
+                    for await event in subscription {
+                        switch event {
+                        case .live(let serial, let side, let second):
+                            if self.feed.withLock({ $0.serial == serial }) { self.noteLive(side, second) }
+                        case .alarm(let notice):
+                            await self.alarmEvent(notice)
+                        default:
+                            break
+                        }
+                    }
+                }
+                group.addTask { [self] in await self.loop() }
+                await group.next()
+                group.cancelAll()
+                subscription.finish()
+            }
+        }
+    }
+
+    private func loop() async {
+        while !Task.isCancelled {
+            await step()
+            // At most 15 s of hub time between looks (a window opening, a repeat falling due),
+            // sooner when the pipeline offers an epoch.
+            let real = max(clock.realDuration(of: 15), .milliseconds(5))
+            let (signals, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            signal.withLock { $0 = continuation }
+            if feed.withLock({ !$0.pending.isEmpty }) { continuation.yield(()) }
+            await Self.firstOf(sleeping: real, orSignal: signals)
+            signal.withLock { $0 = nil }
+            continuation.finish()
+        }
+    }
+
+    /// One round: plan windows, analyse offered epochs, close windows, look for repeats.
+    func step() async {
+        let now = clock.now()
+        guard let serial = await schedule.podSerial else { return }
+        feed.withLock { if $0.serial != serial { $0 = Feed(); $0.serial = serial } }
+        for side in BedSide.allCases {
+            await plan(serial: serial, side: side, now: now)
+            guard watches[side] != nil else { continue }
+            await analysePending(side)
+            await closeIfEnded(side, now: now)
+            await followUp(side, now: now)
+        }
+    }
+
+    /// Starts watching the side's next window (once the previous one is followed to its end).
+    private func plan(serial: String, side: BedSide, now: Date) async {
+        if let w = watches[side], !w.finished { return }
+        if let w = watches[side], w.finished, now < w.window.end.addingTimeInterval(60) { return }
+        let wake = await EffectiveWakeSettings.resolve(store: store, settings: settings, podSerial: serial, side: side)
+        guard wake.isActive, let podSchedule = await schedule.scheduleInForce(side: side) else {
+            watches[side] = nil
+            feed.withLock { _ = $0.windows.removeValue(forKey: side) }
+            return
+        }
+        var best: (DateInterval, AlarmEntry)?
+        for entry in podSchedule.alarms {
+            let interval: DateInterval?
+            if wake.windowMinutes > 0, let window = WakeWindow(end: entry.time, minutes: wake.windowMinutes) {
+                interval = window.nextInterval(days: entry.days, after: now, in: podZone)
+            } else {
+                interval = LocalTimeResolver.nextFiring(of: entry.time, days: entry.days, after: now, in: podZone)
+                    .map { DateInterval(start: $0, end: $0) }
+            }
+            if let interval, best.map({ interval.end < $0.0.end }) ?? true { best = (interval, entry) }
+        }
+        guard let (window, alarm) = best else { return }
+        if let w = watches[side], w.window == window, w.settings == wake { return }
+        // The same window again (a restart, a settings change before it opened): keep what is known.
+        let wakeDate = calendar.wakeDate(sessionEnd: window.end.timeIntervalSince1970)
+        var record = WakeRecord(podSerial: serial, side: side, wakeDate: wakeDate,
+                                windowStart: Int64(window.start.timeIntervalSince1970.rounded(.down)),
+                                windowEnd: Int64(window.end.timeIntervalSince1970.rounded(.down)),
+                                windowMinutes: wake.windowMinutes)
+        if let stored = try? await store.wakeRecords(wakeDate: wakeDate, side: side)
+            .first(where: { $0.podSerial == serial && $0.windowEnd == record.windowEnd }) {
+            record = stored
+        }
+        var decider = SmartWakeDecider(window: window, rule: rule)
+        if record.decidedAt != nil { _ = decider.windowEnded() }  // decided by an earlier run: nothing more to decide
+        watches[side] = Watch(serial: serial, side: side, settings: wake, window: window, alarm: alarm,
+                              decider: decider, record: record, opened: record.id != nil)
+        feed.withLock { $0.windows[side] = wake.windowMinutes > 0 ? window : nil }
+    }
+
+    private func analysePending(_ side: BedSide) async {
+        guard var w = watches[side] else { return }
+        let now = clock.now()
+        if !w.opened, now >= w.window.start {
+            w.opened = true
+            watches[side] = w
+            if w.settings.windowMinutes > 0 {
+                await save(side, .windowOpened, at: w.window.start,
+                           text: "\(side): wake window open \(local(w.window.start))–\(local(w.window.end)) (\(w.settings.windowMinutes) min), smart wake watching")
+            } else {
+                await save(side, nil, at: now, text: "")
+            }
+            w = watches[side]!
+        }
+        guard let pending = feed.withLock({ $0.pending.removeValue(forKey: side) }) else { return }
+        guard w.decider.decision == nil, w.settings.windowMinutes > 0 else { return }
+        let sessions = analyzer.analyze(beats: pending.night.beats, vitals: pending.night.seconds, isFinal: false)
+        var decision: WakeDecision?
+        for session in sessions {
+            for epoch in session.epochs {
+                let end = epoch.start + epochLength
+                guard end > w.lastObserved, end <= pending.upTo + 0.5, decision == nil else { continue }
+                let o = WakeObservation(epoch: epoch)
+                w.lastObserved = end
+                w.lastObservation = o
+                decision = w.decider.observe(o)
+            }
+        }
+        watches[side] = w
+        if let decision { await decided(side, decision) }
+    }
+
+    /// The window ended without an early decision: the pod's own alarm at the end.
+    private func closeIfEnded(_ side: BedSide, now: Date) async {
+        guard var w = watches[side], w.opened, w.decider.decision == nil, w.settings.windowMinutes > 0,
+              now >= w.window.end else { return }
+        let decision = w.decider.windowEnded(last: w.lastObservation)
+        watches[side] = w
+        await decided(side, decision)
+    }
+
+    private func decided(_ side: BedSide, _ d: WakeDecision) async {
+        guard var w = watches[side] else { return }
+        w.record.decidedAt = Int64(d.time.timeIntervalSince1970.rounded(.down))
+        w.record.reason = d.reason.rawValue
+        w.record.stage = d.stage
+        w.record.stageProbability = d.stageProbability
+        w.record.movement = d.movement
+        w.record.heartRateRise = d.heartRateRise
+        w.record.minutesBeforeEnd = d.minutesBeforeEnd
+        watches[side] = w
+        guard d.reason != .windowEnd else {
+            await save(side, .decided, at: d.time, text: "\(side): smart wake: \(d.summary(in: podZone)) — the pod's own alarm")
+            return
+        }
+        // Decided on data that arrived after the window's end (a slow hub): the pod has rung by itself.
+        guard clock.now() < w.window.end else {
+            watches[side]?.record.triggerError = "decided after the window's end; the pod's own alarm rang"
+            await save(side, .decided, at: d.time, text: "\(side): smart wake: \(d.summary(in: podZone)) — too late, the pod's own alarm")
+            return
+        }
+        let error = await trigger(side, alarm: w.alarm, serial: w.serial)
+        watches[side]?.record.triggered = error == nil
+        watches[side]?.record.triggerError = error
+        if let error {
+            await save(side, .triggerFailed, at: d.time,
+                       text: "\(side): smart wake chose \(d.summary(in: podZone)) but the pod did not take TRIGGER_ALARM (\(error)); it fires at \(local(w.window.end)) by itself")
+        } else {
+            await save(side, .decided, at: d.time, text: "\(side): smart wake: \(d.summary(in: podZone)) — alarm triggered")
+        }
+    }
+
+    /// TRIGGER_ALARM with the alarm's own intensity, pattern and duration; nil when acknowledged.
+    private func trigger(_ side: BedSide, alarm: AlarmEntry, serial: String) async -> String? {
+        guard let connection = control.connection(serial: serial) else { return "the pod is not connected" }
+        guard let features = await connection.info?.features, features.contains(.alarmTrigger) else {
+            return "the pod has no alarm trigger (protocol v1.1 feature bit 7)"
+        }
+        let wire = alarm.wire(side: side)
+        do {
+            try await connection.triggerAlarm(AlarmTrigger(side: side, intensity: wire.intensity, pattern: wire.pattern,
+                                                           durationSeconds: wire.durationSeconds))
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    // MARK: The alarm and "until out of bed"
+
+    private func alarmEvent(_ notice: AlarmNotice) async {
+        guard let side = notice.side, var w = watches[side], notice.serial == w.serial, !w.finished else { return }
+        // Only alarms of this wake: from the window's start to a few hours after its end.
+        guard notice.at >= w.window.start.addingTimeInterval(-60), notice.at <= w.window.end.addingTimeInterval(4 * 3600) else { return }
+        // The alarm can be heard before the loop's next look opened a window of no minutes.
+        w.opened = true
+        switch notice.kind {
+        case .fired:
+            w.ringing = true
+            w.checkAt = nil
+            let first = w.record.firedAt == nil
+            if first { w.record.firedAt = Int64(notice.at.timeIntervalSince1970.rounded(.down)) }
+            watches[side] = w
+            if first {
+                let early = w.window.end.timeIntervalSince(notice.at) / 60
+                await save(side, .fired, at: notice.at,
+                           text: "\(side): alarm rang at \(local(notice.at))" + (early >= 0.5 ? ", \(Int(early.rounded())) min before the window's end" : ""))
+            }
+        case .snoozed:
+            w.record.snoozes += 1
+            watches[side] = w
+            await save(side, .snoozed, at: notice.at, text: "\(side): alarm snoozed (\(w.record.snoozes))")
+        case .stopped:
+            w.ringing = false
+            if w.settings.untilOutOfBed { w.checkAt = notice.at.addingTimeInterval(w.settings.repeatAfterMinutes * 60) }
+            watches[side] = w
+        case .failed:
+            break
+        }
+    }
+
+    /// After the alarm: the side emptying ends the wake; still occupied at the check rings again.
+    private func followUp(_ side: BedSide, now: Date) async {
+        guard var w = watches[side], w.opened, !w.finished else { return }
+        // Followed for at most four hours after the window's end (a wake that never rang, a
+        // sleeper back in bed between two looks): then the next window is planned.
+        if now > w.window.end.addingTimeInterval(4 * 3600) {
+            watches[side]?.finished = true
+            return
+        }
+        guard let firedAt = w.record.firedAt else { return }
+        let (lastData, lastPresent, absentSince) = feed.withLock { ($0.lastData[side], $0.lastPresent[side], $0.absentSince[side]) }
+        let fired = Double(firedAt)
+        // Empty for a whole minute, by data that reached the alarm: out of bed (the empty run's
+        // start, which is before the alarm when the side was already empty when it rang).
+        if let absentSince, let lastData, lastData >= fired, lastData - absentSince >= 60 {
+            w.record.outOfBedAt = Int64(absentSince.rounded(.down))
+            w.finished = true
+            w.checkAt = nil
+            watches[side] = w
+            let minutes = (absentSince - fired) / 60
+            await save(side, .outOfBed, at: Date(timeIntervalSince1970: absentSince),
+                       text: "\(side): out of bed at \(local(Date(timeIntervalSince1970: absentSince))), "
+                        + (minutes >= 0 ? "\(String(format: "%.1f", minutes)) min after the alarm" : "already empty when the alarm rang")
+                        + (w.record.repeats > 0 ? " (\(w.record.repeats) repeat\(w.record.repeats == 1 ? "" : "s"))" : ""))
+            return
+        }
+        if !w.settings.untilOutOfBed {
+            // Nothing to repeat: follow the side only to record when it empties.
+            if now > w.window.end.addingTimeInterval(2 * 3600) { watches[side]?.finished = true }
+            return
+        }
+        guard let checkAt = w.checkAt, !w.ringing else { return }
+        // Judge by the data: wait until the live seconds reach the check moment (or give up
+        // five minutes of hub time later: no data, no judgement, no repeat).
+        let dataReached = (lastData ?? 0) >= checkAt.timeIntervalSince1970
+        guard dataReached || now >= checkAt.addingTimeInterval(300) else { return }
+        w.checkAt = nil
+        guard dataReached else {
+            w.finished = true
+            watches[side] = w
+            await save(side, nil, at: now, text: "\(side): no live data after the alarm: no repeat")
+            return
+        }
+        guard (lastPresent ?? 0) >= checkAt.timeIntervalSince1970 - 60 else {
+            // Empty at the check: out of bed (the empty run is recorded when it reaches a minute).
+            watches[side] = w
+            return
+        }
+        guard w.record.repeats < w.settings.maxRepeats else {
+            w.finished = true
+            watches[side] = w
+            await save(side, nil, at: now, text: "\(side): still in bed after \(w.record.repeats) repeats; no more")
+            return
+        }
+        w.record.repeats += 1
+        w.ringing = true
+        watches[side] = w
+        if let error = await trigger(side, alarm: w.alarm, serial: w.serial) {
+            watches[side]?.ringing = false
+            watches[side]?.finished = true
+            await save(side, .triggerFailed, at: now, text: "\(side): still in bed, but the repeat did not reach the pod (\(error))")
+        } else {
+            await save(side, .repeated, at: now, text: "\(side): still in bed \(local(checkAt)): alarm again (repeat \(w.record.repeats) of at most \(w.settings.maxRepeats))")
+        }
+    }
+
+    // MARK: Record, bus, console
+
+    private func save(_ side: BedSide, _ kind: WakeNotice.Kind?, at: Date, text: String) async {
+        guard var w = watches[side] else { return }
+        do {
+            w.record.id = try await store.saveWakeRecord(w.record)
+            watches[side]?.record.id = w.record.id
+        } catch {
+            reporter.warning("\(side): could not record the wake: \(error)")
+        }
+        guard let kind else {
+            if !text.isEmpty { reporter.event(text) }
+            return
+        }
+        reporter.event(text)
+        bus.publish(.wake(WakeNotice(kind: kind, serial: w.serial, side: side, at: at, record: w.record, text: text)))
+    }
+
+    private func local(_ date: Date) -> String {
+        let l = LocalDateTime(date, in: podZone)
+        let s = Int(date.timeIntervalSince1970.rounded(.down)) % 60
+        return "\(l.timeOfDay):\(s < 10 ? "0" : "")\(s)"
+    }
+
+    private static func firstOf(sleeping duration: Duration, orSignal signal: AsyncStream<Void>) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: duration) }
+            group.addTask { for await _ in signal { return } }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}

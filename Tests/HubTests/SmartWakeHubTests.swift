@@ -1,0 +1,241 @@
+import Foundation
+import Hub
+import Logging
+import NightModel
+import PodDevice
+import SleepDomain
+import SleepStore
+import SmartWake
+import Synchronization
+import Testing
+import VirtualPod
+
+/// Smart wake end to end: the daemon against the virtual pod on a real pty, on a simulated
+/// clock. The night starts Monday 2026-11-16 22:00 UTC; the left side's manual alarm is 23:30
+/// (the latest wake time), the window 23:00–23:30.
+@Suite(.serialized) struct SmartWakeHubTests {
+    static let nightStart = Date(timeIntervalSince1970: 1_794_866_400)  // 2026-11-16T22:00:00Z
+    static let alarm = Date(timeIntervalSince1970: 1_794_866_400 + 5400)  // 23:30Z
+    static let windowStart = alarm.addingTimeInterval(-1800)
+
+    final class Rig: Sendable {
+        let dir: ScheduleTempDir
+        let pod: VirtualPod
+        let daemon: HubDaemon
+        let running: Task<Void, any Error>
+        let lines: ReportedLines
+        let heard: BusRecorder
+        let config: HubConfiguration
+
+        init(serial: String, seed: UInt64, speed: Double = 200, hours: Double = 2, window: Int, untilOutOfBed: Bool = false,
+             repeatAfterMinutes: Double = 5, response: AlarmResponse = AlarmResponse(), rule: SmartWakeRule = SmartWakeRule(),
+             alarmSeconds: Int = 120) async throws {
+            dir = try ScheduleTempDir()
+            let sleeper = SideConfig(sleeper: SleeperProfile(getsIn: 120, getsOutBeforeEnd: 60, bathroomTrip: false,
+                                                             alarmResponse: response))
+            let night = NightConfig(seed: seed, duration: hours * 3600, sides: [sleeper, .empty], noise: .normal,
+                                    channelsPerSide: 1)
+            pod = try VirtualPod(configuration: VirtualPodConfiguration(
+                identity: PodIdentity(serial: serial), night: night, speed: speed))
+            let tty = try pod.start()
+            var c = HubConfiguration()
+            c.stateDirectory = dir.path("state")
+            c.timeZone = "UTC"
+            c.pod.path = tty
+            c.api.enabled = false
+            c.sessions.maxGapMinutes = 5
+            c.schedule.smartWake.left.windowMinutes = window
+            c.schedule.smartWake.left.untilOutOfBed = untilOutOfBed
+            c.schedule.smartWake.left.repeatAfterMinutes = repeatAfterMinutes
+            c.schedule.conversion.alarm.durationSeconds = alarmSeconds
+            config = c
+            try FileManager.default.createDirectory(atPath: c.stateDirectory, withIntermediateDirectories: true)
+            do {
+                // The alarm (the window's end) as a manual schedule, before the hub starts.
+                let store = try NightStore(path: c.databasePath, timeZone: TimeZone(identifier: "UTC")!)
+                try await store.setManualSchedule(ManualScheduleRecord(
+                    podSerial: serial, side: .left, weekdayBedtime: "22:00", weekdayWake: "23:30",
+                    weekendBedtime: "22:00", weekendWake: "23:30", setAt: 0))
+                try store.close()
+            }
+            let lines = ReportedLines()
+            self.lines = lines
+            let reporter = HubReporter(logger: Logger(label: "wake-test") { _ in CapturingLogHandler(sink: lines) }, console: false)
+            daemon = try await HubDaemon.assemble(configuration: c, clock: HubClock(start: SmartWakeHubTests.nightStart, speed: speed),
+                                                  reporter: reporter, wakeRule: rule)
+            heard = BusRecorder(daemon.bus.subscribe(name: "test", bufferSize: 1 << 20))
+            let daemon = self.daemon
+            running = Task { try await daemon.run(handleSignals: false) }
+        }
+
+        /// The pod's model clock has passed `date` (its alarms at that minute are decided).
+        func podPassed(_ date: Date) -> Bool {
+            guard let anchor = pod.clock else { return false }
+            return anchor.unixTime(ofTick: pod.snapshot.tick) >= date.timeIntervalSince1970
+        }
+
+        var leftAlarms: [FiredAlarm] { pod.alarmsFired.filter { $0.side == .left } }
+
+        func wakeEvents() -> [WakeNotice] {
+            heard.soFar.compactMap { if case .wake(let w) = $0 { w } else { nil } }
+        }
+
+        func record() async throws -> WakeRecord? {
+            try await daemon.store.wakeRecords(wakeDate: CalendarDay(year: 2026, month: 11, day: 16)!, side: .left).last
+        }
+
+        func stop() async {
+            running.cancel()
+            _ = await running.result
+            pod.stop()
+            dir.cleanup()
+        }
+    }
+
+    /// The truth's stage at an instant (model seconds from the pod's clock anchor).
+    static func trueStage(_ pod: VirtualPod, at instant: Date) -> SleepStage? {
+        guard let anchor = pod.clock, let truth = pod.groundTruth?.sides.first else { return nil }
+        let zero = anchor.unixTime(ofTick: 0)
+        let s = Int((instant.timeIntervalSince1970 - zero).rounded(.down))
+        return truth.stage.indices.contains(s) ? truth.stage[s] : nil
+    }
+
+    @Test func anEarlyDecisionTriggersTheAlarmInsideTheWindowAndLeavesNoSecondAlarmThatDay() async throws {
+        // A rule that takes the first in-bed epoch of the window: the night is built to wake early.
+        var eager = SmartWakeRule()
+        eager.lightProbability = 0
+        eager.lightEpochs = 1
+        eager.deepVeto = 1.01
+        eager.remVeto = 1.01
+        let rig = try await Rig(serial: "WAKE-EARLY", seed: 31, window: 30, rule: eager)
+        #expect(await eventually(180) { rig.podPassed(Self.alarm.addingTimeInterval(20 * 60)) }, "\(rig.lines.all.suffix(20))")
+        let record = try #require(try await rig.record(), "no wake record; the hub said \(rig.lines.all.suffix(30))")
+        #expect(record.windowMinutes == 30)
+        #expect(record.windowStart == Int64(Self.windowStart.timeIntervalSince1970))
+        #expect(record.windowEnd == Int64(Self.alarm.timeIntervalSince1970))
+        #expect(record.reason == WakeReason.lightSleep.rawValue || record.reason == WakeReason.awakeMoving.rawValue,
+                "reason \(String(describing: record.reason))")
+        #expect(record.triggered, "trigger error \(String(describing: record.triggerError))")
+        let decided = try #require(record.decidedAt)
+        #expect(decided > record.windowStart && decided < record.windowEnd)
+        #expect((record.minutesBeforeEnd ?? 0) > 0)
+        let fired = try #require(record.firedAt)
+        #expect(fired >= record.windowStart && fired < record.windowEnd, "rang at \(fired)")
+        // The pod rang once, by the hub's TRIGGER_ALARM; its own 23:30 was disarmed for the day.
+        #expect(rig.leftAlarms.map(\.outcome) == [.triggered], "\(rig.leftAlarms)")
+        #expect(rig.pod.alarmsFired.filter { $0.side == .left && $0.outcome == .started }.isEmpty)
+        // The sleeper heard it (the truth is complete once the night has played), and the bus
+        // and console told the story.
+        await rig.pod.waitUntilFinished()
+        #expect(rig.pod.groundTruth?.alarmReactions.contains { $0.side == 0 } == true)
+        let kinds = rig.wakeEvents().map(\.kind)
+        #expect(kinds.starts(with: [.windowOpened, .decided, .fired]), "\(kinds)")
+        #expect(rig.lines.contains("alarm triggered"))
+        let summary = record.summary(in: TimeZone(identifier: "UTC")!)
+        #expect(summary.contains("wake window 23:00–23:30 (30 min)") && summary.contains("alarm triggered by the hub"), "\(summary)")
+        await rig.stop()
+    }
+
+    @Test func withTheDefaultRuleTheAlarmFiresInLightSleepOrAwakeInsideTheWindowElseAtTheEnd() async throws {
+        let rig = try await Rig(serial: "WAKE-RULE", seed: 32, window: 30)
+        #expect(await eventually(180) { rig.podPassed(Self.alarm.addingTimeInterval(10 * 60)) }, "\(rig.lines.all.suffix(20))")
+        #expect(await eventually(30) { (try? await rig.record())?.firedAt != nil })
+        let record = try #require(try await rig.record())
+        let reason = try #require(record.reason.flatMap(WakeReason.init(rawValue:)))
+        let fired = try #require(record.firedAt)
+        let left = rig.leftAlarms
+        #expect(left.count == 1, "\(left)")
+        if reason == .windowEnd {
+            // The pod's own alarm at the window's end, on its own clock.
+            #expect(!record.triggered)
+            #expect(left.first?.outcome == .started && left.first?.localTime?.description == "23:30")
+            #expect(abs(Double(fired) - Self.alarm.timeIntervalSince1970) <= 1)
+        } else {
+            #expect(record.triggered && left.first?.outcome == .triggered)
+            #expect(fired >= record.windowStart && fired < record.windowEnd)
+            let stage = Self.trueStage(rig.pod, at: Date(timeIntervalSince1970: Double(fired)))
+            #expect(stage == .core || stage == .awake, "woke from \(String(describing: stage))")
+        }
+        await rig.stop()
+    }
+
+    /// A rule that never wakes early (everything vetoed): the hub is watching the window when
+    /// it goes away, and has not decided yet.
+    static var neverEarly: SmartWakeRule {
+        var r = SmartWakeRule()
+        r.remVeto = 0
+        return r
+    }
+
+    @Test func withTheHubKilledMidWindowThePodFiresAtTheEndByItself() async throws {
+        let rig = try await Rig(serial: "WAKE-KILL", seed: 33, window: 30, rule: Self.neverEarly)
+        #expect(await eventually(180) { rig.wakeEvents().contains { $0.kind == .windowOpened } }, "\(rig.lines.all.suffix(20))")
+        #expect(!rig.podPassed(Self.alarm))
+        rig.running.cancel()
+        _ = await rig.running.result
+        #expect(await eventually(120) { rig.podPassed(Self.alarm.addingTimeInterval(120)) })
+        let left = rig.leftAlarms
+        #expect(left.map(\.outcome) == [.started], "\(left)")
+        #expect(left.first?.localTime?.description == "23:30")
+        await rig.stop()
+    }
+
+    @Test func withTheLinkDroppedMidWindowThePodFiresAtTheEndByItself() async throws {
+        let rig = try await Rig(serial: "WAKE-DROP", seed: 34, window: 30, rule: Self.neverEarly)
+        #expect(await eventually(180) { rig.wakeEvents().contains { $0.kind == .windowOpened } }, "\(rig.lines.all.suffix(20))")
+        #expect(!rig.podPassed(Self.alarm))
+        // The link goes away for 40 simulated minutes: past the window's end.
+        rig.pod.inject(.disconnect(seconds: 40 * 60))
+        #expect(await eventually(120) { rig.podPassed(Self.alarm.addingTimeInterval(120)) })
+        let left = rig.leftAlarms
+        #expect(left.map(\.outcome) == [.started], "\(left)")
+        #expect(left.first?.localTime?.description == "23:30")
+        await rig.stop()
+    }
+
+    @Test func untilOutOfBedRingsAgainWhileTheSideIsOccupiedAndStopsOnceItEmpties() async throws {
+        // A fixed alarm (no window); the sleeper sleeps through two alarms and gets up within a
+        // minute of the third (before it stops, so no third repeat).
+        let rig = try await Rig(serial: "WAKE-REPEAT", seed: 35, window: 0, untilOutOfBed: true, repeatAfterMinutes: 2,
+                                response: AlarmResponse(lightOrAwakeMinutes: 0.5...1, remMinutes: 0.5...1, deepMinutes: 0.5...1, ignoredAlarms: 2))
+        #expect(await eventually(240) {
+            guard let r = try? await rig.record() else { return false }
+            return r.outOfBedAt != nil
+        }, "the hub said \(rig.lines.all.suffix(30))")
+        let record = try #require(try await rig.record())
+        #expect(record.windowMinutes == 0)
+        #expect(record.repeats == 2, "\(record)")
+        let fired = try #require(record.firedAt)
+        #expect(abs(Double(fired) - Self.alarm.timeIntervalSince1970) <= 1)
+        let out = try #require(record.outOfBedAt)
+        #expect(out > fired)
+        // Three alarms: the pod's own at 23:30, then two the hub triggered; none after the sleeper left.
+        #expect(await eventually(60) { rig.podPassed(Date(timeIntervalSince1970: Double(out) + 10 * 60)) })
+        #expect(rig.leftAlarms.map(\.outcome) == [.started, .triggered, .triggered], "\(rig.leftAlarms)")
+        await rig.pod.waitUntilFinished()
+        let reactions = rig.pod.groundTruth?.alarmReactions.filter { $0.side == 0 } ?? []
+        #expect(reactions.count == 3 && reactions.last?.gotUpAt != nil, "\(reactions)")
+        let kinds = rig.wakeEvents().map(\.kind)
+        #expect(kinds.filter { $0 == .repeated }.count == 2 && kinds.last == .outOfBed, "\(kinds)")
+        await rig.stop()
+    }
+
+    @Test func aSnoozeIsRecordedAndUntilOutOfBedStillFollows() async throws {
+        // A 10-min alarm, snoozed for a minute as soon as it rings: the pod rings again after the
+        // snooze (the sleeper's second alarm, also slept through); once it stops the hub rings
+        // once more and that one gets them up.
+        let rig = try await Rig(serial: "WAKE-SNOOZE", seed: 36, window: 0, untilOutOfBed: true, repeatAfterMinutes: 2,
+                                response: AlarmResponse(lightOrAwakeMinutes: 0.5...1, remMinutes: 0.5...1,
+                                                        deepMinutes: 0.5...1, ignoredAlarms: 2),
+                                alarmSeconds: 600)
+        #expect(await eventually(180) { rig.wakeEvents().contains { $0.kind == .fired } }, "\(rig.lines.all.suffix(20))")
+        let answer = try await rig.daemon.control.send(.snooze(side: .left, seconds: 60), toPod: "WAKE-SNOOZE")
+        #expect(answer == .ack)
+        #expect(await eventually(240) { (try? await rig.record())?.outOfBedAt != nil }, "the hub said \(rig.lines.all.suffix(30))")
+        let record = try #require(try await rig.record())
+        #expect(record.snoozes == 1 && record.repeats == 1, "\(record)")
+        #expect(rig.leftAlarms.map(\.outcome) == [.started, .restartedAfterSnooze, .triggered], "\(rig.leftAlarms)")
+        #expect(rig.wakeEvents().contains { $0.kind == .snoozed })
+        await rig.stop()
+    }
+}
