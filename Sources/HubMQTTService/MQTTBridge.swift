@@ -268,6 +268,10 @@ package actor MQTTBridge {
             guard connected else { return }
             publish(MQTTMessage(topic: topics.alarmEvents(notice.serial), payload: MQTTPayloads.alarm(notice).encoded,
                                 qos: .atLeastOnce, retain: false))
+        case .wake(let notice):
+            guard connected else { return }
+            publish(MQTTMessage(topic: topics.wake(notice.serial, notice.side.rawValue), payload: MQTTPayloads.wake(notice).encoded,
+                                qos: .atLeastOnce, retain: true))
         case .schedulePushed(let notice):
             guard connected else { return }
             for side in sides(bus.state.pods[notice.serial]?.pod.sides ?? 2) {

@@ -120,6 +120,21 @@ package enum MQTTPayloads {
          "time": .string(rfc3339(notice.at)), "argument": .number(Double(notice.argument)), "text": .string(notice.text)]
     }
 
+    /// `<base>/<serial>/<side>/wake`: a smart wake as it goes (`event` is what just happened).
+    package static func wake(_ notice: WakeNotice) -> JSONValue {
+        let r = notice.record
+        return ["event": .string(notice.kind.rawValue), "time": .string(rfc3339(notice.at)),
+                "wake_date": .string(r.wakeDate.description),
+                "window_start": .string(rfc3339(Date(timeIntervalSince1970: Double(r.windowStart)))),
+                "window_end": .string(rfc3339(Date(timeIntervalSince1970: Double(r.windowEnd)))),
+                "window_minutes": .number(Double(r.windowMinutes)),
+                "reason": .string(r.reason), "stage": .string(r.stage?.rawValue),
+                "movement": .number(r.movement, places: 2), "heart_rate_rise": .number(r.heartRateRise, places: 1),
+                "minutes_before_end": .number(r.minutesBeforeEnd, places: 1), "triggered": .bool(r.triggered),
+                "fired_at": .string(r.firedAt.map { rfc3339(Date(timeIntervalSince1970: Double($0))) }),
+                "repeats": .number(Double(r.repeats)), "snoozes": .number(Double(r.snoozes)), "text": .string(notice.text)]
+    }
+
     /// `<base>/<serial>/command/result`: what happened to a valid command.
     package static func commandResult(_ command: MQTTCommand, serial: String, result: String, detail: String?) -> JSONValue {
         ["command": .string(command.name), "side": .string(command.side.rawValue), "serial": .string(serial),
