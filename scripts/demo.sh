@@ -6,7 +6,8 @@
 # virtual pod with two sleepers is plugged in under the same serial; it plays a night of
 # DEMO_HOURS and is unplugged. The hub finds it, sets its clock, pushes the schedule,
 # streams live readings, stores and exports each night, infers the schedule from the
-# nights so far, and records the alarm firing on the pod. Everything lands in demo-state/.
+# nights so far, wakes the left sleeper by smart wake (a 30-min window before the alarm)
+# and records the alarm firing on the pod. Everything lands in demo-state/.
 #
 # DEMO_MQTT=1 also starts a local mosquitto (port DEMO_MQTT_PORT, default 18830) with the
 # hub publishing to it (docs/mqtt.md), records every message with mosquitto_sub, and
@@ -54,7 +55,8 @@ cat > "$STATE/config.json" <<JSON
   "timeZone": "$TZNAME",
   "progressSeconds": 1,
   "pod": { "path": "$LINK", "reconnectMaxSeconds": 1 },
-  "schedule": { "inference": { "minimumNights": 2, "minimumNightsPerGroup": 2 } },
+  "schedule": { "inference": { "minimumNights": 2, "minimumNightsPerGroup": 2 },
+                "smartWake": { "left": { "windowMinutes": 30 } } },
   "api": { "listen": "$LISTEN" }
 }
 JSON
@@ -70,6 +72,7 @@ echo "== hub: simulated clock from $START at ${SPEED}x; virtual pod nights of ${
 HUB=$!
 T0=$(date +%s.%N)
 echo "== dashboard: open http://$LISTEN/ in a browser (live readings while a night plays, the hypnogram after it)"
+echo "== smart wake: the left side has a 30-min window before its alarm (the hub says when and why it woke them)"
 cleanup() {
   kill $HUB 2>/dev/null || true
   [ -n "${POD:-}" ] && kill $POD 2>/dev/null || true
