@@ -18,7 +18,7 @@ package struct HomeAssistantDiscovery: Sendable {
     }
 
     package struct Entity: Sendable, Hashable {
-        /// `binary_sensor`, `sensor`, `switch`, `button`, `text`.
+        /// `binary_sensor`, `sensor`, `switch`, `button`, `text`, `number`.
         package var component: String
         /// Unique within the pod: `left_heart_rate`, `link`, …
         package var object: String
@@ -150,6 +150,16 @@ package struct HomeAssistantDiscovery: Sendable {
                     "command_topic": .string(topics.wakeCommand(serial, side)),
                     "state_topic": schedule, "value_template": "{{ value_json.wake }}",
                     "pattern": .string(Self.timePattern), "min": 4, "max": 5, "icon": "mdi:alarm",
+                ]),
+                entity("switch", "\(side)_alarm", name: "\(title) alarm", [
+                    "command_topic": .string(topics.alarmCommand(serial, side)),
+                    "state_topic": schedule, "value_template": "{{ 'ON' if value_json.alarm_enabled else 'OFF' }}",
+                    "payload_on": "ON", "payload_off": "OFF", "state_on": "ON", "state_off": "OFF", "icon": "mdi:alarm",
+                ]),
+                entity("number", "\(side)_wake_window", name: "\(title) smart-wake window", [
+                    "command_topic": .string(topics.wakeWindowCommand(serial, side)),
+                    "state_topic": schedule, "value_template": "{{ value_json.wake_window_minutes }}",
+                    "min": 0, "max": 120, "step": 5, "mode": "box", "unit_of_measurement": "min", "icon": "mdi:timer-sand",
                 ]),
                 entity("button", "\(side)_clear_schedule", name: "\(title) back to learned schedule", [
                     "command_topic": .string(topics.clearScheduleCommand(serial, side)), "payload_press": "PRESS",

@@ -28,9 +28,14 @@ package struct MQTTCommand: Sendable, Hashable {
         case wake(String)
         /// Forget the manual schedule: inference (or the default) takes over again.
         case clearSchedule
+        /// Switch the side's alarm on (the schedule's alarm is sent) or off (cleared on the pod).
+        case alarm(on: Bool)
+        /// The smart-wake window before the alarm, 0 (a fixed alarm) to 120 minutes.
+        case wakeWindow(minutes: Int)
     }
 
-    /// Short name for results and logs: `power`, `snooze`, `stop`, `bedtime`, `wake`, `clear`.
+    /// Short name for results and logs: `power`, `snooze`, `stop`, `bedtime`, `wake`, `clear`,
+    /// `alarm`, `wake_window`.
     package var name: String {
         switch action {
         case .power: "power"
@@ -39,6 +44,8 @@ package struct MQTTCommand: Sendable, Hashable {
         case .bedtime: "bedtime"
         case .wake: "wake"
         case .clearSchedule: "clear"
+        case .alarm: "alarm"
+        case .wakeWindow: "wake_window"
         }
     }
 
@@ -77,6 +84,15 @@ package struct MQTTCommand: Sendable, Hashable {
         case "schedule/bedtime/set", "schedule/wake/set":
             guard let hhmm = validTimeOfDay(value) else { return fail("expected a time HH:mm (00:00–23:59), got '\(value)'") }
             action = path.hasPrefix("schedule/bedtime") ? .bedtime(hhmm) : .wake(hhmm)
+        case "alarm/set":
+            guard let on = onOff(value) else { return fail("expected ON or OFF, got '\(value)'") }
+            action = .alarm(on: on)
+        case "wake_window/set":
+            // Home Assistant's number entity sends "30" or "30.0".
+            guard let number = Double(value), let minutes = Int(exactly: number), (0...120).contains(minutes) else {
+                return fail("expected whole minutes 0–120 (0: a fixed alarm), got '\(value)'")
+            }
+            action = .wakeWindow(minutes: minutes)
         case "schedule/clear":
             guard value.isEmpty || value.uppercased() == "PRESS" else { return fail("expected PRESS or nothing, got '\(value)'") }
             action = .clearSchedule

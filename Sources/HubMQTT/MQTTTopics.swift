@@ -50,6 +50,8 @@ package struct MQTTTopics: Sendable, Hashable {
     package func bedtimeCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/schedule/bedtime/set" }
     package func wakeCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/schedule/wake/set" }
     package func clearScheduleCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/schedule/clear" }
+    package func alarmCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/alarm/set" }
+    package func wakeWindowCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/wake_window/set" }
 
     // MARK: Home Assistant
 

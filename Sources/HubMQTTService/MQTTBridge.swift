@@ -207,8 +207,12 @@ package actor MQTTBridge {
     private func publishSchedule(serial: String, side: BedSide) async {
         let inForce = (try? await store.podSchedule(podSerial: serial, side: side)) ?? nil
         let times = await sleepTimes(serial: serial, side: side)
+        let alarmOn = (try? await store.alarmEnabled(podSerial: serial, side: side)) ?? true
+        let wake = await EffectiveWakeSettings.resolve(store: store, settings: configuration.schedule, podSerial: serial, side: side)
         publish(MQTTMessage(topic: topics.schedule(serial, side.rawValue),
-                            payload: MQTTPayloads.schedule(inForce, times: times).encoded, qos: .atLeastOnce, retain: true))
+                            payload: MQTTPayloads.schedule(inForce, times: times, alarmEnabled: alarmOn,
+                                                           wakeWindowMinutes: wake.windowMinutes).encoded,
+                            qos: .atLeastOnce, retain: true))
     }
 
     /// The weekday bedtime and wake the side's schedule is built from: the manual ones when
@@ -360,6 +364,14 @@ package actor MQTTBridge {
                 await publishSchedule(serial: serial, side: side)
             case .clearSchedule:
                 let lines = try await control.clearManualSchedule(podSerial: serial, sides: [side])
+                publishResult(command, serial: serial, result: "ok", detail: lines.joined(separator: "; "))
+                await publishSchedule(serial: serial, side: side)
+            case .alarm(let on):
+                let lines = try await control.setAlarmEnabled(podSerial: serial, sides: [side], enabled: on)
+                publishResult(command, serial: serial, result: "ok", detail: lines.joined(separator: "; "))
+                await publishSchedule(serial: serial, side: side)
+            case .wakeWindow(let minutes):
+                let lines = try await control.setWake(podSerial: serial, sides: [side], windowMinutes: minutes, untilOutOfBed: nil)
                 publishResult(command, serial: serial, result: "ok", detail: lines.joined(separator: "; "))
                 await publishSchedule(serial: serial, side: side)
             }

@@ -65,10 +65,12 @@ package enum MQTTPayloads {
     /// `<base>/<serial>/<side>/schedule`: the schedule in force and whether the pod has it.
     /// `bedtime`/`wake` are the sleeper's weekday times the schedule is built from (manual,
     /// inferred or default: `times`), not the power window (which starts a warm-up earlier).
-    package static func schedule(_ state: PodScheduleState?, times: SleepTimes?) -> JSONValue {
+    package static func schedule(_ state: PodScheduleState?, times: SleepTimes?, alarmEnabled: Bool = true,
+                                 wakeWindowMinutes: Int = 0) -> JSONValue {
         guard let state else {
             return ["origin": .null, "bedtime": .string(times?.bedtime.description), "wake": .string(times?.wake.description),
-                    "alarm": .null, "power": [], "alarms": [], "acknowledged": false, "acknowledged_at": .null, "summary": .null]
+                    "alarm": .null, "power": [], "alarms": [], "acknowledged": false, "acknowledged_at": .null, "summary": .null,
+                    "alarm_enabled": .bool(alarmEnabled), "wake_window_minutes": .number(Double(wakeWindowMinutes))]
         }
         let schedule = try? PodSchedule.fromStoredJSON(state.scheduleJSON)
         let power: [JSONValue] = (schedule?.powerWindows ?? []).map {
@@ -90,6 +92,8 @@ package enum MQTTPayloads {
             "acknowledged": .bool(state.acknowledgedAt != nil),
             "acknowledged_at": .string(state.acknowledgedAt.map { rfc3339(Date(timeIntervalSince1970: Double($0))) }),
             "summary": .string(state.summary),
+            "alarm_enabled": .bool(alarmEnabled),
+            "wake_window_minutes": .number(Double(wakeWindowMinutes)),
         ]
     }
 

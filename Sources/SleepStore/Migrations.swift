@@ -17,7 +17,7 @@ import GRDB
 ///   how the alarm went (`wake_records`: the window, when and why it fired, repeats, snoozes).
 package enum StoreMigrations {
     /// Identifiers of all migrations, oldest first.
-    package static let versions = ["v1", "v2", "v3", "v4", "v5", "v6"]
+    package static let versions = ["v1", "v2", "v3", "v4", "v5", "v6", "v7"]
 
     package static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -233,6 +233,17 @@ package enum StoreMigrations {
         // is not a night anyone keeps, so every value ≤ 1 is such a fraction.
         migrator.registerMigration("v6") { db in
             try db.execute(sql: "UPDATE sessions SET efficiency = efficiency * 100 WHERE efficiency <= 1")
+        }
+        migrator.registerMigration("v7") { db in
+            try db.execute(sql: """
+                CREATE TABLE alarm_switches (
+                    pod_serial TEXT NOT NULL REFERENCES pods(serial) ON DELETE CASCADE,
+                    side       TEXT NOT NULL CHECK (side IN ('left', 'right')),
+                    enabled    INTEGER NOT NULL,
+                    set_at     INTEGER NOT NULL,
+                    PRIMARY KEY (pod_serial, side)
+                );
+                """)
         }
         return migrator
     }

@@ -14,11 +14,12 @@ import Testing
     static let required: [String: [String]] = [
         "binary_sensor": ["state_topic"], "sensor": ["state_topic"],
         "switch": ["command_topic"], "button": ["command_topic"], "text": ["command_topic"],
+        "number": ["command_topic", "min", "max"],
     ]
 
     @Test func everyConfigIsAValidDiscoveryPayload() throws {
         let messages = Self.discovery.messages(for: Self.pod)
-        #expect(messages.count == 2 + 2 * 14)
+        #expect(messages.count == 2 + 2 * 16)
         var uniqueIDs = Set<String>()
         for message in messages {
             #expect(message.retain && message.qos == .atLeastOnce)
@@ -67,6 +68,10 @@ import Testing
         #expect(byObject["right_stop_alarm"]?.component == "button")
         #expect(byObject["left_bedtime"]?.component == "text")
         #expect(field("left_wake", "pattern") == .string(HomeAssistantDiscovery.timePattern))
+        #expect(byObject["right_alarm"]?.component == "switch")
+        #expect(field("right_alarm", "command_topic") == "podbridge/VPOD0001/right/alarm/set")
+        #expect(byObject["left_wake_window"]?.component == "number")
+        #expect(field("left_wake_window", "unit_of_measurement") == "min" && field("left_wake_window", "max") == 120)
         #expect(field("link", "device_class") == "connectivity")
         // The link entity stays available while the pod is away: it is what says so.
         if case .array(let a)? = field("link", "availability") { #expect(a.count == 1) } else { Issue.record("no availability") }

@@ -32,10 +32,18 @@ import Testing
         #expect(action("podbridge/POD1/left/schedule/bedtime/set", "22:30") == .bedtime("22:30"))
         #expect(action("podbridge/POD1/left/schedule/wake/set", "7:05") == .wake("07:05"))
         #expect(action("podbridge/POD1/left/schedule/clear", "PRESS") == .clearSchedule)
+        #expect(action("podbridge/POD1/left/alarm/set", "OFF") == .alarm(on: false))
+        #expect(action("podbridge/POD1/right/alarm/set", "on") == .alarm(on: true))
+        #expect(action("podbridge/POD1/left/wake_window/set", "30") == .wakeWindow(minutes: 30))
+        #expect(action("podbridge/POD1/left/wake_window/set", "45.0") == .wakeWindow(minutes: 45))
+        #expect(action("podbridge/POD1/left/wake_window/set", "0") == .wakeWindow(minutes: 0))
     }
 
     @Test func malformedCommandsAreRefusedWithAReason() {
         #expect(reason("podbridge/POD1/middle/power/set", "ON")?.contains("unknown side") == true)
+        #expect(reason("podbridge/POD1/left/alarm/set", "PRESS")?.contains("expected ON or OFF") == true)
+        #expect(reason("podbridge/POD1/left/wake_window/set", "121")?.contains("0–120") == true)
+        #expect(reason("podbridge/POD1/left/wake_window/set", "12.5")?.contains("0–120") == true)
         #expect(reason("podbridge/POD1/left/power/set", "MAYBE")?.contains("expected ON, OFF") == true)
         #expect(reason("podbridge/POD1/left/power/set", #"{"state": "ON", "level": 140}"#)?.contains("1–100") == true)
         #expect(reason("podbridge/POD1/left/power/set", #"{"state": "ON", "level": 12.5}"#)?.contains("1–100") == true)

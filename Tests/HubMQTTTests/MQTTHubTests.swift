@@ -17,7 +17,7 @@ import VirtualPod
     static let nightStart = Date(timeIntervalSince1970: 1_794_866_400)  // 2026-11-16T22:00:00Z
     static let serial = "VPOD-MQTT"
     /// 2 link entities + 14 per side.
-    static let configsPerPod = 30
+    static let configsPerPod = 34
 
     struct Running {
         let daemon: HubDaemon
@@ -105,7 +105,7 @@ import VirtualPod
             switch component {
             case "binary_sensor", "sensor":
                 #expect(config["state_topic"] is String, "\(topic): no state_topic")
-            case "switch", "text":
+            case "switch", "text", "number":
                 #expect(config["state_topic"] is String && config["command_topic"] is String, "\(topic)")
             case "button":
                 #expect(config["command_topic"] is String, "\(topic)")
@@ -187,6 +187,20 @@ import VirtualPod
                 "hub said \(hub.lines.all.suffix(10))")
         #expect(await eventually(60) { hub.pod.currentSchedule(side: .left)?.alarm?.time == TimeOfDay(wrapping: 6 * 60 + 40) })
         #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/left/schedule"))?["wake"] as? String == "06:40" })
+
+        // HA's alarm switch: off clears the side's alarm on the pod (power stays), on brings it back.
+        try listener.publish("podbridge/VPOD-MQTT/left/alarm/set", "OFF")
+        #expect(await eventually(60) { hub.pod.currentSchedule(side: .left) != nil && hub.pod.currentSchedule(side: .left)?.alarm == nil },
+                "hub said \(hub.lines.all.suffix(10))")
+        #expect(hub.pod.currentSchedule(side: .left)?.power != nil)
+        #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/left/schedule"))?["alarm_enabled"] as? Bool == false })
+        try listener.publish("podbridge/VPOD-MQTT/left/alarm/set", "ON")
+        #expect(await eventually(60) { hub.pod.currentSchedule(side: .left)?.alarm?.time == TimeOfDay(wrapping: 6 * 60 + 40) })
+        #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/left/schedule"))?["alarm_enabled"] as? Bool == true })
+        // HA's number entity: the smart-wake window is stored for the side and reported back.
+        try listener.publish("podbridge/VPOD-MQTT/left/wake_window/set", "25.0")
+        #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/left/schedule"))?["wake_window_minutes"] as? Int == 25 })
+        #expect(try await hub.daemon.store.wakeSettings(podSerial: "VPOD-MQTT", side: .left)?.windowMinutes == 25)
 
         // Home Assistant restarts: it announces itself and gets the discovery again.
         let configsBefore = listener.all("homeassistant/binary_sensor/podbridge_VPOD-MQTT/left_occupancy/config").count

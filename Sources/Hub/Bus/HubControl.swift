@@ -128,6 +128,19 @@ package final class HubControl: Sendable {
         }
     }
 
+    /// Switches the alarm of `sides` on or off; the schedule service then sends the pod the
+    /// side's alarm again or clears it (CLEAR_ALARM).
+    package func setAlarmEnabled(podSerial: String, sides: [BedSide], enabled: Bool) async throws(ControlError) -> [String] {
+        guard let schedule else { throw .schedule("the schedule service is off (schedule.enabled is false)") }
+        let console = await schedule.console()
+        let lines: [String]
+        do { lines = try await console.setAlarm(podSerial: podSerial, sides: sides, enabled: enabled) } catch {
+            throw Self.controlError(error)
+        }
+        await schedule.sessionsChanged()
+        return lines
+    }
+
     /// Clears the manual schedule of `sides`; inference (or the default) applies again and is pushed.
     package func clearManualSchedule(podSerial: String, sides: [BedSide]) async throws(ControlError) -> [String] {
         guard let schedule else { throw .schedule("the schedule service is off (schedule.enabled is false)") }

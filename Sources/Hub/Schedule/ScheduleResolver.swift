@@ -109,22 +109,27 @@ package struct ScheduleResolver: Sendable {
                        ignoreManual: Bool = false) async throws(ScheduleServiceError) -> SideScheduleDecision {
         let nights = try await nights(podSerial: podSerial, side: side, now: now)
         let manual = ignoreManual ? nil : try await manual(podSerial: podSerial, side: side)
+        let alarmOn: Bool
+        do { alarmOn = try await store.alarmEnabled(podSerial: podSerial, side: side) } catch { throw .store("\(error)") }
         do {
             let result = try ScheduleInference.infer(nights: nights, manual: manual, now: now, timeZone: podZone,
                                                      configuration: settings.inference)
-            let schedule = try PodScheduleConverter.convert(
+            var schedule = try PodScheduleConverter.convert(
                 result.schedule, weekendWakeDays: settings.inference.weekendWakeDays, side: side,
                 timeZoneIdentifier: podZone.identifier, configuration: settings.conversion)
+            // Switched off (MQTT): the pod holds no alarm for the side; power is unchanged.
+            if !alarmOn { schedule.alarms = [] }
             let sources = [result.weekday.source, result.weekend.source]
             let origin: PodScheduleOrigin = sources.contains(.manual) ? .manual
                 : sources.allSatisfy { $0 == .fallbackDefault } ? .default : .inferred
-            let reason: String
+            var reason: String
             if result.weekday.source == result.weekend.source, result.weekday.reason == result.weekend.reason {
                 reason = result.weekday.reason
             } else {
                 reason = "weekday nights: \(result.weekday.source) (\(result.weekday.reason)); "
                     + "weekend nights: \(result.weekend.source) (\(result.weekend.reason))"
             }
+            if !alarmOn { reason += "; alarm switched off" }
             return SideScheduleDecision(podSerial: podSerial, side: side, inference: result, schedule: schedule,
                                         origin: origin, reason: reason, sessionsOffered: nights.count,
                                         napsSkipped: result.skippedNaps)

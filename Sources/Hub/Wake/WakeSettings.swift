@@ -84,3 +84,21 @@ extension ScheduleConsole {
         return "  wake: \(wake.summary) (\(wake.source == "set" ? "set for this side" : "from the configuration"))"
     }
 }
+
+/// Switching a side's alarm on or off (MQTT's alarm switch): stored per pod side; while off the
+/// schedule in force keeps its power windows and the pod holds no alarm for the side.
+extension ScheduleConsole {
+    package func setAlarm(podSerial: String, sides: [BedSide], enabled: Bool) async throws(ScheduleServiceError) -> [String] {
+        var lines: [String] = []
+        for side in sides {
+            do {
+                try await store.setAlarmEnabled(podSerial: podSerial, side: side, enabled: enabled,
+                                                at: Int64(now.timeIntervalSince1970))
+            } catch {
+                throw .store("\(error)")
+            }
+            lines.append("\(side): alarm switched \(enabled ? "on" : "off")")
+        }
+        return lines
+    }
+}
