@@ -30,6 +30,7 @@ let package = Package(
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
         .systemLibrary(name: "CUmockdev", pkgConfig: "umockdev-1.0", providers: [.apt(["libumockdev-dev"])]),
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
 
         // MARK: Pure logic: no I/O
         /// The domain's words every module shares: bed side, sleep stage, calendar day and the
@@ -95,12 +96,20 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], resources: [.copy("Dashboard"), .copy("openapi.json")], swiftSettings: strict),
 
+        /// MQTT in `podbridge run`: the libmosquitto client (reconnect with backoff, last will),
+        /// the bridge from the hub's bus and control to topics, commands and HA discovery.
+        .target(name: "HubMQTTService", dependencies: [
+            "CMosquitto", "HubMQTT", "Hub", "SleepDomain", "SleepSchedule", "SleepStore", "PodDevice",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], swiftSettings: strict),
+
         // MARK: The executables
         .executableTarget(
             name: "podbridge",
             dependencies: [
                 "SleepDomain", "PodProtocol", "PodDevice", "VirtualPod", "NightModel", "SleepAnalysis", "SleepSchedule",
-                "SleepStore", "BackendUpload", "PodAnalysis", "Hub", "HubAPI",
+                "SleepStore", "BackendUpload", "PodAnalysis", "Hub", "HubAPI", "HubMQTTService",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -148,7 +157,14 @@ let package = Package(
             "podbridge", "SleepDomain", "PodProtocol", "PodDevice", "PodAnalysis", "SleepAnalysis", "NightModel",
         ],
                     swiftSettings: strict),
-        .testTarget(name: "HubMQTTTests", dependencies: ["SleepDomain", "HubMQTT"], swiftSettings: strict),
+        /// HubMQTT's pure parts, the client against a real mosquitto, and the hub with MQTT
+        /// against the virtual pod and a real mosquitto (MQTTClientTests, MQTTHubTests).
+        .testTarget(name: "HubMQTTTests", dependencies: [
+            "SleepDomain", "HubMQTT", "HubMQTTService", "Hub", "SleepStore", "VirtualPod", "NightModel", "PodProtocol",
+            .product(name: "Logging", package: "swift-log"),
+            // The last-will test runs the real daemon binary and kills it.
+            "podbridge",
+        ], swiftSettings: strict),
         .testTarget(name: "SleepScheduleTests", dependencies: ["SleepDomain", "SleepSchedule"], swiftSettings: strict),
         .testTarget(name: "SmartWakeTests", dependencies: ["SleepDomain", "SmartWake", "SleepSchedule", "SleepAnalysis"],
                     swiftSettings: strict),

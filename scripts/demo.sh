@@ -6,7 +6,12 @@
 # virtual pod with two sleepers is plugged in under the same serial; it plays a night of
 # DEMO_HOURS and is unplugged. The hub finds it, sets its clock, pushes the schedule,
 # streams live readings, stores and exports each night, infers the schedule from the
-# nights so far, and records the alarm firing on the pod. Everything lands in demo-state/.
+# nights so far, wakes the left sleeper by smart wake (a 30-min window before the alarm)
+# and records the alarm firing on the pod. Everything lands in demo-state/.
+#
+# DEMO_MQTT=1 also starts a local mosquitto (port DEMO_MQTT_PORT, default 18830) with the
+# hub publishing to it (docs/mqtt.md), records every message with mosquitto_sub, and
+# prints at the end each topic the hub published with its count and last payload.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/opt/swift/usr/bin:$PATH
@@ -20,6 +25,8 @@ FIRST=${DEMO_FIRST_NIGHT:-2026-11-16}
 LISTEN=${DEMO_LISTEN:-127.0.0.1:8380}
 # Seconds to keep the hub (and its dashboard) up after the last night.
 KEEP=${DEMO_KEEP_SECONDS:-0}
+MQTT=${DEMO_MQTT:-0}
+MQTT_PORT=${DEMO_MQTT_PORT:-18830}
 
 echo "== building podbridge (release)"
 swift build -c release --product podbridge 2>&1 | grep -E "error|warning: unre|Compiling podbridge|Build complete" || true
@@ -29,13 +36,27 @@ BIN=.build/release/podbridge
 rm -rf "$STATE"
 mkdir -p "$STATE"
 LINK="$STATE/pod"
+MQTT_JSON=""
+if [ "$MQTT" = 1 ]; then
+  MQTT_JSON="\"mqtt\": { \"host\": \"127.0.0.1\", \"port\": $MQTT_PORT, \"clientID\": \"podbridge-demo\", \"publishEverySeconds\": 1 },"
+  printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence false\n' "$MQTT_PORT" > "$STATE/mosquitto.conf"
+  /usr/sbin/mosquitto -c "$STATE/mosquitto.conf" > "$STATE/mosquitto.log" 2>&1 &
+  BROKER=$!
+  for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/"$MQTT_PORT") 2>/dev/null && break; sleep 0.1; done
+  kill -0 $BROKER 2>/dev/null || { echo "mosquitto did not start (see $STATE/mosquitto.log)" >&2; exit 1; }
+  mosquitto_sub -h 127.0.0.1 -p "$MQTT_PORT" -v -t 'podbridge/#' -t 'homeassistant/#' > "$STATE/mqtt-messages.txt" &
+  SUB=$!
+  echo "== MQTT: mosquitto on 127.0.0.1:$MQTT_PORT, recording every message to $STATE/mqtt-messages.txt"
+fi
 cat > "$STATE/config.json" <<JSON
 {
+  $MQTT_JSON
   "stateDirectory": "$STATE",
   "timeZone": "$TZNAME",
   "progressSeconds": 1,
   "pod": { "path": "$LINK", "reconnectMaxSeconds": 1 },
-  "schedule": { "inference": { "minimumNights": 2, "minimumNightsPerGroup": 2 } },
+  "schedule": { "inference": { "minimumNights": 2, "minimumNightsPerGroup": 2 },
+                "smartWake": { "left": { "windowMinutes": 30 } } },
   "api": { "listen": "$LISTEN" }
 }
 JSON
@@ -51,7 +72,14 @@ echo "== hub: simulated clock from $START at ${SPEED}x; virtual pod nights of ${
 HUB=$!
 T0=$(date +%s.%N)
 echo "== dashboard: open http://$LISTEN/ in a browser (live readings while a night plays, the hypnogram after it)"
-trap 'kill $HUB 2>/dev/null || true; [ -n "${POD:-}" ] && kill $POD 2>/dev/null || true' EXIT
+echo "== smart wake: the left side has a 30-min window before its alarm (the hub says when and why it woke them)"
+cleanup() {
+  kill $HUB 2>/dev/null || true
+  [ -n "${POD:-}" ] && kill $POD 2>/dev/null || true
+  [ -n "${SUB:-}" ] && kill $SUB 2>/dev/null || true
+  [ -n "${BROKER:-}" ] && kill -KILL $BROKER 2>/dev/null || true
+}
+trap cleanup EXIT
 
 for n in $(seq 1 "$NIGHTS"); do
   wait_s=$(awk -v t0="$T0" -v e="$(evening "$n")" -v now="$(date +%s.%N)" 'BEGIN { w = t0 + e - now; printf "%.3f", (w > 0 ? w : 0) }')
@@ -73,10 +101,18 @@ if [ "$KEEP" -gt 0 ]; then
 fi
 kill -TERM $HUB
 wait $HUB
-trap - EXIT
+trap '[ -n "${SUB:-}" ] && kill $SUB 2>/dev/null; [ -n "${BROKER:-}" ] && kill -KILL $BROKER 2>/dev/null; true' EXIT
 echo
 echo "== the schedule in force"
 "$BIN" schedule show --config "$STATE/config.json" --tz "$TZNAME"
 echo "== exported nights"
 ls -1 "$STATE"/exports/*
+if [ "$MQTT" = 1 ]; then
+  sleep 1
+  kill $SUB 2>/dev/null || true; SUB=
+  kill -KILL $BROKER 2>/dev/null || true; BROKER=
+  echo "== MQTT: $(wc -l < "$STATE/mqtt-messages.txt") messages published; per topic: count, last payload"
+  awk '{ t = $1; n[t]++; p = substr($0, length(t) + 2); last[t] = (length(p) > 110 ? substr(p, 1, 110) "…" : p) }
+       END { for (t in n) printf "%5d  %s  %s\n", n[t], t, last[t] }' "$STATE/mqtt-messages.txt" | sort -k2
+fi
 echo "== demo finished: database $STATE/podbridge.sqlite"

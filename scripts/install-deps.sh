@@ -9,6 +9,7 @@ packages=(
   umockdev libumockdev-dev                       # mocked udev/sysfs/usbdevfs for device tests
   udev systemd                                   # udevadm test (rules), systemd-analyze verify (unit)
   util-linux socat                               # unshare for rule tests; socat for poking at ttys
+  libmosquitto-dev mosquitto mosquitto-clients   # MQTT: the client library; the broker the tests and demo start; mosquitto_sub (demo)
   chromium                                       # the dashboard test's headless browser
   wrk curl                                       # make bench: API latency under load, live clients
   python3-pip                                    # schemathesis (below), when no pip is installed

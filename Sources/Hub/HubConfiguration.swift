@@ -20,6 +20,7 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
     package var upload = UploadSettings()
     package var retention = RetentionSettings()
     package var api = APISettings()
+    package var mqtt = MQTTSettings()
     /// Seconds between live-reading lines on the console.
     package var progressSeconds: Double = 2
 
@@ -120,6 +121,27 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
         package init() {}
     }
 
+    /// MQTT with Home Assistant discovery (docs/mqtt.md); off while `host` is unset.
+    package struct MQTTSettings: Codable, Sendable, Equatable {
+        /// The broker's host name or address; MQTT is off while this is unset.
+        package var host: String?
+        package var port = 1883
+        package var username: String?
+        package var password: String?
+        /// A CA certificate file (PEM): when set, the broker is reached over TLS and must
+        /// present a certificate that CA signed.
+        package var tls: String?
+        /// The client id the broker knows the hub by; default `podbridge-<host name>`.
+        package var clientID: String?
+        /// The root of every podbridge topic.
+        package var baseTopic = "podbridge"
+        /// Home Assistant's discovery prefix.
+        package var discoveryPrefix = "homeassistant"
+        /// How often live vitals are published per side (presence changes go out at once).
+        package var publishEverySeconds: Double = 10
+        package init() {}
+    }
+
     // MARK: Derived values
 
     package var databasePath: String { database ?? (stateDirectory as NSString).appendingPathComponent("podbridge.sqlite") }
@@ -151,6 +173,7 @@ extension HubConfiguration {
     static let optionalKeys: Set<String> = [
         "database", "timeZone", "pod.path", "pod.serial", "schedule.podTimeZone", "export.directory",
         "upload.baseURL", "upload.token", "api.token",
+        "mqtt.host", "mqtt.username", "mqtt.password", "mqtt.tls", "mqtt.clientID",
     ]
 
     /// Reads `path` over the defaults: a key left out keeps its default; an unknown key is an
@@ -201,7 +224,9 @@ extension HubConfiguration {
 
     /// `PODBRIDGE_STATE_DIRECTORY`, `PODBRIDGE_DATABASE`, `PODBRIDGE_TIME_ZONE`,
     /// `PODBRIDGE_POD_PATH`, `PODBRIDGE_POD_SERIAL`, `PODBRIDGE_UPLOAD_URL`,
-    /// `PODBRIDGE_UPLOAD_TOKEN`, `PODBRIDGE_API_LISTEN`, `PODBRIDGE_API_TOKEN` override the file.
+    /// `PODBRIDGE_UPLOAD_TOKEN`, `PODBRIDGE_API_LISTEN`, `PODBRIDGE_API_TOKEN`, and
+    /// `PODBRIDGE_MQTT_HOST`, `_PORT`, `_USERNAME`, `_PASSWORD`, `_TLS`, `_CLIENT_ID`,
+    /// `_BASE_TOPIC`, `_DISCOVERY_PREFIX`, `_PUBLISH_EVERY_SECONDS` override the file.
     package mutating func applyEnvironment(_ env: [String: String]) throws(ConfigurationError) {
         if let v = env["PODBRIDGE_STATE_DIRECTORY"], !v.isEmpty { stateDirectory = v }
         if let v = env["PODBRIDGE_DATABASE"], !v.isEmpty { database = v }
@@ -212,6 +237,23 @@ extension HubConfiguration {
         if let v = env["PODBRIDGE_UPLOAD_TOKEN"], !v.isEmpty { upload.token = v }
         if let v = env["PODBRIDGE_API_LISTEN"], !v.isEmpty { api.listen = v }
         if let v = env["PODBRIDGE_API_TOKEN"], !v.isEmpty { api.token = v }
+        if let v = env["PODBRIDGE_MQTT_HOST"], !v.isEmpty { mqtt.host = v }
+        if let v = env["PODBRIDGE_MQTT_PORT"], !v.isEmpty {
+            guard let port = Int(v) else { throw .badValue(key: "PODBRIDGE_MQTT_PORT", reason: "not a number: '\(v)'") }
+            mqtt.port = port
+        }
+        if let v = env["PODBRIDGE_MQTT_USERNAME"], !v.isEmpty { mqtt.username = v }
+        if let v = env["PODBRIDGE_MQTT_PASSWORD"], !v.isEmpty { mqtt.password = v }
+        if let v = env["PODBRIDGE_MQTT_TLS"], !v.isEmpty { mqtt.tls = v }
+        if let v = env["PODBRIDGE_MQTT_CLIENT_ID"], !v.isEmpty { mqtt.clientID = v }
+        if let v = env["PODBRIDGE_MQTT_BASE_TOPIC"], !v.isEmpty { mqtt.baseTopic = v }
+        if let v = env["PODBRIDGE_MQTT_DISCOVERY_PREFIX"], !v.isEmpty { mqtt.discoveryPrefix = v }
+        if let v = env["PODBRIDGE_MQTT_PUBLISH_EVERY_SECONDS"], !v.isEmpty {
+            guard let s = Double(v) else {
+                throw .badValue(key: "PODBRIDGE_MQTT_PUBLISH_EVERY_SECONDS", reason: "not a number: '\(v)'")
+            }
+            mqtt.publishEverySeconds = s
+        }
         try validate()
     }
 
@@ -245,6 +287,7 @@ extension HubConfiguration {
                                 + "set a token (api.token or PODBRIDGE_API_TOKEN) or listen on 127.0.0.1")
             }
         }
+        try validateMQTT()
         guard progressSeconds > 0 else { throw .badValue(key: "progressSeconds", reason: "must be > 0") }
         for (name, wake) in [("left", schedule.smartWake.left), ("right", schedule.smartWake.right)] {
             let key = "schedule.smartWake.\(name)"
@@ -261,6 +304,40 @@ extension HubConfiguration {
         do { try schedule.inference.validate() } catch {
             throw .badValue(key: "schedule.inference", reason: "\(error)")
         }
+    }
+}
+
+// MARK: MQTT settings
+
+extension HubConfiguration {
+    func validateMQTT() throws(ConfigurationError) {
+        guard (1...65535).contains(mqtt.port) else { throw .badValue(key: "mqtt.port", reason: "must be 1–65535, got \(mqtt.port)") }
+        guard mqtt.publishEverySeconds > 0, mqtt.publishEverySeconds <= 86_400 else {
+            throw .badValue(key: "mqtt.publishEverySeconds", reason: "must be > 0 and at most a day")
+        }
+        for (key, topic) in [("mqtt.baseTopic", mqtt.baseTopic), ("mqtt.discoveryPrefix", mqtt.discoveryPrefix)] {
+            guard !topic.isEmpty, !topic.contains("+"), !topic.contains("#"), !topic.hasPrefix("/"), !topic.hasSuffix("/"),
+                  !topic.contains("//"), !topic.unicodeScalars.contains(where: { $0.value == 0 }) else {
+                throw .badValue(key: key, reason: "must be a topic without wildcards, empty levels or leading/trailing '/', got '\(topic)'")
+            }
+        }
+        if let host = mqtt.host, host.isEmpty || host.contains(where: \.isWhitespace) {
+            throw .badValue(key: "mqtt.host", reason: "must be a host name or address, got '\(host)'")
+        }
+        if let id = mqtt.clientID, id.isEmpty || id.utf8.count > 65535 {
+            throw .badValue(key: "mqtt.clientID", reason: "must not be empty")
+        }
+        if mqtt.password != nil && mqtt.username == nil {
+            throw .badValue(key: "mqtt.password", reason: "a password needs mqtt.username")
+        }
+        if let ca = mqtt.tls, !FileManager.default.isReadableFile(atPath: ca) {
+            throw .badValue(key: "mqtt.tls", reason: "cannot read the CA file '\(ca)'")
+        }
+    }
+
+    /// The MQTT client id: the configured one, else `podbridge-<host name>`.
+    package var mqttClientID: String {
+        mqtt.clientID ?? "podbridge-" + ProcessInfo.processInfo.hostName.prefix { $0 != "." }
     }
 }
 

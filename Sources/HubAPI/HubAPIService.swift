@@ -23,16 +23,17 @@ package struct HubAPIService: Service {
     ///   - clientQueue: events buffered per live client before the oldest are dropped.
     ///   - clientMaxBehind: events a live client may miss without any write getting through
     ///     before it is disconnected.
+    ///   - clientSendBuffer: bytes a live client's socket and channel may hold unsent.
     ///   - onListening: called with the bound port once the server accepts connections.
     package init(configuration: HubConfiguration, store: NightStore, bus: HubBus, control: HubControl,
                 reporter: HubReporter, clientQueue: Int = 256, clientMaxBehind: Int = 512,
-                onListening: @escaping @Sendable (Int) -> Void = { _ in }) {
+                clientSendBuffer: Int = 32 * 1024, onListening: @escaping @Sendable (Int) -> Void = { _ in }) {
         self.configuration = configuration
         self.store = store
         self.bus = bus
         self.control = control
         self.reporter = reporter
-        self.clients = LiveClients(bus: bus, queueSize: clientQueue, maxBehind: clientMaxBehind)
+        self.clients = LiveClients(bus: bus, queueSize: clientQueue, maxBehind: clientMaxBehind, sendBuffer: clientSendBuffer)
         self.onListening = onListening
     }
 

@@ -17,7 +17,7 @@ import GRDB
 ///   how the alarm went (`wake_records`: the window, when and why it fired, repeats, snoozes).
 package enum StoreMigrations {
     /// Identifiers of all migrations, oldest first.
-    package static let versions = ["v1", "v2", "v3", "v4", "v5"]
+    package static let versions = ["v1", "v2", "v3", "v4", "v5", "v6"]
 
     package static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -227,6 +227,12 @@ package enum StoreMigrations {
                 );
                 CREATE INDEX wake_records_date ON wake_records(wake_date, side);
                 """)
+        }
+        // Releases before v6 stored the hub's nights with efficiency as a fraction (0–1)
+        // although the column, exports and API say percent. A night truly under 1 % asleep
+        // is not a night anyone keeps, so every value ≤ 1 is such a fraction.
+        migrator.registerMigration("v6") { db in
+            try db.execute(sql: "UPDATE sessions SET efficiency = efficiency * 100 WHERE efficiency <= 1")
         }
         return migrator
     }

@@ -5,9 +5,9 @@ import Glibc
 
 /// The peak memory of `podbridge analyze --capture` on a night's capture: the release
 /// `podbridge` beside this benchmark runs as a child process on the capture written to a
-/// temporary file, and its peak resident set (`ru_maxrss` from `wait4`, the kernel's
-/// VmHWM) is read when it exits. Run on the whole night and on its first eighth, so a
-/// reader sees whether memory grows with the night.
+/// temporary file, and its peak resident set (the kernel's VmHWM) is read while it runs.
+/// Run on the whole night and on its first eighth, so a reader sees whether memory grows
+/// with the night.
 func runCaptureMemoryBench(capture bytes: [UInt8], hours: Double) throws {
     let podbridge = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         .appendingPathComponent("podbridge").path
@@ -34,7 +34,10 @@ struct BenchFailure: Error, CustomStringConvertible {
 }
 
 /// Runs `executable` with `arguments` (output to /dev/null) and returns its exit status and
-/// peak resident set in KiB.
+/// peak resident set in KiB: the child's VmHWM from /proc, read every 5 ms until it exits.
+/// Not `ru_maxrss` from `wait4`: posix_spawn starts the child in the parent's address space
+/// (vfork), and Linux keeps that high-water mark across exec, so `ru_maxrss` reports this
+/// benchmark's own memory (the nights it holds) whenever that is larger.
 private func peakRSSOfChild(_ executable: String, _ arguments: [String]) throws -> (status: Int32, peakKiB: Int) {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
@@ -48,11 +51,23 @@ private func peakRSSOfChild(_ executable: String, _ arguments: [String]) throws 
     let spawned = posix_spawn(&pid, executable, &actions, nil, argv, envp)
     guard spawned == 0 else { throw BenchFailure("cannot start \(executable): \(String(cString: strerror(spawned)))") }
     var status: Int32 = 0
-    var usage = rusage()
-    while wait4(pid, &status, 0, &usage) < 0 {
-        guard errno == EINTR else { throw BenchFailure("wait4: \(String(cString: strerror(errno)))") }
+    var peakKiB = 0
+    while true {
+        // Read first: once the child has exited its memory (and VmHWM) is gone.
+        peakKiB = max(peakKiB, highWaterKiB(of: pid) ?? 0)
+        let reaped = waitpid(pid, &status, WNOHANG)
+        if reaped == pid { break }
+        guard reaped == 0 || errno == EINTR else { throw BenchFailure("waitpid: \(String(cString: strerror(errno)))") }
+        usleep(5_000)
     }
     // WIFEXITED / WEXITSTATUS by hand (the macros are not imported).
     let exited = status & 0x7F == 0
-    return (exited ? (status >> 8) & 0xFF : -1, usage.ru_maxrss)
+    return (exited ? (status >> 8) & 0xFF : -1, peakKiB)
+}
+
+/// VmHWM (peak resident set of the process's current image) from /proc/PID/status.
+private func highWaterKiB(of pid: pid_t) -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
+    return Int(line.split(separator: " ").dropFirst().first ?? "")
 }

@@ -35,7 +35,7 @@ struct APITestHub {
     static func start(serial: String, night: NightConfig? = nil, speed: Double, token: String? = nil,
                       directory: TempDir? = nil,
                       start: Date = Date(timeIntervalSince1970: 1_794_866_400),
-                      clientQueue: Int = 256, clientMaxBehind: Int = 512,
+                      clientQueue: Int = 256, clientMaxBehind: Int = 512, clientSendBuffer: Int = 32 * 1024,
                       configure: (inout HubConfiguration) -> Void = { _ in }) async throws -> APITestHub {
         let dir = try directory ?? TempDir()
         let link = dir.path("pod-link")
@@ -66,6 +66,7 @@ struct APITestHub {
         let port = PortBox()
         let api = HubAPIService(configuration: config, store: daemon.store, bus: daemon.bus, control: daemon.control,
                                 reporter: reporter, clientQueue: clientQueue, clientMaxBehind: clientMaxBehind,
+                                clientSendBuffer: clientSendBuffer,
                                 onListening: { port.set($0) })
         let task = Task { try await daemon.run(adding: [api], handleSignals: false) }
         guard await eventually(60, { port.value != nil }), let bound = port.value else {

@@ -44,6 +44,34 @@ import Testing
         #expect(config.pod.path == "/dev/x")
     }
 
+    @Test func mqttIsOffUntilAHostIsSetAndTheTwoLineConfigurationIsEnough() throws {
+        #expect(HubConfiguration().mqtt.host == nil)
+        let json = #"{"mqtt": {"host": "ha.local", "username": "podbridge", "password": "secret"}}"#
+        let config = try HubConfiguration.decode(Data(json.utf8), path: "c.json")
+        #expect(config.mqtt.host == "ha.local" && config.mqtt.port == 1883 && config.mqtt.password == "secret")
+        #expect(config.mqtt.baseTopic == "podbridge" && config.mqtt.discoveryPrefix == "homeassistant")
+        #expect(config.mqtt.publishEverySeconds == 10)
+        #expect(config.mqttClientID.hasPrefix("podbridge-"))
+    }
+
+    @Test func mqttEnvironmentOverridesAndMistakes() throws {
+        var config = HubConfiguration()
+        try config.applyEnvironment(["PODBRIDGE_MQTT_HOST": "broker", "PODBRIDGE_MQTT_PORT": "8883",
+                                     "PODBRIDGE_MQTT_USERNAME": "u", "PODBRIDGE_MQTT_PASSWORD": "p",
+                                     "PODBRIDGE_MQTT_CLIENT_ID": "hub-1", "PODBRIDGE_MQTT_BASE_TOPIC": "home/bed",
+                                     "PODBRIDGE_MQTT_DISCOVERY_PREFIX": "ha", "PODBRIDGE_MQTT_PUBLISH_EVERY_SECONDS": "5"])
+        #expect(config.mqtt.host == "broker" && config.mqtt.port == 8883 && config.mqtt.username == "u")
+        #expect(config.mqttClientID == "hub-1" && config.mqtt.baseTopic == "home/bed" && config.mqtt.discoveryPrefix == "ha")
+        #expect(config.mqtt.publishEverySeconds == 5)
+        var bad = HubConfiguration()
+        #expect(throws: ConfigurationError.self) { try bad.applyEnvironment(["PODBRIDGE_MQTT_PORT": "eighty"]) }
+        for json in [#"{"mqtt": {"port": 0}}"#, #"{"mqtt": {"baseTopic": "pod/#"}}"#, #"{"mqtt": {"discoveryPrefix": "ha/"}}"#,
+                     #"{"mqtt": {"password": "p"}}"#, #"{"mqtt": {"tls": "/nonexistent/ca.pem"}}"#,
+                     #"{"mqtt": {"publishEverySeconds": 0}}"#, #"{"mqtt": {"hots": "x"}}"#] {
+            #expect(throws: ConfigurationError.self, "accepted \(json)") { try HubConfiguration.decode(Data(json.utf8), path: "c.json") }
+        }
+    }
+
     @Test func acceleratedClockRunsFromItsStart() {
         let origin = Date(timeIntervalSince1970: 1_000)
         let clock = HubClock(start: Date(timeIntervalSince1970: 5_000), speed: 100, origin: origin)

@@ -72,7 +72,7 @@ import Glibc
         let gotUp = anchor.unixTime(ofTick: UInt64(try #require(truth.present.lastIndex(of: true)) + 1) * 500)
         #expect(abs(Double(session.end) - gotUp) < 180, "session ends \(session.end), sleeper got up \(gotUp)")
         #expect(m.totalSleepMinutes > 10 && m.totalSleepMinutes <= m.timeInBedMinutes)
-        #expect((0.2...1).contains(m.efficiency))
+        #expect((20...100).contains(m.efficiency), "efficiency \(m.efficiency) %")
         #expect((45...75).contains(m.meanHeartRate ?? 0), "mean HR \(String(describing: m.meanHeartRate))")
         #expect((0...100).contains(m.score))
         #expect(try await store.blocks(sessionID: session.id).contains { $0.stage == .inBed })

@@ -54,7 +54,7 @@ import Testing
             try queue.close()
         }
         let store = try NightStore(path: path, timeZone: TimeZone(identifier: "UTC")!, clock: ManualClock(1_000_000))
-        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5"])
+        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6"])
         #expect(try await store.sessionCount() == 2)
         let first = try #require(try await store.session(sourceID: "podbridge:PB-OLD:left:10000"))
         #expect(first.syncStatus == .failed)
@@ -109,7 +109,7 @@ import Testing
             try queue.close()
         }
         let store = try NightStore(path: path, timeZone: TimeZone(identifier: "UTC")!)
-        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5"])
+        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6"])
         let tables = try await store.pool.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'schedule_%' ORDER BY name")
         }
@@ -180,6 +180,34 @@ import Testing
         #expect(try await store.wakeRecords(wakeDate: day, side: .right).isEmpty)
         #expect(try await store.wakeRecords(podSerial: "PB-V4") == [record])
         #expect(try await store.integrityCheck() == ["ok"])
+    }
+
+    @Test func v6TurnsTheHubsEfficiencyFractionsIntoPercentages() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let path = dir.path("v5.sqlite")
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try StoreMigrations.migrator.migrate(queue, upTo: "v5")
+            try await queue.write { db in
+                try db.execute(sql: "INSERT INTO pods VALUES ('PB-V5', '1.0.0', 100, 200)")
+                // Night 1 as the hub stored it (a fraction), night 2 already in percent.
+                for (id, efficiency) in [(1, 0.875), (2, 83.3)] {
+                    try db.execute(sql: """
+                        INSERT INTO sessions (id, source_id, pod_serial, side, start_time, end_time, wake_date, time_zone,
+                            is_final, time_in_bed_min, total_sleep_min, efficiency, onset_latency_min, waso_min, awakenings,
+                            awake_min, core_min, deep_min, rem_min, awake_pct, core_pct, deep_pct, rem_pct,
+                            mean_hr, mean_hrv, mean_br, score, analyzed_at, sync_status, backend_session_id)
+                        VALUES (?, ?, 'PB-V5', 'left', ?, ?, '1970-01-01', 'UTC', 1,
+                            60, 50, ?, 5, 5, 1, 10, 30, 10, 10, 16.7, 50, 16.7, 16.7, 60, NULL, 14, 70, 300, 'pending', NULL)
+                        """, arguments: [id, "podbridge:PB-V5:left:\(id)", id * 10000, id * 10000 + 3600, efficiency])
+                }
+            }
+            try queue.close()
+        }
+        let store = try NightStore(path: path, timeZone: TimeZone(identifier: "UTC")!)
+        let efficiencies = try await store.allSessions(side: .left).sorted { $0.start < $1.start }.map(\.metrics.efficiency)
+        #expect(efficiencies == [87.5, 83.3])
     }
 
     @Test func refusesADatabaseFromANewerRelease() async throws {

@@ -17,7 +17,7 @@ enum NightRecordMapping {
         }
         let metrics = NightMetrics(
             timeInBedMinutes: m.timeInBedMinutes, totalSleepMinutes: m.totalSleepMinutes,
-            efficiency: m.sleepEfficiency, onsetLatencyMinutes: m.sleepOnsetLatencyMinutes ?? m.timeInBedMinutes,
+            efficiency: m.sleepEfficiency * 100, onsetLatencyMinutes: m.sleepOnsetLatencyMinutes ?? m.timeInBedMinutes,
             wasoMinutes: m.wasoMinutes, awakenings: m.awakenings,
             awakeMinutes: m.stageMinutes.awake, coreMinutes: m.stageMinutes.core,
             deepMinutes: m.stageMinutes.deep, remMinutes: m.stageMinutes.rem,

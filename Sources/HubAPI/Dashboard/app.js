@@ -146,7 +146,7 @@ function metricsGrid(n) {
   const item = (label, value) => el("div", {}, label, el("b", {}, value));
   return el("div", { class: "metrics" },
     item("asleep", hm(m.totalSleepMinutes)), item("in bed", hm(m.timeInBedMinutes)),
-    item("efficiency", `${fmt(m.efficiency * 100)} %`), item("deep", hm(m.deepMinutes)), item("REM", hm(m.remMinutes)),
+    item("efficiency", `${fmt(m.efficiency)} %`), item("deep", hm(m.deepMinutes)), item("REM", hm(m.remMinutes)),
     item("awake after onset", `${fmt(m.wasoMinutes)} min`), item("heart", `${fmt(m.meanHeartRate)} bpm`),
     item("breathing", `${fmt(m.meanBreathingRate, 1)} /min`));
 }

@@ -9,7 +9,9 @@ import Synchronization
 /// oldest events and counts them; the client is told (`{"type":"missed"}`) once it reads
 /// again, and a client that has made no progress while `maxBehind` events were dropped is
 /// disconnected (its connection closed), so a dead or stuck reader costs one bounded
-/// buffer and never the pipeline.
+/// buffer and never the pipeline. The socket's send buffer is bounded too (`sendBuffer`):
+/// left to the kernel's autotuning it grows to megabytes, and a client that stopped
+/// reading would only be noticed after hours of a live stream.
 package final class LiveClients: Sendable {
     package enum Kind: String, Sendable { case sse, ws }
 
@@ -17,6 +19,9 @@ package final class LiveClients: Sendable {
     package let queueSize: Int
     package let maxBehind: Int
     let checkEvery: Duration
+    /// Bytes a live client may hold unsent: its socket's SO_SNDBUF (which the kernel doubles)
+    /// and its channel's high write-buffer water mark.
+    package let sendBuffer: Int
 
     private let sseCount = Atomic<Int>(0)
     private let wsCount = Atomic<Int>(0)
@@ -27,8 +32,10 @@ package final class LiveClients: Sendable {
     /// The subscriptions of the clients attached now, so shutdown can end them all; nil once closed.
     private let open = Mutex<[Int: HubSubscription]?>([:])
 
-    package init(bus: HubBus, queueSize: Int = 256, maxBehind: Int = 512, checkEvery: Duration = .seconds(1)) {
+    package init(bus: HubBus, queueSize: Int = 256, maxBehind: Int = 512, checkEvery: Duration = .seconds(1),
+                 sendBuffer: Int = 32 * 1024) {
         self.bus = bus
+        self.sendBuffer = sendBuffer
         self.queueSize = queueSize
         self.maxBehind = maxBehind
         self.checkEvery = checkEvery
@@ -56,6 +63,10 @@ package final class LiveClients: Sendable {
         if !accepted { subscription.finish() }
         count(kind, +1)
         let progress = Progress()
+        // What the socket and the channel hold for this client count against it like its queue.
+        try? await channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(sendBuffer)).get()
+        try? await channel.setOption(ChannelOptions.writeBufferWaterMark,
+                                     value: ChannelOptions.Types.WriteBufferWaterMark(low: sendBuffer / 2, high: sendBuffer)).get()
         defer {
             count(kind, -1)
             missedByEnded.add(subscription.dropped, ordering: .relaxed)
@@ -72,6 +83,11 @@ package final class LiveClients: Sendable {
                     try await Task.sleep(for: checkEvery)
                     if subscription.dropped - progress.droppedAtLastWrite >= maxBehind {
                         self.slowDisconnects.add(1, ordering: .relaxed)
+                        // Reset, not FIN: a FIN would wait behind the unread bytes for as
+                        // long as the client does not read, and the socket would keep them.
+                        if let socket = channel as? any SocketOptionProvider {
+                            try? await socket.setSoLinger(NIOLinger(l_onoff: 1, l_linger: 0)).get()
+                        }
                         channel.close(mode: .all, promise: nil)
                         return
                     }

@@ -2,7 +2,9 @@ import ArgumentParser
 import Foundation
 import Hub
 import HubAPI
+import HubMQTTService
 import Logging
+import ServiceLifecycle
 
 /// `podbridge run`: the hub daemon.
 struct RunCommand: AsyncParsableCommand {
@@ -81,6 +83,26 @@ struct RunCommand: AsyncParsableCommand {
         let api = settings.api.enabled
             ? HubAPIService(configuration: settings, store: hub.store, bus: hub.bus, control: hub.control, reporter: reporter)
             : nil
-        try await hub.run(adding: api.map { [$0] } ?? [])
+        var extra: [any Service] = api.map { [$0] } ?? []
+        // MQTT with Home Assistant discovery: off unless mqtt.host is set (docs/mqtt.md).
+        if settings.mqtt.host != nil {
+            let dashboard = settings.api.enabled ? Self.dashboardURL(listen: settings.api.listen) : nil
+            do {
+                extra.append(try MQTTService(configuration: settings, bus: hub.bus, control: hub.control, store: hub.store,
+                                             reporter: reporter, dashboardURL: dashboard))
+            } catch {
+                throw CommandFailure("MQTT: \(error)")
+            }
+        }
+        try await hub.run(adding: extra)
+    }
+
+    /// The dashboard's address as Home Assistant's `configuration_url` (a wildcard address
+    /// becomes this machine's host name; port 0 is only known once bound, so none is given).
+    static func dashboardURL(listen: String) -> String? {
+        guard let address = try? ListenAddress(parsing: listen), address.port != 0 else { return nil }
+        var host = address.host
+        if host == "0.0.0.0" || host == "::" { host = ProcessInfo.processInfo.hostName }
+        return "http://\(host.contains(":") ? "[\(host)]" : host):\(address.port)/"
     }
 }

@@ -1,0 +1,410 @@
+import Foundation
+import Hub
+import HubMQTT
+import Logging
+import SleepDomain
+import SleepSchedule
+import SleepStore
+
+/// What MQTT does with the hub: publishes its state (from the bus's `HubState`, its events
+/// and the store) to the topics of `MQTTTopics`, announces the pods to Home Assistant, and
+/// carries out validated commands through the hub's one `HubControl`.
+///
+/// Everything retained is published again on every (re)connection to the broker, and the
+/// discovery configs also when Home Assistant announces itself (`<prefix>/status` =
+/// `online`). Runs on this actor, fed in order by `MQTTService`.
+package actor MQTTBridge {
+    let client: MQTTClient
+    let topics: MQTTTopics
+    let configuration: HubConfiguration
+    let bus: HubBus
+    let control: HubControl
+    let store: NightStore
+    let reporter: HubReporter
+    let discovery: HomeAssistantDiscovery
+
+    private var connected = false
+    /// Failures since the last accepted connection (the first is a warning, repeats are quieter).
+    private var failuresInARow = 0
+    private var lastFailure: String?
+    /// Per pod and side: when the sleeper got into bed (data time), and the power the pod acknowledged.
+    private var inBedSince: [SideKey: Date] = [:]
+    private var power: [SideKey: Bool] = [:]
+    private var lastNights: [SideKey: JSONValue] = [:]
+    /// Pods the store knows (serial → firmware), refreshed on every connection and pod connect.
+    private var storedPods: [String: String?] = [:]
+    /// Messages published since start (what the demo and the tests count).
+    package private(set) var publishedCount = 0
+
+    struct SideKey: Hashable {
+        var serial: String
+        var side: BedSide
+    }
+
+    init(client: MQTTClient, topics: MQTTTopics, configuration: HubConfiguration, bus: HubBus, control: HubControl,
+         store: NightStore, reporter: HubReporter, dashboardURL: String?) {
+        self.client = client
+        self.topics = topics
+        self.configuration = configuration
+        self.bus = bus
+        self.control = control
+        self.store = store
+        self.reporter = reporter
+        discovery = HomeAssistantDiscovery(topics: topics, configurationURL: dashboardURL, softwareVersion: "podbridge")
+    }
+
+    static func availabilityMessage(_ topics: MQTTTopics, online: Bool) -> MQTTMessage {
+        MQTTMessage(topic: topics.availability, text: online ? "online" : "offline", qos: .atLeastOnce, retain: true)
+    }
+
+    func announceStart() {
+        let mqtt = configuration.mqtt
+        reporter.event("MQTT: connecting to \(mqtt.tls == nil ? "mqtt" : "mqtts")://\(mqtt.host ?? "?"):\(mqtt.port) as "
+                       + "\(configuration.mqttClientID)\(mqtt.username.map { " (user \($0))" } ?? ""), topics under "
+                       + "\(topics.base)/, Home Assistant discovery under \(topics.discoveryPrefix)/")
+    }
+
+    // MARK: The broker connection
+
+    func handle(_ event: MQTTClientEvent) async {
+        switch event {
+        case .connected:
+            connected = true
+            failuresInARow = 0
+            lastFailure = nil
+            reporter.event("MQTT: connected to \(configuration.mqtt.host ?? "?"):\(configuration.mqtt.port)")
+            publish(Self.availabilityMessage(topics, online: true))
+            for filter in topics.commandFilters { subscribe(filter) }
+            subscribe(topics.homeAssistantStatus)
+            subscribe(topics.discoveryFilter)
+            await refreshStoredPods()
+            publishDiscovery()
+            await publishAllStates()
+        case .refused(let reason):
+            failure("MQTT: the broker \(configuration.mqtt.host ?? "?"):\(configuration.mqtt.port) refused the connection: "
+                    + "\(reason) (check mqtt.username and mqtt.password); retrying")
+        case .connectFailed(let reason):
+            failure("MQTT: \(reason); retrying")
+        case .disconnected(_, requested: true):
+            connected = false
+        case .disconnected(let reason, requested: false):
+            connected = false
+            reporter.warning("MQTT: connection to the broker lost (\(reason)); reconnecting")
+        case .retrying(let delay):
+            reporter.logger.debug("MQTT: next connection attempt in \(delay)")
+        case .message(let message):
+            await received(message)
+        }
+    }
+
+    /// A failure is logged as a warning the first time and whenever its reason changes;
+    /// repeats of the same one go to the debug log (the client keeps retrying with backoff).
+    private func failure(_ text: String) {
+        failuresInARow += 1
+        if text != lastFailure {
+            reporter.warning(text)
+        } else {
+            reporter.logger.debug("\(text) (\(failuresInARow) times)")
+        }
+        lastFailure = text
+    }
+
+    /// Before a clean disconnect: the hub says it is going away (the will is only for crashes).
+    func goingOffline() {
+        guard connected else { return }
+        for serial in bus.state.pods.keys {
+            publish(MQTTMessage(topic: topics.podAvailability(serial), text: "offline", qos: .atLeastOnce, retain: true))
+        }
+        publish(Self.availabilityMessage(topics, online: false))
+    }
+
+    // MARK: Discovery
+
+    private func refreshStoredPods() async {
+        guard let records = try? await store.pods() else { return }
+        storedPods = Dictionary(records.map { ($0.serial, $0.firmware) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// The pods announced to Home Assistant: the configured one (`pod.serial`), else every pod
+    /// this hub has seen (store) or sees now (bus). Anything else found under the discovery
+    /// prefix for a podbridge node is removed.
+    private func podsToAnnounce() -> [HomeAssistantDiscovery.Pod] {
+        var pods: [String: HomeAssistantDiscovery.Pod] = [:]
+        for (serial, firmware) in storedPods { pods[serial] = .init(serial: serial, firmware: firmware, sides: 2) }
+        for (serial, state) in bus.state.pods {
+            pods[serial] = .init(serial: serial, firmware: state.pod.firmware, sides: state.pod.sides)
+        }
+        if let only = configuration.pod.serial { pods = pods.filter { $0.key == only } }
+        return pods.values.sorted { $0.serial < $1.serial }
+    }
+
+    private func publishDiscovery() {
+        for pod in podsToAnnounce() {
+            for message in discovery.messages(for: pod) { publish(message) }
+        }
+    }
+
+    private func announce(_ serial: String) {
+        guard let pod = podsToAnnounce().first(where: { $0.serial == serial }) else { return }
+        for message in discovery.messages(for: pod) { publish(message) }
+    }
+
+    /// A retained config under the discovery prefix: one of ours for a pod no longer served is emptied.
+    private func discoveryConfigSeen(_ message: MQTTMessage) {
+        guard !message.payload.isEmpty, let level = topics.serialInDiscoveryTopic(message.topic) else { return }
+        let served = podsToAnnounce().map { MQTTTopics.topicLevel($0.serial) }
+        guard !served.contains(level) else { return }
+        reporter.event("MQTT: removing Home Assistant entity \(message.topic) (pod \(level) is no longer served)")
+        publish(HomeAssistantDiscovery.removal(topic: message.topic))
+    }
+
+    // MARK: States
+
+    /// Every retained state, from what the hub knows now and what the store holds.
+    private func publishAllStates() async {
+        let state = bus.state
+        for pod in podsToAnnounce() {
+            let serial = pod.serial
+            if let podState = state.pods[serial] {
+                publishLink(podState)
+            } else {
+                publish(MQTTMessage(topic: topics.podAvailability(serial), text: "offline", qos: .atLeastOnce, retain: true))
+            }
+            for side in sides(pod.sides) {
+                publishSideState(serial: serial, side: side, state: state)
+                await publishSchedule(serial: serial, side: side)
+                await publishLastNight(serial: serial, side: side)
+            }
+        }
+    }
+
+    /// The live vitals of every connected pod side (the `publishEverySeconds` timer).
+    func publishVitals() {
+        guard connected else { return }
+        let state = bus.state
+        for (serial, pod) in state.pods where pod.connected {
+            for side in sides(pod.pod.sides) { publishSideState(serial: serial, side: side, state: state) }
+        }
+    }
+
+    private func sides(_ count: Int) -> [BedSide] { count >= 2 ? [.left, .right] : [.left] }
+
+    private func publishLink(_ pod: HubState.PodState) {
+        let serial = pod.pod.serial
+        publish(MQTTMessage(topic: topics.podAvailability(serial), text: pod.connected ? "online" : "offline",
+                            qos: .atLeastOnce, retain: true))
+        publish(MQTTMessage(topic: topics.link(serial), payload: MQTTPayloads.link(pod).encoded, qos: .atLeastOnce, retain: true))
+    }
+
+    private func publishSideState(serial: String, side: BedSide, state: HubState) {
+        let pod = state.pods[serial]
+        let key = SideKey(serial: serial, side: side)
+        let payload = MQTTPayloads.sideState(live: pod?.live[side], inBed: pod?.inBed[side], inBedSince: inBedSince[key],
+                                             stage: pod?.stage[side], power: power[key])
+        publish(MQTTMessage(topic: topics.sideState(serial, side.rawValue), payload: payload.encoded, qos: .atMostOnce, retain: true))
+    }
+
+    private func publishSchedule(serial: String, side: BedSide) async {
+        let inForce = (try? await store.podSchedule(podSerial: serial, side: side)) ?? nil
+        let times = await sleepTimes(serial: serial, side: side)
+        publish(MQTTMessage(topic: topics.schedule(serial, side.rawValue),
+                            payload: MQTTPayloads.schedule(inForce, times: times).encoded, qos: .atLeastOnce, retain: true))
+    }
+
+    /// The weekday bedtime and wake the side's schedule is built from: the manual ones when
+    /// set, else what inference (or the default) gives — the same resolver the schedule service uses.
+    private func sleepTimes(serial: String, side: BedSide) async -> SleepTimes? {
+        let stored = (try? await store.podSchedule(podSerial: serial, side: side)) ?? nil
+        let zone = stored.flatMap { TimeZone(identifier: $0.timeZoneID) } ?? configuration.podTimeZone
+        let resolver = ScheduleResolver(store: store, settings: configuration.schedule, podZone: zone)
+        guard let decision = try? await resolver.decide(podSerial: serial, side: side, now: Date()) else { return nil }
+        return decision.inference.decision(for: .weekday).times
+    }
+
+    private func publishLastNight(serial: String, side: BedSide) async {
+        let key = SideKey(serial: serial, side: side)
+        if lastNights[key] == nil, let stored = await latestStoredNight(serial: serial, side: side) {
+            lastNights[key] = MQTTPayloads.lastNight(stored)
+        }
+        guard let payload = lastNights[key] else { return }
+        publish(MQTTMessage(topic: topics.lastNight(serial, side.rawValue), payload: payload.encoded, qos: .atLeastOnce, retain: true))
+    }
+
+    private func latestStoredNight(serial: String, side: BedSide) async -> StoredSession? {
+        let sessions = (try? await store.allSessions(side: side)) ?? []
+        return sessions.filter { $0.podSerial == serial && $0.isFinal }.max { $0.end < $1.end }
+    }
+
+    // MARK: The hub's events
+
+    func handle(_ event: HubEvent) async {
+        switch event {
+        case .podConnected(let pod, _, _):
+            guard connected else { return }
+            await refreshStoredPods()
+            announce(pod.serial) // again: the firmware may have changed
+            if let state = bus.state.pods[pod.serial] { publishLink(state) }
+            for side in sides(pod.sides) {
+                await publishSchedule(serial: pod.serial, side: side)
+                await publishLastNight(serial: pod.serial, side: side)
+            }
+        case .podDisconnected(let serial, _, _):
+            guard connected, let state = bus.state.pods[serial] else { return }
+            publishLink(state)
+        case .linkCounters(let serial, _), .clockSet(let serial, _):
+            guard connected, let state = bus.state.pods[serial] else { return }
+            publishLink(state)
+        case .live:
+            break // published by the timer, at most every publishEverySeconds
+        case .presence(let serial, let side, let inBed, let at):
+            let key = SideKey(serial: serial, side: side)
+            inBedSince[key] = inBed ? at : nil
+            guard connected else { return }
+            publishSideState(serial: serial, side: side, state: bus.state)
+        case .preliminaryStage(let serial, let side, _, _):
+            guard connected else { return }
+            publishSideState(serial: serial, side: side, state: bus.state)
+        case .alarm(let notice):
+            guard connected else { return }
+            publish(MQTTMessage(topic: topics.alarmEvents(notice.serial), payload: MQTTPayloads.alarm(notice).encoded,
+                                qos: .atLeastOnce, retain: false))
+        case .wake(let notice):
+            guard connected else { return }
+            publish(MQTTMessage(topic: topics.wake(notice.serial, notice.side.rawValue), payload: MQTTPayloads.wake(notice).encoded,
+                                qos: .atLeastOnce, retain: true))
+        case .schedulePushed(let notice):
+            guard connected else { return }
+            for side in sides(bus.state.pods[notice.serial]?.pod.sides ?? 2) {
+                await publishSchedule(serial: notice.serial, side: side)
+            }
+        case .nightFinished(let night):
+            let key = SideKey(serial: night.serial, side: night.side)
+            lastNights[key] = MQTTPayloads.lastNight(night)
+            guard connected else { return }
+            await publishLastNight(serial: night.serial, side: night.side)
+        }
+    }
+
+    // MARK: Messages from the broker
+
+    private func received(_ message: MQTTMessage) async {
+        if message.topic == topics.homeAssistantStatus {
+            if message.text.trimmingCharacters(in: .whitespacesAndNewlines) == "online" {
+                reporter.event("MQTT: Home Assistant came online; publishing discovery again")
+                publishDiscovery()
+                await publishAllStates()
+            }
+            return
+        }
+        if topics.serialInDiscoveryTopic(message.topic) != nil || message.topic.hasPrefix(topics.discoveryPrefix + "/") {
+            discoveryConfigSeen(message)
+            return
+        }
+        // A command retained by mistake must not fire again on every reconnect.
+        if message.retain {
+            refuse(topic: message.topic, payload: message.text, reason: "retained commands are ignored (publish with retain off)")
+            return
+        }
+        switch MQTTCommand.parse(topic: message.topic, payload: message.payload, topics: topics) {
+        case .failure(let error):
+            refuse(topic: error.topic, payload: error.payload, reason: error.reason)
+        case .success(let command):
+            await execute(command, topic: message.topic, payload: message.text)
+        }
+    }
+
+    private func refuse(topic: String, payload: String, reason: String) {
+        reporter.warning("MQTT: command on \(topic) refused: \(reason)")
+        publish(MQTTMessage(topic: topics.commandErrors,
+                            payload: MQTTPayloads.commandError(topic: topic, payload: String(payload.prefix(200)), reason: reason).encoded,
+                            qos: .atLeastOnce, retain: false))
+    }
+
+    private func execute(_ command: MQTTCommand, topic: String, payload: String) async {
+        let known = podsToAnnounce().map(\.serial) + bus.state.pods.keys
+        guard let serial = known.first(where: { MQTTTopics.topicLevel($0) == command.serialLevel }) else {
+            refuse(topic: topic, payload: payload, reason: "no pod '\(command.serialLevel)' is known to this hub")
+            return
+        }
+        let side: BedSide = command.side == .left ? .left : .right
+        guard side == .left || (bus.state.pods[serial]?.pod.sides ?? 2) >= 2 else {
+            refuse(topic: topic, payload: payload, reason: "pod \(serial) has one side: left")
+            return
+        }
+        do throws(HubControl.ControlError) {
+            switch command.action {
+            case .power(let on, let level):
+                let answer = try await control.send(.power(side: side, on: on, level: level ?? 100), toPod: serial)
+                if answer == .ack { power[SideKey(serial: serial, side: side)] = on }
+                result(command, serial: serial, answer)
+                publishSideState(serial: serial, side: side, state: bus.state)
+            case .snooze(let seconds):
+                result(command, serial: serial, try await control.send(.snooze(side: side, seconds: seconds ?? 540), toPod: serial))
+            case .stopAlarm:
+                result(command, serial: serial, try await control.send(.stopAlarm(side: side), toPod: serial))
+            case .bedtime(let time), .wake(let time):
+                let manual = (try? await store.manualSchedule(podSerial: serial, side: side)) ?? nil
+                let current = await sleepTimes(serial: serial, side: side)
+                var bedtime = manual?.weekdayBedtime ?? current?.bedtime.description
+                var wake = manual?.weekdayWake ?? current?.wake.description
+                if case .bedtime = command.action { bedtime = time } else { wake = time }
+                guard let bedtime, let wake else {
+                    refuse(topic: topic, payload: payload, reason: "no schedule in force to keep the other time from")
+                    return
+                }
+                let lines = try await control.setManualSchedule(
+                    podSerial: serial, sides: [side], bedtime: bedtime, wake: wake,
+                    weekendBedtime: manual?.weekendBedtime == manual?.weekdayBedtime ? nil : manual?.weekendBedtime,
+                    weekendWake: manual?.weekendWake == manual?.weekdayWake ? nil : manual?.weekendWake)
+                publishResult(command, serial: serial, result: "ok", detail: lines.joined(separator: "; "))
+                await publishSchedule(serial: serial, side: side)
+            case .clearSchedule:
+                let lines = try await control.clearManualSchedule(podSerial: serial, sides: [side])
+                publishResult(command, serial: serial, result: "ok", detail: lines.joined(separator: "; "))
+                await publishSchedule(serial: serial, side: side)
+            }
+        } catch {
+            switch error {
+            case .invalidArgument(let why):
+                refuse(topic: topic, payload: payload, reason: why)
+            default:
+                reporter.warning("MQTT: \(command.name) for pod \(serial) \(side) failed: \(error)")
+                publishResult(command, serial: serial, result: "error", detail: error.description)
+            }
+        }
+    }
+
+    private func result(_ command: MQTTCommand, serial: String, _ answer: HubControl.PodAnswer) {
+        switch answer {
+        case .ack:
+            reporter.event("MQTT: \(command.name) for pod \(serial) \(command.side.rawValue): acknowledged by the pod")
+            publishResult(command, serial: serial, result: "ack", detail: nil)
+        case .nack(let status, let code):
+            reporter.warning("MQTT: \(command.name) for pod \(serial) \(command.side.rawValue): refused by the pod (\(status), \(code))")
+            publishResult(command, serial: serial, result: "nack", detail: status)
+        }
+    }
+
+    private func publishResult(_ command: MQTTCommand, serial: String, result: String, detail: String?) {
+        publish(MQTTMessage(topic: topics.commandResults(serial),
+                            payload: MQTTPayloads.commandResult(command, serial: serial, result: result, detail: detail).encoded,
+                            qos: .atLeastOnce, retain: false))
+    }
+
+    // MARK: Client calls
+
+    private func publish(_ message: MQTTMessage) {
+        do {
+            try client.publish(message)
+            publishedCount += 1
+            reporter.logger.trace("MQTT published \(message.topic) \(message.text)")
+        } catch {
+            // Not connected: everything retained is published again on the next connection.
+            reporter.logger.debug("MQTT: \(error)")
+        }
+    }
+
+    private func subscribe(_ filter: String) {
+        do { try client.subscribe(filter, qos: .atLeastOnce) } catch { reporter.warning("MQTT: \(error)") }
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import Hub
+import HubMQTT
+import PodDevice
+import SleepDomain
+import SleepSchedule
+import SleepStore
+
+/// The JSON bodies of the hub's state topics (docs/mqtt.md shows each). Every key is always
+/// present, `null` when there is no value, so Home Assistant templates never meet a missing
+/// key. Times are RFC 3339 in UTC. Pure: values in, bytes out.
+package enum MQTTPayloads {
+    /// `<base>/<serial>/<side>/state`.
+    package static func sideState(live: LiveSecond?, inBed: Bool?, inBedSince: Date?, stage: SleepStage?, power: Bool?) -> JSONValue {
+        let present = inBed ?? live?.present ?? false
+        return [
+            "present": .bool(present),
+            "heart_rate": present ? .number(live?.heartRate, places: 1) : .null,
+            "breathing_rate": present ? .number(live?.breathingRate, places: 1) : .null,
+            "movement": .number(live?.movement, places: 3),
+            "signal_quality": .number(live?.quality, places: 2),
+            "stage": present ? .string(stage?.rawValue) : .null,
+            "in_bed_since": present ? .string(inBedSince.map(rfc3339)) : .null,
+            "power": power.map { .string($0 ? "ON" : "OFF") } ?? .null,
+            "time": .string(live.map { rfc3339(Date(timeIntervalSince1970: $0.time)) }),
+        ]
+    }
+
+    /// `<base>/<serial>/<side>/last_night`. `efficiency` is a percentage of time in bed.
+    package static func lastNight(wakeDate: String, start: Date, end: Date, timeInBedMinutes: Double, totalSleepMinutes: Double,
+                                  efficiency: Double, score: Int, awake: Double, core: Double, deep: Double, rem: Double,
+                                  meanHeartRate: Double?, meanBreathingRate: Double?) -> JSONValue {
+        [
+            "wake_date": .string(wakeDate),
+            "start": .string(rfc3339(start)),
+            "end": .string(rfc3339(end)),
+            "time_in_bed_minutes": .number(timeInBedMinutes, places: 0),
+            "total_sleep_minutes": .number(totalSleepMinutes, places: 0),
+            "efficiency": .number(efficiency, places: 1),
+            "score": .number(Double(score)),
+            "stage_minutes": ["awake": .number(awake, places: 1), "core": .number(core, places: 1),
+                              "deep": .number(deep, places: 1), "rem": .number(rem, places: 1)],
+            "mean_heart_rate": .number(meanHeartRate, places: 1),
+            "mean_breathing_rate": .number(meanBreathingRate, places: 1),
+        ]
+    }
+
+    package static func lastNight(_ night: NightSummary) -> JSONValue {
+        let m = night.metrics
+        return lastNight(wakeDate: night.wakeDate, start: night.start, end: night.end, timeInBedMinutes: m.timeInBedMinutes,
+                         totalSleepMinutes: m.totalSleepMinutes, efficiency: m.sleepEfficiency * 100, score: m.score,
+                         awake: m.stageMinutes.awake, core: m.stageMinutes.core, deep: m.stageMinutes.deep, rem: m.stageMinutes.rem,
+                         meanHeartRate: m.meanHeartRate, meanBreathingRate: m.meanBreathingRate)
+    }
+
+    package static func lastNight(_ session: StoredSession) -> JSONValue {
+        let m = session.metrics
+        return lastNight(wakeDate: session.wakeDate.description, start: Date(timeIntervalSince1970: Double(session.start)),
+                         end: Date(timeIntervalSince1970: Double(session.end)), timeInBedMinutes: m.timeInBedMinutes,
+                         totalSleepMinutes: m.totalSleepMinutes, efficiency: m.efficiency, score: m.score,
+                         awake: m.awakeMinutes, core: m.coreMinutes, deep: m.deepMinutes, rem: m.remMinutes,
+                         meanHeartRate: m.meanHeartRate, meanBreathingRate: m.meanBreathingRate)
+    }
+
+    /// `<base>/<serial>/<side>/schedule`: the schedule in force and whether the pod has it.
+    /// `bedtime`/`wake` are the sleeper's weekday times the schedule is built from (manual,
+    /// inferred or default: `times`), not the power window (which starts a warm-up earlier).
+    package static func schedule(_ state: PodScheduleState?, times: SleepTimes?) -> JSONValue {
+        guard let state else {
+            return ["origin": .null, "bedtime": .string(times?.bedtime.description), "wake": .string(times?.wake.description),
+                    "alarm": .null, "power": [], "alarms": [], "acknowledged": false, "acknowledged_at": .null, "summary": .null]
+        }
+        let schedule = try? PodSchedule.fromStoredJSON(state.scheduleJSON)
+        let power: [JSONValue] = (schedule?.powerWindows ?? []).map {
+            ["days": .string($0.days.description), "on": .string($0.on.description), "off": .string($0.off.description),
+             "level": .number(Double($0.level))]
+        }
+        let alarms: [JSONValue] = (schedule?.alarms ?? []).map {
+            ["days": .string($0.days.description), "time": .string($0.time.description),
+             "intensity": .number(Double($0.intensity)), "pattern": .string($0.pattern.rawValue),
+             "duration_seconds": .number(Double($0.durationSeconds))]
+        }
+        return [
+            "origin": .string(state.origin.rawValue),
+            "bedtime": .string(times?.bedtime.description),
+            "wake": .string(times?.wake.description),
+            "alarm": .string(schedule?.alarms.first?.time.description),
+            "power": .array(power),
+            "alarms": .array(alarms),
+            "acknowledged": .bool(state.acknowledgedAt != nil),
+            "acknowledged_at": .string(state.acknowledgedAt.map { rfc3339(Date(timeIntervalSince1970: Double($0))) }),
+            "summary": .string(state.summary),
+        ]
+    }
+
+    /// `<base>/<serial>/link`: whether the link is up, the pod's identity and the counters.
+    package static func link(_ pod: HubState.PodState) -> JSONValue {
+        let c = pod.counters
+        func n(_ v: UInt64) -> JSONValue { .number(Double(v)) }
+        return [
+            "connected": .bool(pod.connected),
+            "since": .string(rfc3339(pod.since)),
+            "endpoint": .string(pod.endpoint),
+            "reason": .string(pod.lastDisconnectReason),
+            "firmware": .string(pod.pod.firmware),
+            "boot_count": .number(Double(pod.pod.bootCount)),
+            "clock_set": .bool(pod.clock != nil),
+            "counters": [
+                "frames": n(c.frames), "bytes": n(c.bytes), "dropped_frames": n(c.droppedFrames),
+                "sequence_gaps": n(c.sequenceGaps), "crc_errors": n(c.crcErrors), "malformed": n(c.malformed),
+                "reconnects": n(c.reconnects), "retransmits": n(c.retransmits), "timeouts": n(c.timeouts),
+                "nacks": n(c.nacks), "pod_reboots": n(c.podReboots),
+            ],
+        ]
+    }
+
+    /// `<base>/<serial>/alarm/event`.
+    package static func alarm(_ notice: AlarmNotice) -> JSONValue {
+        ["event": .string(notice.kind.rawValue), "side": .string(notice.side?.rawValue),
+         "time": .string(rfc3339(notice.at)), "argument": .number(Double(notice.argument)), "text": .string(notice.text)]
+    }
+
+    /// `<base>/<serial>/<side>/wake`: a smart wake as it goes (`event` is what just happened).
+    package static func wake(_ notice: WakeNotice) -> JSONValue {
+        let r = notice.record
+        return ["event": .string(notice.kind.rawValue), "time": .string(rfc3339(notice.at)),
+                "wake_date": .string(r.wakeDate.description),
+                "window_start": .string(rfc3339(Date(timeIntervalSince1970: Double(r.windowStart)))),
+                "window_end": .string(rfc3339(Date(timeIntervalSince1970: Double(r.windowEnd)))),
+                "window_minutes": .number(Double(r.windowMinutes)),
+                "reason": .string(r.reason), "stage": .string(r.stage?.rawValue),
+                "movement": .number(r.movement, places: 2), "heart_rate_rise": .number(r.heartRateRise, places: 1),
+                "minutes_before_end": .number(r.minutesBeforeEnd, places: 1), "triggered": .bool(r.triggered),
+                "fired_at": .string(r.firedAt.map { rfc3339(Date(timeIntervalSince1970: Double($0))) }),
+                "repeats": .number(Double(r.repeats)), "snoozes": .number(Double(r.snoozes)), "text": .string(notice.text)]
+    }
+
+    /// `<base>/<serial>/command/result`: what happened to a valid command.
+    package static func commandResult(_ command: MQTTCommand, serial: String, result: String, detail: String?) -> JSONValue {
+        ["command": .string(command.name), "side": .string(command.side.rawValue), "serial": .string(serial),
+         "result": .string(result), "detail": .string(detail)]
+    }
+
+    /// `<base>/error`: a command refused before it reached any pod.
+    package static func commandError(topic: String, payload: String, reason: String) -> JSONValue {
+        ["topic": .string(topic), "payload": .string(payload), "error": .string(reason)]
+    }
+
+    static func rfc3339(_ date: Date) -> String {
+        Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)).ISO8601Format()
+    }
+}

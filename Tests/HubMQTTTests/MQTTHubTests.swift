@@ -1,0 +1,359 @@
+import Foundation
+import Hub
+import HubMQTT
+import HubMQTTService
+import Logging
+import NightModel
+import SleepDomain
+import SleepStore
+import Synchronization
+import Testing
+import VirtualPod
+
+/// MQTT in the running hub, end to end: the virtual pod plays a night on a pty at high speed,
+/// the hub (HubDaemon with the MQTT service, as `podbridge run` assembles it) talks to a real
+/// mosquitto, and a test client watches every topic and sends commands as Home Assistant would.
+@Suite(.serialized) struct MQTTHubTests {
+    static let nightStart = Date(timeIntervalSince1970: 1_794_866_400)  // 2026-11-16T22:00:00Z
+    static let serial = "VPOD-MQTT"
+    /// 2 link entities + 14 per side.
+    static let configsPerPod = 30
+
+    struct Running {
+        let daemon: HubDaemon
+        let service: MQTTService
+        let pod: VirtualPod
+        let task: Task<Void, any Error>
+        let directory: String
+        let lines: LogLines
+
+        func stop() async {
+            task.cancel()
+            _ = await task.result
+            pod.stop()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
+    static func night(hours: Double, seed: UInt64) -> NightConfig {
+        let sleeper = SideConfig(sleeper: SleeperProfile(getsIn: 120, getsOutBeforeEnd: 12 * 60, bathroomTrip: false))
+        return NightConfig(seed: seed, duration: hours * 3600, sides: [sleeper, .empty], noise: .normal,
+                           pumpVibration: true, channelsPerSide: 2)
+    }
+
+    /// A sleeper on the left, nobody on the right; `hours` of night at `speed`× real time.
+    static func start(broker: TestBroker, hours: Double = 1.5, speed: Double = 200, seed: UInt64 = 7,
+                      configure: (inout HubConfiguration) -> Void = { _ in }) async throws -> Running {
+        let directory = NSTemporaryDirectory() + "podbridge-mqtt-hub-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let link = directory + "/pod-link"
+        let pod = try VirtualPod(configuration: VirtualPodConfiguration(
+            identity: PodIdentity(serial: serial, sides: 2, channelsPerSide: 2), night: night(hours: hours, seed: seed),
+            speed: speed, nightStartUnix: nightStart.timeIntervalSince1970, linkPath: link))
+        _ = try pod.start()
+        var config = HubConfiguration()
+        config.stateDirectory = directory + "/state"
+        config.timeZone = "UTC"
+        config.pod.path = link
+        config.pod.reconnectMaxSeconds = 1
+        config.sessions.maxGapMinutes = 5
+        config.api.enabled = false
+        config.mqtt.host = "127.0.0.1"
+        config.mqtt.port = broker.port
+        config.mqtt.clientID = "podbridge-test"
+        config.mqtt.publishEverySeconds = 0.5
+        configure(&config)
+        let lines = LogLines()
+        let reporter = HubReporter(logger: Logger(label: "mqtt-test") { _ in LineCapture(sink: lines) }, console: false)
+        let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(start: nightStart, speed: speed),
+                                                  reporter: reporter)
+        let service = try MQTTService(configuration: config, bus: daemon.bus, control: daemon.control, store: daemon.store,
+                                      reporter: reporter, dashboardURL: "http://127.0.0.1:8380/",
+                                      reconnectMin: .milliseconds(100), reconnectMax: .milliseconds(500))
+        let task = Task { try await daemon.run(adding: [service], handleSignals: false) }
+        return Running(daemon: daemon, service: service, pod: pod, task: task, directory: directory, lines: lines)
+    }
+
+    static func configTopics(_ listener: Listener, serial: String = serial) -> Set<String> {
+        Set(listener.messages.filter { $0.topic.hasPrefix("homeassistant/") && $0.topic.contains("/podbridge_\(serial)/")
+            && !$0.payload.isEmpty }.map(\.topic))
+    }
+
+    /// Every config is retained (a client subscribing now, as Home Assistant starting, gets
+    /// them all flagged retained) and a valid HA discovery payload: the keys HA requires for
+    /// its component, a unique id, the device block, availability tied to the hub's last will.
+    static func checkDiscovery(port: Int) async throws {
+        let listener = try Listener(port: port, filters: ["homeassistant/#"])
+        defer { Task { await listener.stop() } }
+        #expect(await eventually(60) { configTopics(listener).count == configsPerPod },
+                "retained configs: \(configTopics(listener).count)")
+        var uniqueIDs = Set<String>()
+        for topic in configTopics(listener).sorted() {
+            let message = try #require(listener.last(topic))
+            #expect(message.retain, "\(topic) not retained")
+            let config = try #require(json(message), "\(topic): not JSON")
+            let component = topic.split(separator: "/")[1]
+            let uniqueID = try #require(config["unique_id"] as? String, "\(topic): no unique_id")
+            #expect(uniqueIDs.insert(uniqueID).inserted, "duplicate unique_id \(uniqueID)")
+            #expect(config["name"] is String, "\(topic): no name")
+            let device = try #require(config["device"] as? [String: Any], "\(topic): no device")
+            #expect((device["identifiers"] as? [String]) == ["podbridge_\(serial)"])
+            #expect(device["serial_number"] as? String == serial && device["sw_version"] is String)
+            #expect(device["configuration_url"] as? String == "http://127.0.0.1:8380/")
+            let availability = try #require(config["availability"] as? [[String: Any]], "\(topic): no availability")
+            #expect(availability.contains { $0["topic"] as? String == "podbridge/status" })
+            switch component {
+            case "binary_sensor", "sensor":
+                #expect(config["state_topic"] is String, "\(topic): no state_topic")
+            case "switch", "text":
+                #expect(config["state_topic"] is String && config["command_topic"] is String, "\(topic)")
+            case "button":
+                #expect(config["command_topic"] is String, "\(topic)")
+            default:
+                Issue.record("unexpected component \(component)")
+            }
+        }
+        #expect(uniqueIDs.count == configsPerPod)
+        let occupancy = try #require(json(listener.last("homeassistant/binary_sensor/podbridge_\(serial)/left_occupancy/config")))
+        #expect(occupancy["device_class"] as? String == "occupancy")
+        let heart = try #require(json(listener.last("homeassistant/sensor/podbridge_\(serial)/left_heart_rate/config")))
+        #expect(heart["unit_of_measurement"] as? String == "bpm" && heart["state_class"] as? String == "measurement")
+        let bedtime = try #require(json(listener.last("homeassistant/text/podbridge_\(serial)/left_bedtime/config")))
+        #expect(bedtime["pattern"] as? String == HomeAssistantDiscovery.timePattern)
+    }
+
+    @Test func thePodAppearsInHomeAssistantItsStatesFollowTheNightAndCommandsReachIt() async throws {
+        let broker = try TestBroker()
+        let listener = try Listener(port: broker.port)
+        try await listener.waitConnected()
+        // A pod an earlier configuration announced: its entities must go.
+        try listener.publish("homeassistant/sensor/podbridge_OLDPOD/left_heart_rate/config", #"{"name":"old"}"#, retain: true)
+        let hub = try await Self.start(broker: broker)
+
+        #expect(await eventually(120) { Self.configTopics(listener).count == Self.configsPerPod },
+                "discovery: \(Self.configTopics(listener).count) configs; hub said \(hub.lines.all.suffix(10))")
+        try await Self.checkDiscovery(port: broker.port)
+        #expect(listener.last("podbridge/status")?.text == "online")
+        #expect(await eventually(60) { listener.last("homeassistant/sensor/podbridge_OLDPOD/left_heart_rate/config")?.payload == [] },
+                "the old pod's config was not removed")
+        #expect(await eventually(60) { listener.last("podbridge/VPOD-MQTT/availability")?.text == "online" })
+        #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/link"))?["connected"] as? Bool == true })
+
+        // The night: someone gets into the left side; heart and breathing rates appear.
+        #expect(await eventually(120) {
+            guard let s = json(listener.last("podbridge/VPOD-MQTT/left/state")) else { return false }
+            return s["present"] as? Bool == true && s["heart_rate"] is Double && s["in_bed_since"] is String
+        }, "left state: \(String(describing: listener.last("podbridge/VPOD-MQTT/left/state")?.text))")
+        let left = try #require(json(listener.last("podbridge/VPOD-MQTT/left/state")))
+        #expect((35...100).contains(left["heart_rate"] as? Double ?? 0), "HR \(String(describing: left["heart_rate"]))")
+        // The preliminary analysis of the night under way gives a stage.
+        #expect(await eventually(120) { json(listener.last("podbridge/VPOD-MQTT/left/state"))?["stage"] is String },
+                "no stage; hub said \(hub.lines.all.suffix(10))")
+        let right = try #require(json(listener.last("podbridge/VPOD-MQTT/right/state")))
+        #expect(right["present"] as? Bool == false && right["heart_rate"] is NSNull)
+        #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/left/schedule"))?["wake"] is String })
+
+        // A command as Home Assistant's switch sends it: the pod powers the side, acks, and the state says so.
+        let leftPower = hub.pod.snapshot.powerOn.first ?? false
+        try listener.publish("podbridge/VPOD-MQTT/right/power/set", #"{"state": "ON", "level": 40}"#)
+        #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/command/result"))?["result"] as? String == "ack" },
+                "no ack; hub said \(hub.lines.all.suffix(10))")
+        #expect(hub.pod.snapshot.powerOn == [leftPower, true])
+        #expect(await eventually(30) { json(listener.last("podbridge/VPOD-MQTT/right/state"))?["power"] as? String == "ON" })
+        // Nothing rings: the pod refuses a snooze, and that nack is published.
+        try listener.publish("podbridge/VPOD-MQTT/left/alarm/snooze", "PRESS")
+        #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/command/result"))?["result"] as? String == "nack" })
+
+        // Malformed commands: an error on podbridge/error, nothing sent to the pod.
+        let answeredBefore = hub.pod.snapshot.requestsAnswered
+        let resultsBefore = listener.all("podbridge/VPOD-MQTT/command/result").count
+        try listener.publish("podbridge/VPOD-MQTT/left/power/set", #"{"state": "ON", "level": 250}"#)
+        try listener.publish("podbridge/VPOD-MQTT/middle/alarm/stop", "PRESS")
+        try listener.publish("podbridge/VPOD-MQTT/left/schedule/wake/set", "25:00")
+        try listener.publish("podbridge/NOPOD/left/alarm/stop", "PRESS")
+        #expect(await eventually(60) { listener.all("podbridge/error").count == 4 })
+        let errors = listener.all("podbridge/error").compactMap { json($0)?["error"] as? String }
+        #expect(errors.count == 4 && errors[0].contains("1–100") && errors[1].contains("side") && errors[2].contains("HH:mm")
+                && errors[3].contains("NOPOD"), "errors: \(errors)")
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(hub.pod.snapshot.powerOn == [leftPower, true])
+        #expect(listener.all("podbridge/VPOD-MQTT/command/result").count == resultsBefore)
+        // The schedule service may talk to the pod on its own timers meanwhile; a few at most.
+        #expect(hub.pod.snapshot.requestsAnswered - answeredBefore <= 2)
+
+        // The manual wake time from HA's text entity: stored, pushed, the pod holds the alarm.
+        try listener.publish("podbridge/VPOD-MQTT/left/schedule/wake/set", "06:40")
+        #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/command/result"))?["command"] as? String == "wake" },
+                "hub said \(hub.lines.all.suffix(10))")
+        #expect(await eventually(60) { hub.pod.currentSchedule(side: .left)?.alarm?.time == TimeOfDay(wrapping: 6 * 60 + 40) })
+        #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/left/schedule"))?["wake"] as? String == "06:40" })
+
+        // Home Assistant restarts: it announces itself and gets the discovery again.
+        let configsBefore = listener.all("homeassistant/binary_sensor/podbridge_VPOD-MQTT/left_occupancy/config").count
+        try listener.publish("homeassistant/status", "online")
+        #expect(await eventually(60) {
+            listener.all("homeassistant/binary_sensor/podbridge_VPOD-MQTT/left_occupancy/config").count > configsBefore
+        })
+
+        // The night ends: the last night is published with its score and sleep time.
+        await hub.pod.waitUntilFinished()
+        #expect(await eventually(120) { json(listener.last("podbridge/VPOD-MQTT/left/last_night"))?["score"] is Int },
+                "no last night; hub said \(hub.lines.all.suffix(10))")
+        let lastNight = try #require(json(listener.last("podbridge/VPOD-MQTT/left/last_night")))
+        #expect((lastNight["total_sleep_minutes"] as? Int ?? 0) > 10)
+        #expect(lastNight["stage_minutes"] is [String: Any] && lastNight["wake_date"] as? String == "2026-11-16")
+
+        await hub.stop()
+        // A clean stop says offline itself.
+        #expect(await eventually(30) { listener.last("podbridge/status")?.text == "offline" })
+        #expect(listener.last("podbridge/VPOD-MQTT/availability")?.text == "offline")
+        await listener.stop()
+    }
+
+    @Test func theBrokerRestartingMidNightIsReconnectedAndEverythingRetainedIsPublishedAgain() async throws {
+        let broker = try TestBroker()
+        let listener = try Listener(port: broker.port)
+        try await listener.waitConnected()
+        let hub = try await Self.start(broker: broker, hours: 1.5, speed: 150)
+        #expect(await eventually(120) { Self.configTopics(listener).count == Self.configsPerPod })
+        #expect(await eventually(120) { json(listener.last("podbridge/VPOD-MQTT/left/state"))?["present"] as? Bool == true })
+
+        // The broker goes away (it keeps nothing: persistence is off) and comes back.
+        broker.stop()
+        #expect(await eventually(60) { hub.lines.all.contains { $0.contains("connection to the broker lost") } })
+        #expect(await eventually(60) { listener.connectionCount == 1 && !listener.events.isEmpty })
+        listener.clear()
+        try broker.start()
+        #expect(await eventually(120) { Self.configTopics(listener).count == Self.configsPerPod },
+                "discovery not re-published: \(Self.configTopics(listener).count); hub said \(hub.lines.all.suffix(10))")
+        try await Self.checkDiscovery(port: broker.port)
+        #expect(await eventually(60) { listener.last("podbridge/status")?.text == "online" })
+        #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/link"))?["connected"] as? Bool == true })
+        let late = try Listener(port: broker.port, filters: ["podbridge/#"])
+        #expect(await eventually(60) {
+            late.last("podbridge/VPOD-MQTT/link")?.retain == true && late.last("podbridge/status")?.retain == true
+                && late.last("podbridge/VPOD-MQTT/left/state")?.retain == true
+        }, "retained after the restart: \(Set(late.messages.filter(\.retain).map(\.topic)).sorted())")
+        await late.stop()
+        #expect(await eventually(60) { listener.last("podbridge/VPOD-MQTT/left/state") != nil })
+        #expect(await eventually(60) { listener.last("podbridge/VPOD-MQTT/left/schedule") != nil })
+
+        // The night went on regardless: it is analysed and stored.
+        await hub.pod.waitUntilFinished()
+        let store = hub.daemon.store
+        #expect(await eventually(120) { (try? await store.allSessions(side: .left).contains { $0.isFinal }) == true },
+                "no final session; hub said \(hub.lines.all.suffix(10))")
+        #expect(try await store.integrityCheck() == ["ok"])
+        #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/left/last_night"))?["score"] is Int })
+        await hub.stop()
+        await listener.stop()
+    }
+
+    @Test func wrongCredentialsAreLoggedClearlyAndTheHubKeepsRunning() async throws {
+        let broker = try TestBroker(users: ["podbridge": "right-password"])
+        let hub = try await Self.start(broker: broker, hours: 1, speed: 200) { config in
+            config.mqtt.username = "podbridge"
+            config.mqtt.password = "wrong-password"
+        }
+        #expect(await eventually(60) { hub.lines.all.contains { $0.contains("refused the connection") && $0.contains("mqtt.password") } },
+                "hub said \(hub.lines.all.suffix(10))")
+        // The rest of the hub goes on: the pod streams and the night is stored.
+        await hub.pod.waitUntilFinished()
+        let store = hub.daemon.store
+        #expect(await eventually(120) { (try? await store.allSessions(side: .left).contains { $0.isFinal }) == true },
+                "no final session; hub said \(hub.lines.all.suffix(10))")
+        // Retried all night with backoff, but said once as a warning (repeats go to the debug log).
+        #expect(hub.lines.all.filter { $0.contains("refused the connection") }.count == 1)
+        await hub.stop()
+
+        // With the right password, a client connects to the same broker.
+        let listener = try Listener(port: broker.port, username: "podbridge", password: "right-password")
+        try await listener.waitConnected()
+        await listener.stop()
+    }
+
+    /// `podbridge run` as a user runs it (MQTT from the environment) against the virtual pod:
+    /// the pod appears in Home Assistant's discovery; killed, the broker publishes its last will.
+    @Test func theRealDaemonAnnouncesThePodAndItsLastWillIsPublishedWhenItDies() async throws {
+        let binary = try #require(Self.podbridgeURL(), "podbridge must be built beside the tests")
+        let broker = try TestBroker()
+        let listener = try Listener(port: broker.port)
+        try await listener.waitConnected()
+        let directory = NSTemporaryDirectory() + "podbridge-mqtt-run-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let speed = 100.0
+        let pod = try VirtualPod(configuration: VirtualPodConfiguration(
+            identity: PodIdentity(serial: Self.serial, sides: 2, channelsPerSide: 2), night: Self.night(hours: 2, seed: 3),
+            speed: speed, nightStartUnix: Self.nightStart.timeIntervalSince1970, linkPath: directory + "/pod-link"))
+        let tty = try pod.start()
+        defer { pod.stop() }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["run", "--path", tty, "--state-dir", directory + "/state", "--tz", "UTC", "--no-api",
+                             "--log-level", "info", "--clock-speed", "\(speed)", "--clock-start", "2026-11-16T22:00:00Z"]
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PODBRIDGE_") }
+        environment["PODBRIDGE_MQTT_HOST"] = "127.0.0.1"
+        environment["PODBRIDGE_MQTT_PORT"] = "\(broker.port)"
+        environment["PODBRIDGE_MQTT_CLIENT_ID"] = "podbridge-run-test"
+        environment["PODBRIDGE_MQTT_PUBLISH_EVERY_SECONDS"] = "1"
+        process.environment = environment
+        let logPath = directory + "/daemon.log"
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try #require(FileHandle(forWritingAtPath: logPath))
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        func said() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+        #expect(await eventually(120) { Self.configTopics(listener).count == Self.configsPerPod },
+                "discovery: \(Self.configTopics(listener).count); the daemon said: \(said().suffix(2000))")
+        #expect(listener.last("podbridge/status")?.text == "online")
+        #expect(await eventually(60) { listener.last("podbridge/VPOD-MQTT/availability")?.text == "online" })
+        #expect(await eventually(120) { json(listener.last("podbridge/VPOD-MQTT/left/state"))?["present"] as? Bool == true },
+                "the daemon said: \(said().suffix(2000))")
+
+        // The hub dies without a word: the broker says `offline` for it (the last will, retained).
+        kill(process.processIdentifier, SIGKILL)
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(await eventually(60) { listener.last("podbridge/status")?.text == "offline" },
+                "status: \(listener.all("podbridge/status").map(\.text))")
+        // Retained: a client connecting later (Home Assistant restarting) sees the hub offline.
+        let late = try Listener(port: broker.port, filters: ["podbridge/status"])
+        #expect(await eventually(30) { late.last("podbridge/status")?.text == "offline" && late.last("podbridge/status")?.retain == true })
+        await late.stop()
+        await listener.stop()
+    }
+
+    /// The `podbridge` executable built beside the test bundle.
+    static func podbridgeURL() -> URL? {
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = dir.appendingPathComponent("podbridge")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        return nil
+    }
+}
+
+/// Every log line the hub wrote, in order.
+final class LogLines: Sendable {
+    private let lines = Mutex<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+}
+
+struct LineCapture: LogHandler {
+    let sink: LogLines
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .info
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(event: LogEvent) { sink.append("\(event.level): \(event.message)") }
+}
