@@ -309,14 +309,15 @@ package actor SmartWakeService: Service {
             await save(side, .decided, at: d.time, text: "\(side): smart wake: \(d.summary(in: podZone)) — too late, the pod's own alarm")
             return
         }
-        let error = await trigger(side, alarm: w.alarm, serial: w.serial)
-        watches[side]?.record.triggered = error == nil
-        watches[side]?.record.triggerError = error
-        if let error {
+        // Recorded and told before the request goes out, so the decision always comes before
+        // the pod's ALARM_STARTED; a trigger the pod does not take is told right after.
+        watches[side]?.record.triggered = true
+        await save(side, .decided, at: d.time, text: "\(side): smart wake: \(d.summary(in: podZone)) — alarm triggered")
+        if let error = await trigger(side, alarm: w.alarm, serial: w.serial) {
+            watches[side]?.record.triggered = false
+            watches[side]?.record.triggerError = error
             await save(side, .triggerFailed, at: d.time,
                        text: "\(side): smart wake chose \(d.summary(in: podZone)) but the pod did not take TRIGGER_ALARM (\(error)); it fires at \(local(w.window.end)) by itself")
-        } else {
-            await save(side, .decided, at: d.time, text: "\(side): smart wake: \(d.summary(in: podZone)) — alarm triggered")
         }
     }
 
@@ -426,12 +427,11 @@ package actor SmartWakeService: Service {
         w.record.repeats += 1
         w.ringing = true
         watches[side] = w
+        await save(side, .repeated, at: now, text: "\(side): still in bed \(local(checkAt)): alarm again (repeat \(w.record.repeats) of at most \(w.settings.maxRepeats))")
         if let error = await trigger(side, alarm: w.alarm, serial: w.serial) {
             watches[side]?.ringing = false
             watches[side]?.finished = true
-            await save(side, .triggerFailed, at: now, text: "\(side): still in bed, but the repeat did not reach the pod (\(error))")
-        } else {
-            await save(side, .repeated, at: now, text: "\(side): still in bed \(local(checkAt)): alarm again (repeat \(w.record.repeats) of at most \(w.settings.maxRepeats))")
+            await save(side, .triggerFailed, at: now, text: "\(side): the repeat did not reach the pod (\(error))")
         }
     }
 
