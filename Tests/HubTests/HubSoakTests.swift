@@ -54,7 +54,7 @@ import Glibc
                              "--log-level", "info", "--listen", "127.0.0.1:0", "--record", capture,
                              "--clock-speed", "\(Self.speed)", "--clock-start", "2026-11-16T22:00:00Z"]
         let logPath = dir.path("daemon.log")
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try #require(FileHandle(forWritingAtPath: logPath))
         process.standardOutput = log
         process.standardError = log
