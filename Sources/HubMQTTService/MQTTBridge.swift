@@ -206,7 +206,7 @@ package actor MQTTBridge {
 
     private func publishSchedule(serial: String, side: BedSide) async {
         let inForce = (try? await store.podSchedule(podSerial: serial, side: side)) ?? nil
-        let times = await sleepTimes(serial: serial, side: side)
+        let times = await sleepTimes(serial: serial, side: side, inForce: inForce)
         let alarmOn = (try? await store.alarmEnabled(podSerial: serial, side: side)) ?? true
         let wake = await EffectiveWakeSettings.resolve(store: store, settings: configuration.schedule, podSerial: serial, side: side)
         publish(MQTTMessage(topic: topics.schedule(serial, side.rawValue),
@@ -216,10 +216,10 @@ package actor MQTTBridge {
     }
 
     /// The weekday bedtime and wake the side's schedule is built from: the manual ones when
-    /// set, else what inference (or the default) gives — the same resolver the schedule service uses.
-    private func sleepTimes(serial: String, side: BedSide) async -> SleepTimes? {
-        let stored = (try? await store.podSchedule(podSerial: serial, side: side)) ?? nil
-        let zone = stored.flatMap { TimeZone(identifier: $0.timeZoneID) } ?? configuration.podTimeZone
+    /// set, else what inference (or the default) gives — the same resolver the schedule service uses,
+    /// in the zone of the schedule in force (`inForce`, as stored).
+    private func sleepTimes(serial: String, side: BedSide, inForce: PodScheduleState?) async -> SleepTimes? {
+        let zone = inForce.flatMap { TimeZone(identifier: $0.timeZoneID) } ?? configuration.podTimeZone
         let resolver = ScheduleResolver(store: store, settings: configuration.schedule, podZone: zone)
         guard let decision = try? await resolver.decide(podSerial: serial, side: side, now: Date()) else { return nil }
         return decision.inference.decision(for: .weekday).times
@@ -348,7 +348,8 @@ package actor MQTTBridge {
                 result(command, serial: serial, try await control.send(.stopAlarm(side: side), toPod: serial))
             case .bedtime(let time), .wake(let time):
                 let manual = (try? await store.manualSchedule(podSerial: serial, side: side)) ?? nil
-                let current = await sleepTimes(serial: serial, side: side)
+                let inForce = (try? await store.podSchedule(podSerial: serial, side: side)) ?? nil
+                let current = await sleepTimes(serial: serial, side: side, inForce: inForce)
                 var bedtime = manual?.weekdayBedtime ?? current?.bedtime.description
                 var wake = manual?.weekdayWake ?? current?.wake.description
                 if case .bedtime = command.action { bedtime = time } else { wake = time }

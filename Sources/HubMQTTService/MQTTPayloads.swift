@@ -65,8 +65,8 @@ package enum MQTTPayloads {
     /// `<base>/<serial>/<side>/schedule`: the schedule in force and whether the pod has it.
     /// `bedtime`/`wake` are the sleeper's weekday times the schedule is built from (manual,
     /// inferred or default: `times`), not the power window (which starts a warm-up earlier).
-    package static func schedule(_ state: PodScheduleState?, times: SleepTimes?, alarmEnabled: Bool = true,
-                                 wakeWindowMinutes: Int = 0) -> JSONValue {
+    package static func schedule(_ state: PodScheduleState?, times: SleepTimes?, alarmEnabled: Bool,
+                                 wakeWindowMinutes: Int) -> JSONValue {
         guard let state else {
             return ["origin": .null, "bedtime": .string(times?.bedtime.description), "wake": .string(times?.wake.description),
                     "alarm": .null, "power": [], "alarms": [], "acknowledged": false, "acknowledged_at": .null, "summary": .null,
