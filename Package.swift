@@ -72,6 +72,8 @@ let package = Package(
         ], swiftSettings: strict),
 
         /// Pod messages to per-side front ends; captures to nights (pure glue of the two).
+        /// Synthetic nights (NightModel, TextbookNight) through the real front end, with their stages: what staging is judged by beyond real data.
+        .target(name: "SyntheticNights", dependencies: ["SleepDomain", "NightModel", "SleepAnalysis"], swiftSettings: strict),
         .target(name: "PodAnalysis", dependencies: ["SleepDomain", "PodProtocol", "SleepAnalysis"], swiftSettings: strict),
         /// The daemon: per-pod pipeline, session tracking, schedule driver, service lifecycle.
         .target(name: "Hub", dependencies: [
@@ -118,7 +120,7 @@ let package = Package(
         ),
         .executableTarget(name: "podbridge-bench", dependencies: [
             "SleepDomain", "PodProtocol", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore", "PodAnalysis",
-            "SmartWake",
+            "SmartWake", "SyntheticNights",
         ], swiftSettings: strict),
         /// A child process for the store's crash test: writes sessions until it is killed.
         .executableTarget(name: "sleepstore-crash-writer", dependencies: ["SleepDomain", "SleepStore"], swiftSettings: strict),
@@ -127,7 +129,7 @@ let package = Package(
         .testTarget(name: "SleepDomainTests", dependencies: ["SleepDomain"], swiftSettings: strict),
         .testTarget(name: "PodProtocolTests", dependencies: ["SleepDomain", "PodProtocol"], swiftSettings: strict),
         .testTarget(name: "NightModelTests", dependencies: ["SleepDomain", "NightModel"], swiftSettings: strict),
-        .testTarget(name: "SleepAnalysisTests", dependencies: ["SleepDomain", "SleepAnalysis", "NightModel"], swiftSettings: strict),
+        .testTarget(name: "SleepAnalysisTests", dependencies: ["SleepDomain", "SleepAnalysis", "NightModel", "SyntheticNights"], swiftSettings: strict),
         .testTarget(name: "VirtualPodTests", dependencies: ["SleepDomain", "VirtualPod", "PodProtocol", "NightModel"], swiftSettings: strict),
         .testTarget(name: "PodAnalysisTests", dependencies: ["SleepDomain", "PodAnalysis", "PodProtocol", "SleepAnalysis", "NightModel"],
                     swiftSettings: strict),

@@ -9,7 +9,11 @@ import Foundation
 /// out of that epoch (marginalises it), so a night without movement or without beats is
 /// staged from what it has.
 ///
-/// 0. movement — log(1 + movement index): the strongest sign of wake on a bed sensor;
+/// 0. movement — the strongest sign of wake on a bed sensor, in the night's own units:
+///    log(1 + 10 · (movement − the night's median) / (its 95th percentile − its median)),
+///    0 below the median. The pod's movement index (a log power ratio with a noise floor)
+///    and a watch's activity counts (0 when still) share no unit; the median is the night's
+///    still level and the 95th percentile its large movements, so the sensor's unit cancels;
 /// 1. heart rate above the night's 10th percentile (bpm), smoothed ±1 epoch: wake and REM
 ///    run higher, deep sleep lowest, and it falls across the night;
 /// 2. heart-rate spread — log of the SD of the epoch heart rates over ±4 epochs (4.5 min):
@@ -25,14 +29,24 @@ package enum StagingFeatures {
     /// Fewest epoch heart rates in that window for a spread.
     package static let spreadMinimumEpochs = 5
 
+    /// Smallest spread between the night's still level and its large movements (either
+    /// unit): a night with no movement at all stays 0 instead of magnifying noise.
+    package static let movementScaleFloor = 0.1
+
+    /// Movement relative to the night's still level, scaled by its large movements (feature 0).
+    static func relativeMovement(_ m: [Double?]) -> [Double?] {
+        let sorted = m.compactMap { $0 }.sorted()
+        guard !sorted.isEmpty else { return m.map { _ in nil } }
+        let still = NightNormalization.quantile(sorted, 0.5)
+        let scale = max(NightNormalization.quantile(sorted, 0.95) - still, movementScaleFloor)
+        return m.map { v in v.map { log(1 + 10 * max(0, $0 - still) / scale) } }
+    }
+
     /// One row of `count` optional values per epoch (nil = not measured).
     /// `movementMeasured` false: the input carries no movement signal at all.
     package static func matrix(_ epochs: [EpochFeatures], movementMeasured: Bool = true) -> [[Double?]] {
         let n = epochs.count
-        let movement: [Double?] = epochs.map { e in
-            guard movementMeasured, let m = e.movement, m.isFinite else { return nil }
-            return log(1 + max(0, m))
-        }
+        let movement = relativeMovement(epochs.map { e in movementMeasured ? e.movement.flatMap { $0.isFinite ? max(0, $0) : nil } : nil })
         let hr = epochs.map(\.heartRate)
         let hrSorted = hr.compactMap { $0 }.sorted()
         let hrLow = hrSorted.isEmpty ? nil : NightNormalization.quantile(hrSorted, 0.1)

@@ -1,5 +1,9 @@
 import Foundation
+import NightModel
+import PodAnalysis
 import SleepAnalysis
+import SleepDomain
+import SyntheticNights
 
 /// Staging accuracy on the labelled nights in Data/ (slpdb-dev: beats of apnoea patients;
 /// sleep-accel-dev: heart rate and movement of healthy sleepers), every figure on nights the
@@ -113,4 +117,88 @@ func dumpStagingFeatures(repoRoot: URL, to path: String) throws {
         }
     }
     try out.write(toFile: path, atomically: true, encoding: .utf8)
+}
+
+/// `--dump-epochs FILE`: every epoch's measured values (not the model's features) with its
+/// reference stage, for the labelled nights in Data/ and for virtual-pod nights through the
+/// whole pipeline (capture → front end → analyzer), as CSV for analysis outside Swift.
+func dumpEpochs(repoRoot: URL, to path: String, podSeeds: [UInt64], podHours: Double) throws {
+    func f(_ x: Double?) -> String { x.map { String(format: "%.4f", $0) } ?? "" }
+    var out = "record,subject,dataset,movement_measured,t,present,stage,hr,rmssd,hr_sd,breathing,breathing_cv,movement,quality\n"
+    func rows(_ name: String, _ subject: String, _ dataset: String, _ movementMeasured: Bool,
+              _ sessions: [SleepSession], _ stageAt: (Double) -> SleepStage?) {
+        for s in sessions {
+            for e in s.epochs {
+                let x = e.features
+                out += "\(name),\(subject),\(dataset),\(movementMeasured ? 1 : 0),\(Int(e.start)),\(x.present ? 1 : 0),\(stageAt(e.start)?.rawValue ?? ""),"
+                out += [f(x.heartRate), f(x.rmssd), f(x.heartRateSD), f(x.breathingRate), f(x.breathingVariability),
+                        f(x.movement), f(x.quality)].joined(separator: ",") + "\n"
+            }
+        }
+    }
+    let utc = TimeZone(identifier: "UTC")!
+    let analyzer = SleepAnalyzer(timeZone: utc)
+    let records = try StagingData.slpdb(repoRoot: repoRoot) + StagingData.sleepAccel(repoRoot: repoRoot)
+    for r in records {
+        var stageAt: [Int: SleepStage] = [:]
+        for i in r.reference { if let s = i.stage { stageAt[Int((((i.start + i.end) / 2) / epochLength).rounded(.down))] = s } }
+        rows(r.name, r.subject, r.dataset, r.input.vitalsMovementMeasured && !r.input.vitals.isEmpty,
+             analyzer.analyze(r.input)) { stageAt[Int(($0 / epochLength).rounded())] }
+    }
+    for night in syntheticNights(quick: false) {
+        var stageAt: [Int: SleepStage] = [:]
+        for i in night.reference { if let s = i.stage { stageAt[Int((((i.start + i.end) / 2) / epochLength).rounded(.down))] = s } }
+        rows(night.name, night.name, night.name.hasPrefix("textbook") ? "textbook" : "nightmodel", true,
+             analyzer.analyze(beats: night.output.beats, vitals: night.output.seconds)) { stageAt[Int(($0 / epochLength).rounded())] }
+    }
+    for seed in podSeeds {
+        let night = try VirtualNightCapture(config: NightConfig(seed: seed, duration: podHours * 3600, noise: .normal))
+        let analysis = try CaptureAnalysis(capture: night.bytes)
+        for side in BedSide.allCases {
+            let truth = night.truth.sides[side.index]
+            let start = Double(VirtualNightCapture.startMillis) / 1000
+            let stageAt: (Double) -> SleepStage? = { t in
+                var counts: [SleepStage: Int] = [:]
+                for sec in 0..<Int(epochLength) {
+                    let i = Int(t + Double(sec) - start)
+                    guard i >= 0, i < truth.present.count, truth.present[i], let s = truth.stage[i] else { continue }
+                    counts[s, default: 0] += 1
+                }
+                return counts.max(by: { $0.value < $1.value }).flatMap { 2 * $0.value > Int(epochLength) ? $0.key : nil }
+            }
+            rows("pod\(seed)\(side)", "pod\(seed)\(side)", "pod", true,
+                 analyzer.analyze(beats: analysis[side].beats, vitals: analysis[side].vitals), stageAt)
+        }
+    }
+    try out.write(toFile: path, atomically: true, encoding: .utf8)
+}
+
+/// The synthetic nights `make bench` stages: textbook nights of four sleepers (resting heart
+/// rate and breathing differ) and NightModel nights, each through the real front end.
+func syntheticNights(quick: Bool) -> [SyntheticNight] {
+    let textbook: [(UInt64, Double, Double)] = [(3, 64, 15), (4, 52, 12), (5, 72, 17), (6, 58, 13)]
+    let nightModel: [UInt64] = [31, 32, 33, 34]
+    return textbook.prefix(quick ? 1 : 4).map { SyntheticNight.textbook(seed: $0.0, restingHeartRate: $0.1, breathingRate: $0.2) }
+        + nightModel.prefix(quick ? 1 : 4).map { SyntheticNight.nightModel(seed: $0) }
+}
+
+/// The shipped model on both synthetic generators (targets: TST within ±30 min per night,
+/// deep and REM recall above 0.5).
+func runSyntheticStagingBench(options: BenchOptions) throws {
+    let analyzer = SleepAnalyzer(timeZone: TimeZone(identifier: "UTC")!)
+    var byGenerator: [String: [StagingEvaluation]] = [:]
+    for night in syntheticNights(quick: options.quick) {
+        let e = night.evaluate(analyzer)
+        byGenerator[night.name.hasPrefix("textbook") ? "textbook" : "nightmodel", default: []].append(e)
+        print(String(format: "synthetic.%@: k4 %.3f k2 %.3f recall a/c/d/r %.2f/%.2f/%.2f/%.2f tst_bias %+.1f min",
+                     night.name, e.kappa(.four), e.kappa(.two), e.recall(.awake), e.recall(.core), e.recall(.deep),
+                     e.recall(.rem), e.totalSleepBiasMinutes))
+    }
+    for (name, list) in byGenerator.sorted(by: { $0.key < $1.key }) {
+        let p = StagingEvaluation.pooled(list)
+        let bias = list.map(\.totalSleepBiasMinutes)
+        print(String(format: "synthetic.%@.pooled: %d nights k4 %.3f k2 %.3f recall deep %.2f rem %.2f; tst_bias %+.0f … %+.0f min, within ±30 min: %d/%d",
+                     name, list.count, p.kappa(.four), p.kappa(.two), p.recall(.deep), p.recall(.rem),
+                     bias.min() ?? .nan, bias.max() ?? .nan, bias.filter { abs($0) <= 30 }.count, list.count))
+    }
 }

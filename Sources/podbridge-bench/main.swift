@@ -1,6 +1,6 @@
 // `make bench`: prints the project's measured figures, one "name: value unit" per line.
 // `--quick` runs fewer repetitions (used to check the benchmarks still run); `--only
-// AREA` runs one area (protocol, frontend, podanalysis, staging, schedule, wake, store). `--write-model FILE`
+// AREA` runs one area (protocol, frontend, podanalysis, staging, synthetic, schedule, wake, store). `--write-model FILE`
 // refits the staging model on Data/ and writes it as Swift (`make model`). `--wake-seeds N`
 // runs the wake area on seeds N… (700: the calibration nights), `--wake-dump FILE` writes
 // every window epoch's observation with the truth as CSV (docs/smart-wake.md).
@@ -41,6 +41,15 @@ if let i = arguments.firstIndex(of: "--write-model") {
 if let i = arguments.firstIndex(of: "--dump-staging-features"), arguments.index(after: i) < arguments.endIndex {
     do { try dumpStagingFeatures(repoRoot: root, to: arguments[arguments.index(after: i)]) } catch {
         print("dump-staging-features: FAILED: \(error)"); exit(1)
+    }
+    exit(0)
+}
+
+if let i = arguments.firstIndex(of: "--dump-epochs"), arguments.index(after: i) < arguments.endIndex {
+    do {
+        try dumpEpochs(repoRoot: root, to: arguments[arguments.index(after: i)], podSeeds: [31, 32, 33, 34, 35, 36], podHours: 8)
+    } catch {
+        print("dump-epochs: FAILED: \(error)"); exit(1)
     }
     exit(0)
 }

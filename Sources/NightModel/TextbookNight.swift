@@ -1,7 +1,5 @@
 import Foundation
 import SleepDomain
-import NightModel
-@testable import SleepAnalysis
 
 /// A second synthetic night, deliberately unlike NightModel, from textbook sleep physiology
 /// (AASM-style cycles; resting heart rate, breathing and their variability per stage from
@@ -11,20 +9,23 @@ import NightModel
 /// that lengthens to half an hour; its own heart-rate and breathing levels per stage;
 /// a three-wave BCG complex (I–J–K, no H or L) whose size follows the breath; AR(1)
 /// coloured noise with occasional spikes; and movement as slow, large body shifts. Nothing
-/// in it was tuned to the stager: the constants below were written down first.
-struct TextbookNight {
-    static let fs = 500.0
+/// in it was tuned to the stager: the constants below were written down first. The tests
+/// and `make bench` stage its nights with the shipped model (`SyntheticStagingTests`).
+package struct TextbookNight: Sendable {
+    package static let fs = 500.0
     /// A multiple of 30 s, so epochs line up with the stage grid.
-    static let start = 1_699_999_980.0
+    package static let start = 1_699_999_980.0
+    /// Length of one scored epoch (s).
+    package static let epochLength = 30.0
 
-    var seed: UInt64
+    package var seed: UInt64
     /// Heart rate in stage N2 (bpm) and breathing rate in N2 (per minute).
-    var restingHeartRate: Double
-    var breathingRate: Double
-    /// Stage per 30-s epoch.
-    private(set) var stages: [SleepStage] = []
+    package var restingHeartRate: Double
+    package var breathingRate: Double
+    /// Stage per 30-s epoch from `start`.
+    package private(set) var stages: [SleepStage] = []
 
-    init(seed: UInt64, restingHeartRate: Double = 64, breathingRate: Double = 15) {
+    package init(seed: UInt64, restingHeartRate: Double = 64, breathingRate: Double = 15) {
         self.seed = seed; self.restingHeartRate = restingHeartRate; self.breathingRate = breathingRate
         var rng = Self.rng(seed)
         var list: [SleepStage] = []
@@ -45,20 +46,12 @@ struct TextbookNight {
         stages = list
     }
 
-    var duration: Double { Double(stages.count) * epochLength }
-
-    /// The scoring, as the reference the stager is judged by.
-    var reference: [InputFormats.StagedInterval] {
-        stages.enumerated().map { i, s in
-            InputFormats.StagedInterval(start: Self.start + Double(i) * epochLength,
-                                        end: Self.start + Double(i + 1) * epochLength, stage: s)
-        }
-    }
+    package var duration: Double { Double(stages.count) * Self.epochLength }
 
     /// Per-stage physiology: heart rate offset from N2 (bpm), its slow variability (bpm),
     /// breathing rate offset (per minute) and breath-to-breath variability (fraction), the
     /// share of seconds with a body movement.
-    static func physiology(_ s: SleepStage) -> (hr: Double, hrSD: Double, br: Double, brCV: Double, moving: Double) {
+    package static func physiology(_ s: SleepStage) -> (hr: Double, hrSD: Double, br: Double, brCV: Double, moving: Double) {
         switch s {
         case .awake: (hr: 9, hrSD: 3.0, br: 2, brCV: 0.15, moving: 0.12)
         case .core: (hr: 0, hrSD: 1.0, br: 0, brCV: 0.06, moving: 0.004)
@@ -68,7 +61,7 @@ struct TextbookNight {
     }
 
     /// The night's piezo samples (one channel).
-    func samples() -> [Int32] {
+    package func samples() -> [Int32] {
         var rng = Self.rng(seed &+ 0x9E37)
         let n = Int(duration * Self.fs)
         var out = [Double](repeating: 120_000, count: n)
@@ -114,7 +107,7 @@ struct TextbookNight {
 
     /// I–J–K complex around the J-peak at 0 (three waves, wider and more symmetric than
     /// the front-end tests' five-wave complex).
-    static func complex(_ dt: Double) -> Double {
+    package static func complex(_ dt: Double) -> Double {
         let waves: [(Double, Double, Double)] = [(-0.05, -0.5, 0.022), (0, 1, 0.025), (0.06, -0.6, 0.03)]
         var v = 0.0
         for (c, a, w) in waves { let x = (dt - c) / w; v += a * exp(-0.5 * x * x) }
@@ -122,5 +115,5 @@ struct TextbookNight {
     }
 
     /// NightModel's SplitMix64 (Box–Muller normals), seeded this generator's own way.
-    static func rng(_ seed: UInt64) -> SplitMix64 { SplitMix64(seed: seed &* 0x2545_F491_4F6C_DD1D &+ 1) }
+    package static func rng(_ seed: UInt64) -> SplitMix64 { SplitMix64(seed: seed &* 0x2545_F491_4F6C_DD1D &+ 1) }
 }
