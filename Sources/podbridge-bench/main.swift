@@ -2,7 +2,7 @@
 // `--quick` runs fewer repetitions (used to check the benchmarks still run); `--only
 // AREA` runs one area (protocol, frontend, podanalysis, staging, synthetic, schedule, wake, store). `--write-model FILE`
 // refits the staging model on Data/ and writes it as Swift (`make model`). `--wake-seeds N`
-// runs the wake area on seeds N… (700: the calibration nights), `--wake-dump FILE` writes
+// runs the wake area on seeds N… (700: the calibration nights, 72 from each first seed), `--wake-dump FILE` writes
 // every window epoch's observation with the truth as CSV (docs/smart-wake.md).
 import Foundation
 
