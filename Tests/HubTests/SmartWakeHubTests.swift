@@ -172,6 +172,20 @@ import VirtualPod
         return r
     }
 
+    @Test func aScheduleChangedBeforeTheWindowOpensMovesTheWindow() async throws {
+        // The hub plans the 23:15–23:45 window at once; the alarm then moves to 23:30 (as an
+        // inferred schedule does after a night) before the window opens.
+        let rig = try await Rig(serial: "WAKE-MOVE", seed: 32, window: 30, rule: Self.neverEarly, wake: "23:45")
+        let planned = Self.alarm.addingTimeInterval(15 * 60)
+        #expect(await eventually(60) { rig.daemon.wake?.window(side: .left)?.end == planned }, "\(rig.lines.all.suffix(20))")
+        _ = try await rig.daemon.control.setManualSchedule(podSerial: "WAKE-MOVE", sides: [.left], bedtime: "22:00", wake: "23:30")
+        #expect(await eventually(180) { rig.wakeEvents().contains { $0.kind == .windowOpened } }, "\(rig.lines.all.suffix(20))")
+        #expect(rig.lines.contains("wake window open 23:00:00–23:30:00"), "\(rig.lines.all.suffix(20))")
+        #expect(rig.daemon.wake?.window(side: .left)?.end == Self.alarm)
+        #expect(!rig.lines.contains("wake window open 23:15:00"))
+        await rig.stop()
+    }
+
     @Test func withTheHubKilledMidWindowThePodFiresAtTheEndByItself() async throws {
         let rig = try await Rig(serial: "WAKE-KILL", seed: 33, window: 30, rule: Self.neverEarly)
         #expect(await eventually(180) { rig.wakeEvents().contains { $0.kind == .windowOpened } }, "\(rig.lines.all.suffix(20))")

@@ -123,6 +123,11 @@ package actor SmartWakeService: Service {
 
     // MARK: The pipeline's side (no waiting)
 
+    /// The smart-wake window planned or under way for `side` (nil: none, or a fixed alarm).
+    package nonisolated func window(side: BedSide) -> DateInterval? {
+        feed.withLock { $0.windows[side] }
+    }
+
     /// Whether the pipeline should offer `side`'s night at the epoch ending `epochEnd` (data time).
     nonisolated func wants(serial: String, side: BedSide, epochEnd: Double) -> Bool {
         feed.withLock { f in
@@ -209,8 +214,10 @@ package actor SmartWakeService: Service {
     }
 
     /// Starts watching the side's next window (once the previous one is followed to its end).
+    /// A window that has not opened yet follows the schedule in force: an inferred schedule
+    /// that moves the alarm after the night before moves the window with it.
     private func plan(serial: String, side: BedSide, now: Date) async {
-        if let w = watches[side], !w.finished { return }
+        if let w = watches[side], !w.finished, w.opened || now >= w.window.start { return }
         if let w = watches[side], w.finished, now < w.window.end.addingTimeInterval(60) { return }
         let wake = await EffectiveWakeSettings.resolve(store: store, settings: settings, podSerial: serial, side: side)
         guard wake.isActive, let podSchedule = await schedule.scheduleInForce(side: side) else {
