@@ -64,23 +64,23 @@ extension SmartWakeRule {
 @Suite struct SmartWakeDeciderTests {
     @Test func theDefaultRuleWaitsForFiveEpochsOfLightSleepOutsideREMAndDeep() throws {
         // REM-sure with a twitch (vetoed), then a mix that is too deep (vetoed), then light
-        // sleep at P(core) 0.35 from epoch 20: the fifth such epoch wakes.
+        // sleep at P(core) 0.55 from epoch 20: the fifth such epoch wakes.
         var d = SmartWakeDecider(window: EpochScript.window)
         let epochs = (0..<10).map { EpochScript.at($0, p(awake: 0.05, core: 0.03, rem: 0.92), movement: 0.5) }
-            + (10..<20).map { EpochScript.at($0, p(core: 0.5, deep: 0.3, rem: 0.2)) }
-            + (20..<60).map { EpochScript.at($0, p(awake: 0.05, core: 0.35, rem: 0.6)) }
+            + (10..<20).map { EpochScript.at($0, p(core: 0.6, deep: 0.3, rem: 0.1)) }
+            + (20..<60).map { EpochScript.at($0, p(awake: 0.05, core: 0.55, rem: 0.4)) }
         let (decision, index) = run(&d, epochs)
         #expect(index == 24)
         #expect(decision.reason == .lightSleep)
         // Four light epochs, then one below the threshold, again and again: never five in a row.
         var e = SmartWakeDecider(window: EpochScript.window)
-        let broken = (0..<60).map { EpochScript.at($0, $0 % 5 == 4 ? p(core: 0.25, rem: 0.75) : p(core: 0.6, rem: 0.4)) }
+        let broken = (0..<60).map { EpochScript.at($0, $0 % 5 == 4 ? p(core: 0.45, rem: 0.55) : p(core: 0.7, rem: 0.3)) }
         #expect(run(&e, broken).0.reason == .windowEnd)
         // Awake with movement wakes at once; awake and still does not.
         var f = SmartWakeDecider(window: EpochScript.window)
-        #expect(run(&f, [EpochScript.at(0, p(awake: 0.35, core: 0.3, rem: 0.35), movement: 0.3)]).1 == 0)
+        #expect(run(&f, [EpochScript.at(0, p(awake: 0.55, core: 0.2, rem: 0.25), movement: 1.0)]).1 == 0)
         var g = SmartWakeDecider(window: EpochScript.window)
-        let still = (0..<60).map { EpochScript.at($0, p(awake: 0.6, rem: 0.4), movement: 0.1) }
+        let still = (0..<60).map { EpochScript.at($0, p(awake: 0.6, rem: 0.4), movement: 0.5) }
         #expect(run(&g, still).0.reason == .windowEnd)
     }
 
