@@ -7,7 +7,10 @@
 # DEMO_HOURS and is unplugged. The hub finds it, sets its clock, pushes the schedule,
 # streams live readings, stores and exports each night, infers the schedule from the
 # nights so far, wakes the left sleeper by smart wake (a 30-min window before the alarm)
-# and records the alarm firing on the pod. Everything lands in demo-state/.
+# and records the alarm firing on the pod. Left alone the sleepers would get up 20 min before
+# the night ends (about 07:10), after their alarm, so the alarm is what wakes them; the truth
+# the pod played (stage per second, alarms heard) is in demo-state/truth-night-N/ beside the
+# hub's account. Everything lands in demo-state/.
 #
 # DEMO_MQTT=1 also starts a local mosquitto (port DEMO_MQTT_PORT, default 18830) with the
 # hub publishing to it (docs/mqtt.md), records every message with mosquitto_sub, and
@@ -18,6 +21,8 @@ export PATH=/opt/swift/usr/bin:$PATH
 
 SPEED=${DEMO_SPEED:-1800}
 NIGHTS=${DEMO_NIGHTS:-3}
+# The virtual pod's seed for night n is DEMO_SEED + n - 1.
+SEED=${DEMO_SEED:-1}
 HOURS=${DEMO_HOURS:-9.5}
 STATE=${DEMO_STATE:-demo-state}
 TZNAME=${DEMO_TZ:-Europe/Berlin}
@@ -85,8 +90,8 @@ for n in $(seq 1 "$NIGHTS"); do
   wait_s=$(awk -v t0="$T0" -v e="$(evening "$n")" -v now="$(date +%s.%N)" 'BEGIN { w = t0 + e - now; printf "%.3f", (w > 0 ? w : 0) }')
   sleep "$wait_s"
   echo "== night $n: plugging in the virtual pod (two sleepers)"
-  "$BIN" simulate --speed "$SPEED" --seed "$n" --serial DEMO0001 --link "$LINK" \
-    --duration "$HOURS" --out-of-bed 40 --left occupied --right occupied --noise normal --pump \
+  "$BIN" simulate --speed "$SPEED" --seed "$((SEED + n - 1))" --serial DEMO0001 --link "$LINK" \
+    --duration "$HOURS" --out-of-bed 20 --truth "$STATE/truth-night-$n" --left occupied --right occupied --noise normal --pump \
     > "$STATE/pod-night-$n.log" 2>&1 &
   POD=$!
   wait $POD || { echo "virtual pod failed (see $STATE/pod-night-$n.log)" >&2; exit 1; }

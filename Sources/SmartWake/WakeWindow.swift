@@ -46,9 +46,10 @@ package struct WakeWindow: Hashable, Sendable, Codable, CustomStringConvertible 
     /// transition, a repeated one at its first occurrence), so hub and pod agree on it. The
     /// start is the wall time `minutes` earlier: skipped → the transition (wall minutes
     /// that do not exist are not in the window, so a window across spring-forward is shorter
-    /// in real time); repeated → the latest occurrence before the end (so a window across
-    /// fall-back is never longer than its wall length). A start at or after the end gives
-    /// an empty window: the alarm fires at the end.
+    /// in real time); repeated → the latest occurrence before the end; and never more than
+    /// `minutes` real minutes before the end (a window across fall-back is never longer than
+    /// its wall length, even when its start lies before the repeated hour). A start at or
+    /// after the end gives an empty window: the alarm fires at the end.
     package func interval(endingOn date: CalendarDay, in zone: TimeZone) -> DateInterval {
         let endInstant = LocalTimeResolver.resolve(end, on: date, in: zone).fireInstant
         let startWall = end.minuteOfDay - minutes
@@ -58,7 +59,8 @@ package struct WakeWindow: Hashable, Sendable, Codable, CustomStringConvertible 
         case .exact(let d), .skipped(let d): startInstant = d
         case .repeated(let first, let second): startInstant = second < endInstant ? second : first
         }
-        return DateInterval(start: min(startInstant, endInstant), end: endInstant)
+        let earliest = endInstant.addingTimeInterval(-Double(minutes) * 60)
+        return DateInterval(start: min(max(startInstant, earliest), endInstant), end: endInstant)
     }
 
     /// The next window whose end is strictly after `instant`, on a day in `days` (the day of

@@ -258,6 +258,30 @@ import VirtualPod
         await rig.stop()
     }
 
+    @Test func aWindowAcrossFallBackIsItsWallLengthAndRingsAtTheWallTime() async throws {
+        // New York falls back on 2026-11-01 at 06:00 UTC (02:00 EDT → 01:00 EST). The alarm
+        // 02:10 (EST, 07:10 UTC) with a 90-min window: wall 00:40–02:10 would be 2.5 real hours
+        // across the repeated hour; the window is never longer than its 90 minutes, so the hub
+        // watches 05:40–07:10 UTC (01:40 EDT → 02:10 EST) and the pod rings at 02:10 EST.
+        let transition = Date(timeIntervalSince1970: 1_793_512_800)
+        let rig = try await Rig(serial: "WAKE-FALL", seed: 38, hours: 2.5, window: 90, rule: Self.neverEarly,
+                                start: transition.addingTimeInterval(-3600), zone: "America/New_York",
+                                bedtime: "23:00", wake: "02:10", wakeDate: CalendarDay(year: 2026, month: 11, day: 1)!)
+        let end = transition.addingTimeInterval(70 * 60)
+        #expect(await eventually(180) { rig.podPassed(end.addingTimeInterval(120)) }, "\(rig.lines.all.suffix(20))")
+        #expect(await eventually(30) { (try? await rig.record())?.firedAt != nil }, "\(rig.lines.all.suffix(30))")
+        let record = try #require(try await rig.record())
+        #expect(record.windowStart == Int64(end.addingTimeInterval(-90 * 60).timeIntervalSince1970))
+        #expect(record.windowEnd == Int64(end.timeIntervalSince1970))
+        #expect(record.windowMinutes == 90 && record.reason == WakeReason.windowEnd.rawValue)
+        #expect(abs(Double(record.firedAt ?? 0) - end.timeIntervalSince1970) <= 1)
+        #expect(rig.leftAlarms.map(\.outcome) == [.started] && rig.leftAlarms.first?.localTime?.description == "02:10",
+                "\(rig.leftAlarms)")
+        #expect(record.summary(in: TimeZone(identifier: "America/New_York")!).hasPrefix("wake window 01:40–02:10 (90 min)"),
+                "\(record.summary(in: TimeZone(identifier: "America/New_York")!))")
+        await rig.stop()
+    }
+
     @Test func aWindowAcrossSpringForwardIsWatchedOnlyInItsRealMinutesAndRingsAtTheWallTime() async throws {
         // New York springs forward on 2026-03-08 at 07:00 UTC (02:00 EST → 03:00 EDT). The alarm
         // 03:10 with a 30-min window: 02:40–03:10 wall time, of which 02:40–03:00 does not exist,

@@ -9,8 +9,8 @@ import Testing
 /// pod's physiology) and `TextbookNight` (textbook physiology, other shapes and noise).
 /// Neither was used to fit or choose the model. Targets: total sleep within ±30 min per
 /// night, deep and REM recall above 0.5 — met on textbook nights; on NightModel nights the
-/// stager finds no wake (its wake has no movement the model recognises) and total sleep
-/// comes out 72–76 min long, so that test holds the measured figures, not the target.
+/// stager misses most short mid-night awakenings and total sleep comes out 46–87 min long,
+/// so that test holds the measured figures, not the target.
 @Suite struct SyntheticStagingTests {
     static func describe(_ e: StagingEvaluation, _ name: String) -> String {
         let line = String(format: "%@: k4 %.3f k2 %.3f TST bias %+.1f min recall a/c/d/r %.2f/%.2f/%.2f/%.2f",
@@ -34,8 +34,9 @@ import Testing
     func nightModelNight(seed: UInt64) throws {
         let e = SyntheticNight.nightModel(seed: seed).evaluate(SleepAnalyzer(timeZone: TimeZone(identifier: "UTC")!))
         let line = Self.describe(e, "NightModel seed \(seed)")
-        // Measured (seed 31): TST bias +55.5 min, wake recall 0.22 (target ±30 NOT met; see
-        // docs/staging.md); the bound holds the measured behaviour so a regression shows.
+        // Measured (seed 31): TST bias +48.0 min, wake recall 0.27, deep 0.76, REM 0.51 (TST
+        // target ±30 NOT met; see docs/staging.md); the bound holds the measured behaviour so a
+        // regression shows.
         #expect(e.totalSleepBiasMinutes <= 70, "\(line)")
         #expect(e.recall(.deep) > 0.5, "\(line)")
         #expect(e.recall(.rem) > 0.5, "\(line)")

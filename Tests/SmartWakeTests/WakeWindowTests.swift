@@ -76,6 +76,11 @@ func window(_ end: String, _ minutes: Int) -> WakeWindow { WakeWindow(end: t(end
         let after = window("02:00", 60).interval(endingOn: day(2026, 11, 1), in: newYork)
         #expect(after.start == utc(2026, 11, 1, 6, 0))
         #expect(after.end == utc(2026, 11, 1, 7, 0))
+        // Alarm 02:10 EST (07:10 UTC) with 90 min: the wall start 00:40 EDT lies before the
+        // repeated hour, 150 real minutes back; the window is its 90 minutes, from 01:40 EDT.
+        let across = window("02:10", 90).interval(endingOn: day(2026, 11, 1), in: newYork)
+        #expect(across.start == utc(2026, 11, 1, 5, 40))
+        #expect(across.end == utc(2026, 11, 1, 7, 10))
     }
 
     @Test func nextIntervalFindsTheAlarmsDateAndSkipsMaskedDays() throws {
