@@ -2,7 +2,7 @@
 /// with the shipped staging model's forward-filtered stages and measured on 72 held-out
 /// nights (seeds 900–971; docs/smart-wake.md). Light sleep must show for two and a half
 /// minutes, waking needs movement, an arousal needs the heart rate up on the night's
-/// baseline; deep sleep and near-certain REM veto everything.
+/// baseline; deep sleep and likely REM veto everything.
 package struct SmartWakeRule: Sendable, Hashable, Codable {
     /// Light sleep counts when P(core) reaches this …
     package var lightProbability: Double = 0.5
@@ -17,9 +17,9 @@ package struct SmartWakeRule: Sendable, Hashable, Codable {
     package var heartRateRise: Double = 4
     /// Never wake while P(deep) is at or above this, whatever else holds.
     package var deepVeto: Double = 0.2
-    /// Nor while P(REM) is: REM is not light sleep, and the live stager most often mistakes
-    /// REM with a twitch for awake with movement.
-    package var remVeto: Double = 0.9
+    /// Nor while REM is more likely than not: REM is not light sleep, and the live stager most
+    /// often mistakes REM with a twitch for awake with movement.
+    package var remVeto: Double = 0.5
     /// Baseline heart rates needed before the rise can be judged.
     package var minimumBaselineEpochs: Int = 20
 
