@@ -31,6 +31,7 @@ import VirtualPod
         init(serial: String, seed: UInt64, speed: Double = 200, hours: Double = 2, window: Int, untilOutOfBed: Bool = false,
              repeatAfterMinutes: Double = 5, response: AlarmResponse = AlarmResponse(), rule: SmartWakeRule = SmartWakeRule(),
              alarmSeconds: Int = 120, start: Date = SmartWakeHubTests.nightStart, zone: String = "UTC",
+             faults: [ScheduledFault] = [],
              bedtime: String = "22:00", wake: String = "23:30",
              wakeDate: CalendarDay = CalendarDay(year: 2026, month: 11, day: 16)!) async throws {
             self.wakeDate = wakeDate
@@ -39,8 +40,9 @@ import VirtualPod
                                                              alarmResponse: response))
             let night = NightConfig(seed: seed, duration: hours * 3600, sides: [sleeper, .empty], noise: .normal,
                                     channelsPerSide: 1)
-            pod = try VirtualPod(configuration: VirtualPodConfiguration(
-                identity: PodIdentity(serial: serial), night: night, speed: speed))
+            var podConfiguration = VirtualPodConfiguration(identity: PodIdentity(serial: serial), night: night, speed: speed)
+            podConfiguration.faults = faults
+            pod = try VirtualPod(configuration: podConfiguration)
             let tty = try pod.start()
             var c = HubConfiguration()
             c.stateDirectory = dir.path("state")
@@ -183,6 +185,20 @@ import VirtualPod
         #expect(rig.lines.contains("wake window open 23:00:00–23:30:00"), "\(rig.lines.all.suffix(20))")
         #expect(rig.daemon.wake?.window(side: .left)?.end == Self.alarm)
         #expect(!rig.lines.contains("wake window open 23:15:00"))
+        await rig.stop()
+    }
+
+    @Test func anAlarmWhoseStartIsLostOnTheLinkIsRecordedFromItsStop() async throws {
+        // The pod stalls across 23:30 (what it would send meanwhile is lost, ALARM_STARTED
+        // with it); the alarm's stop after its 120 s still arrives and says when it rang.
+        let rig = try await Rig(serial: "WAKE-LOST", seed: 34, window: 30, rule: Self.neverEarly,
+                                faults: [ScheduledFault(.stall(seconds: 0.5), at: 5390)])
+        #expect(await eventually(180) { rig.podPassed(Self.alarm.addingTimeInterval(240)) }, "\(rig.lines.all.suffix(20))")
+        #expect(await eventually(30) { (try? await rig.record())?.firedAt != nil }, "\(rig.lines.all.suffix(30))")
+        #expect(rig.leftAlarms.map(\.outcome) == [.started], "\(rig.leftAlarms)")
+        #expect(rig.lines.contains("its start was lost on the link"), "\(rig.lines.all.suffix(30))")
+        let record = try #require(try await rig.record())
+        #expect(abs(Double(record.firedAt ?? 0) - Self.alarm.timeIntervalSince1970) <= 2, "fired \(String(describing: record.firedAt))")
         await rig.stop()
     }
 
