@@ -139,17 +139,19 @@ func dumpEpochs(repoRoot: URL, to path: String, podSeeds: [UInt64], podHours: Do
     let utc = TimeZone(identifier: "UTC")!
     let analyzer = SleepAnalyzer(timeZone: utc)
     let records = try StagingData.slpdb(repoRoot: repoRoot) + StagingData.sleepAccel(repoRoot: repoRoot)
+    /// The reference stage of the epoch starting at a time, from scored intervals.
+    func stages(_ reference: [InputFormats.StagedInterval]) -> (Double) -> SleepStage? {
+        var byEpoch: [Int: SleepStage] = [:]
+        for i in reference { if let s = i.stage { byEpoch[Int((((i.start + i.end) / 2) / epochLength).rounded(.down))] = s } }
+        return { byEpoch[Int(($0 / epochLength).rounded())] }
+    }
     for r in records {
-        var stageAt: [Int: SleepStage] = [:]
-        for i in r.reference { if let s = i.stage { stageAt[Int((((i.start + i.end) / 2) / epochLength).rounded(.down))] = s } }
         rows(r.name, r.subject, r.dataset, r.input.vitalsMovementMeasured && !r.input.vitals.isEmpty,
-             analyzer.analyze(r.input)) { stageAt[Int(($0 / epochLength).rounded())] }
+             analyzer.analyze(r.input), stages(r.reference))
     }
     for night in syntheticNights(quick: false) {
-        var stageAt: [Int: SleepStage] = [:]
-        for i in night.reference { if let s = i.stage { stageAt[Int((((i.start + i.end) / 2) / epochLength).rounded(.down))] = s } }
         rows(night.name, night.name, night.name.hasPrefix("textbook") ? "textbook" : "nightmodel", true,
-             analyzer.analyze(beats: night.output.beats, vitals: night.output.seconds)) { stageAt[Int(($0 / epochLength).rounded())] }
+             analyzer.analyze(beats: night.output.beats, vitals: night.output.seconds), stages(night.reference))
     }
     for seed in podSeeds {
         let night = try VirtualNightCapture(config: NightConfig(seed: seed, duration: podHours * 3600, noise: .normal))
