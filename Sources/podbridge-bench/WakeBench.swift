@@ -15,7 +15,7 @@ func runWakeBench(options: BenchOptions) throws {
     let hours = 8.0
     let windowMinutes = 30
     let firstSeed = options.wakeFirstSeed
-    print("wake nights: \(nights) × \(fmtWake(hours, 0)) h one-sided NightModel nights (seeds \(firstSeed)…; the rule's thresholds were chosen on seeds 700–771), normal noise, \(windowMinutes)-min window ending 15–100 min before the final awakening; front end + forward-filtered stages, no pty")
+    print("wake nights: \(nights) × \(fmtWake(hours, 0)) h one-sided NightModel nights (seeds \(firstSeed)…; the rule's thresholds were chosen on seeds 700–819), normal noise, \(windowMinutes)-min window ending 15–100 min before the final awakening; front end + forward-filtered stages, no pty")
     var dump = "seed,t,before_end_min,p_awake,p_core,p_deep,p_rem,movement,heart_rate,baseline,present,truth\n"
     let analyzer = SleepAnalyzer(timeZone: TimeZone(identifier: "UTC")!)
     var smart: [SleepStage?] = [], fixed: [SleepStage?] = [], early: [Double] = []
