@@ -67,6 +67,9 @@ package final class MQTTClient: Sendable {
         mosquitto_disconnect_callback_set(mosq) { _, context, code in
             Callbacks.from(context).disconnected(code: code)
         }
+        mosquitto_publish_callback_set(mosq) { _, context, mid in
+            Callbacks.from(context).delivered(mid: mid)
+        }
         mosquitto_message_callback_set(mosq) { _, context, message in
             guard let message else { return }
             Callbacks.from(context).received(message.pointee)
@@ -98,11 +101,13 @@ package final class MQTTClient: Sendable {
     /// Queues a message. Fails (`MOSQ_ERR_NO_CONN`) while not connected: state topics are
     /// re-published on every connect, so nothing is queued across a disconnection.
     package func publish(_ message: MQTTMessage) throws(MQTTError) {
+        var mid: Int32 = 0
         let code = message.payload.withUnsafeBytes { bytes in
-            mosquitto_publish(handle.pointer, nil, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos.rawValue,
+            mosquitto_publish(handle.pointer, &mid, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos.rawValue,
                               message.retain)
         }
         try Self.check("publish to \(message.topic)", code)
+        callbacks.queued(mid: mid)
     }
 
     /// Subscribes to a topic filter (wildcards allowed). Subscriptions do not outlive a
@@ -178,10 +183,14 @@ package final class MQTTClient: Sendable {
             _ = wake.wait(timeout: .now() + .nanoseconds(Int(nanoseconds)))
             delay = min(delay * 2, configuration.reconnectMax)
         }
-        // Flush what is queued (the `offline` state), then a clean DISCONNECT; bounded.
+        // Flush what is queued (the `offline` state) until the broker has taken it all (QoS 1:
+        // its PUBACK read), then a clean DISCONNECT; bounded. Waiting for the acknowledgements
+        // matters: libmosquitto closes the socket right after writing the DISCONNECT, and a
+        // close with a PUBACK still unread sends a TCP reset, on which the broker may drop the
+        // connection before it reads the DISCONNECT, and publish the will after all.
         if callbacks.isConnected {
             let deadline = ContinuousClock.now + .seconds(2)
-            while mosquitto_want_write(mosq), ContinuousClock.now < deadline,
+            while mosquitto_want_write(mosq) || callbacks.hasUndelivered, ContinuousClock.now < deadline,
                   mosquitto_loop(mosq, 50, 1) == MOSQ_ERR_SUCCESS.rawValue {}
             mosquitto_disconnect(mosq)
             while callbacks.isConnected, ContinuousClock.now < deadline,
@@ -279,6 +288,9 @@ private final class Callbacks: Sendable {
     let continuation: AsyncStream<MQTTClientEvent>.Continuation
     private let connectedNow = Mutex(false)
     private let acceptedSinceAsked = Mutex(false)
+    /// Message ids published on this connection and not yet taken by the broker (QoS 0:
+    /// written; QoS 1: acknowledged), and ids whose callback came before `publish` returned.
+    private let inFlight = Mutex<(pending: Set<Int32>, early: Set<Int32>)>(([], []))
 
     init(continuation: AsyncStream<MQTTClientEvent>.Continuation) { self.continuation = continuation }
 
@@ -298,7 +310,27 @@ private final class Callbacks: Sendable {
         }
     }
 
+    var hasUndelivered: Bool { inFlight.withLock { !$0.pending.isEmpty } }
+
+    /// `publish` returned `mid`: pending until its callback (which may already have come).
+    func queued(mid: Int32) {
+        inFlight.withLock { f in
+            if f.early.remove(mid) == nil { f.pending.insert(mid) }
+        }
+    }
+
+    /// libmosquitto's on_publish: the broker has taken message `mid`.
+    func delivered(mid: Int32) {
+        inFlight.withLock { f in
+            if f.pending.remove(mid) == nil { f.early.insert(mid) }
+        }
+    }
+
+    /// What was in flight on a connection that ended is not waited for.
+    private func forgetInFlight() { inFlight.withLock { $0 = ([], []) } }
+
     func disconnected(code: Int32) {
+        forgetInFlight()
         guard connectedNow.withLock({ c in defer { c = false }; return c }) else { return }
         continuation.yield(code == 0 ? .disconnected(reason: "disconnected by the hub", requested: true)
                                 : .disconnected(reason: String(cString: mosquitto_strerror(code))))
@@ -306,6 +338,7 @@ private final class Callbacks: Sendable {
 
     /// The loop ended without the disconnect callback having said so.
     func connectionLost(code: Int32) {
+        forgetInFlight()
         guard connectedNow.withLock({ c in defer { c = false }; return c }) else { return }
         continuation.yield(.disconnected(reason: String(cString: mosquitto_strerror(code))))
     }
