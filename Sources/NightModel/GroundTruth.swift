@@ -28,6 +28,23 @@ package struct SideTruth: Sendable {
     package var beatTimes: [Double]
 }
 
+extension SideTruth {
+    /// The reference stage of the `length`-second epoch that starts `second` seconds into the
+    /// night: the stage most of its in-bed seconds had, or nil when the side was in bed for
+    /// half the epoch or less. The one rule every scoring of a simulated night uses.
+    package func epochStage(startingAt second: Int, length: Int = 30) -> SleepStage? {
+        var counts: [SleepStage: Int] = [:]
+        var inBed = 0
+        for i in second..<(second + length) {
+            guard i >= 0, i < present.count, present[i], let s = stage[i] else { continue }
+            inBed += 1
+            counts[s, default: 0] += 1
+        }
+        guard 2 * inBed > length else { return nil }
+        return SleepStage.allCases.max { counts[$0, default: 0] < counts[$1, default: 0] }
+    }
+}
+
 extension GroundTruth {
     /// Per-second truth for every side. Columns:
     /// `t` (seconds, model time + `timeOffset`), `side` (0 left, 1 right), `present` (0/1),

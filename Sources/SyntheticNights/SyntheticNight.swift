@@ -15,19 +15,8 @@ package struct SyntheticNight: Sendable {
     /// A `TextbookNight` (one channel, capacitance of a sleeper in bed throughout).
     package static func textbook(seed: UInt64, restingHeartRate: Double, breathingRate: Double) -> SyntheticNight {
         let night = TextbookNight(seed: seed, restingHeartRate: restingHeartRate, breathingRate: breathingRate)
-        var fe = SignalFrontEnd()
-        let clock = SampleClock(sampleIndex: 0, time: TextbookNight.start, sampleRate: TextbookNight.fs)
         let samples = night.samples()
-        var out = FrontEndOutput()
-        var i = 0, nextCap = 0.0
-        while i < samples.count {
-            let n = min(5_000, samples.count - i)
-            let end = Double(i + n) / TextbookNight.fs
-            while nextCap < end { fe.pushCapacitance([1800, 2050, 1600], at: TextbookNight.start + nextCap); nextCap += 0.5 }
-            out.append(fe.pushPiezo(Array(samples[i..<(i + n)]), channels: 1, firstSampleIndex: Int64(i), clock: clock))
-            i += n
-        }
-        out.append(fe.finish())
+        let out = frontEnd(piezo: samples, sampleRate: TextbookNight.fs, start: TextbookNight.start) { _ in [1800, 2050, 1600] }
         let reference = night.stages.enumerated().map { i, s in
             InputFormats.StagedInterval(start: TextbookNight.start + Double(i) * epochLength,
                                         end: TextbookNight.start + Double(i + 1) * epochLength, stage: s)
@@ -36,37 +25,31 @@ package struct SyntheticNight: Sendable {
     }
 
     /// A NightModel night of one sleeper on the left side (one channel, no pump), in bed the
-    /// whole time; the reference is the stage filling most seconds of each 30-s epoch.
+    /// whole time; the reference is `SideTruth.epochStage`, the stage of most of each epoch.
     package static func nightModel(seed: UInt64, hours: Double = 7) -> SyntheticNight {
         let sleeper = SleeperProfile(getsIn: 0, getsOutBeforeEnd: 0)
         let config = NightConfig(seed: seed, duration: hours * 3600, sides: [SideConfig(sleeper: sleeper), .empty],
                                  pumpVibration: false, channelsPerSide: 1)
         var sim = NightSimulator(config: config)
         let start = 1_750_000_020.0
-        let clock = SampleClock(sampleIndex: 0, time: start, sampleRate: config.sampleRate)
-        var fe = SignalFrontEnd()
-        var out = FrontEndOutput()
-        let total = Int(config.duration * config.sampleRate)
-        var index = 0, nextCap = 0.0
-        while index < total {
-            let n = min(5_000, total - index)
-            let samples = sim.piezo(side: 0, count: n)
-            let end = Double(index + n) / config.sampleRate
-            while nextCap < end { fe.pushCapacitance(sim.capacitance(side: 0, at: nextCap), at: start + nextCap); nextCap += 0.5 }
-            out.append(fe.pushPiezo(samples, channels: 1, firstSampleIndex: Int64(index), clock: clock))
-            index += n
-        }
-        out.append(fe.finish())
+        let piezo = sim.piezo(side: 0, count: Int(config.duration * config.sampleRate))
+        let out = frontEnd(piezo: piezo, sampleRate: config.sampleRate, start: start) { sim.capacitance(side: 0, at: $0) }
         let truth = sim.truth.sides[0]
-        var reference: [InputFormats.StagedInterval] = []
-        for e in 0..<(truth.stage.count / 30) {
-            var counts: [SleepStage: Int] = [:]
-            for s in (e * 30)..<(e * 30 + 30) { if let st = truth.stage[s] { counts[st, default: 0] += 1 } }
-            let top = counts.max { $0.value < $1.value }
-            reference.append(InputFormats.StagedInterval(start: start + Double(e * 30), end: start + Double(e * 30 + 30),
-                                                         stage: (top?.value ?? 0) >= 16 ? top?.key : nil))
+        let reference = (0..<(truth.stage.count / 30)).map { e in
+            InputFormats.StagedInterval(start: start + Double(e * 30), end: start + Double(e * 30 + 30),
+                                        stage: truth.epochStage(startingAt: e * 30))
         }
         return SyntheticNight(name: "nightmodel\(seed)", output: out, reference: reference)
+    }
+
+    /// One channel of piezo from `start`, with a capacitance reading every 0.5 s (`capacitance`
+    /// of the seconds since `start`), through a fresh front end.
+    private static func frontEnd(piezo: [Int32], sampleRate: Double, start: Double,
+                                 capacitance: (Double) -> [Int32]) -> FrontEndOutput {
+        let seconds = Double(piezo.count) / sampleRate
+        let caps = stride(from: 0.0, to: seconds, by: 0.5).map { CapacitanceSample(time: start + $0, values: capacitance($0)) }
+        return SignalFrontEnd.analyze(piezo: piezo, channels: 1,
+                                      clock: SampleClock(sampleIndex: 0, time: start, sampleRate: sampleRate), capacitance: caps)
     }
 
     /// The night staged by `analyzer`, scored against its reference.

@@ -157,18 +157,7 @@ struct VirtualNightCapture {
         let firstEpoch = Int((start / epochLength).rounded(.down))
         let lastEpoch = Int(((start + Double(t.present.count)) / epochLength).rounded(.down))
         for k in firstEpoch...lastEpoch {
-            var counts: [SleepStage: Int] = [:]
-            var inBed = 0
-            for sec in 0..<Int(epochLength) {
-                let i = Int(Double(k) * epochLength + Double(sec) - start)
-                guard i >= 0, i < t.present.count, t.present[i], let m = t.stage[i],
-                      let stage = SleepStage(rawValue: m.rawValue) else { continue }
-                inBed += 1
-                counts[stage, default: 0] += 1
-            }
-            guard 2 * inBed > Int(epochLength),
-                  let truthStage = SleepStage.allCases.max(by: { counts[$0, default: 0] < counts[$1, default: 0] })
-            else { continue }
+            guard let truthStage = t.epochStage(startingAt: Int(Double(k) * epochLength - start)) else { continue }
             pairs.append((truthStage, predicted[k] ?? .awake))
         }
         return StagingEvaluation(pairs: pairs)

@@ -158,16 +158,8 @@ func dumpEpochs(repoRoot: URL, to path: String, podSeeds: [UInt64], podHours: Do
         let analysis = try CaptureAnalysis(capture: night.bytes)
         for side in BedSide.allCases {
             let truth = night.truth.sides[side.index]
-            let start = Double(VirtualNightCapture.startMillis) / 1000
-            let stageAt: (Double) -> SleepStage? = { t in
-                var counts: [SleepStage: Int] = [:]
-                for sec in 0..<Int(epochLength) {
-                    let i = Int(t + Double(sec) - start)
-                    guard i >= 0, i < truth.present.count, truth.present[i], let s = truth.stage[i] else { continue }
-                    counts[s, default: 0] += 1
-                }
-                return counts.max(by: { $0.value < $1.value }).flatMap { 2 * $0.value > Int(epochLength) ? $0.key : nil }
-            }
+            let start = VirtualNightCapture.startMillis / 1000
+            let stageAt: (Double) -> SleepStage? = { t in truth.epochStage(startingAt: Int(t) - Int(start)) }
             rows("pod\(seed)\(side)", "pod\(seed)\(side)", "pod", true,
                  analyzer.analyze(beats: analysis[side].beats, vitals: analysis[side].vitals), stageAt)
         }
