@@ -180,4 +180,12 @@ package enum LinkFailure: Error, Equatable, Sendable, CustomStringConvertible {
         case .link(let error): error.description
         }
     }
+
+    /// Why the link went away, as `LinkEvent.disconnected` reports it.
+    package var asTransportError: TransportError {
+        switch self {
+        case .transport(let error), .link(.disconnected(let error)): error
+        case .link(let error): .failed(.foreign(error.description))
+        }
+    }
 }

@@ -31,6 +31,8 @@ package actor PodConnection {
     private var reconnects: UInt64 = 0
     private var probes: UInt64 = 0
     private var unannouncedReboots: UInt64 = 0
+    /// `.connected` was reported and its `.disconnected` not yet.
+    private var announced = false
     /// START_STREAM was acknowledged on the live session (STOP_STREAM is sent on the way out).
     private var isStreaming = false
     /// When to ask again for a stream the pod refused with a final status.
@@ -104,6 +106,10 @@ package actor PodConnection {
             if Task.isCancelled { await stopStreaming() }
             await closeSession()
             if Task.isCancelled { break }
+            // A link lost after HELLO but before the start-up finished (in the after-connect
+            // hook, at START_STREAM, or re-running it after a reboot) ends here, not at
+            // `.ended`: say so, or the daemon would go on taking the pod for connected.
+            announceDisconnected(reason.asTransportError)
             let wait = delay ?? timing.reconnectDelay(attempt: attempt, random: random())
             attempt += 1
             continuation.yield(.retrying(attempt: attempt, delay: wait, reason: reason))
@@ -156,7 +162,7 @@ package actor PodConnection {
                     try await startStreaming(session)
                 }
             case .ended(let reason):
-                continuation.yield(.disconnected(reason: reason))
+                announceDisconnected(reason)
                 return reason
             }
         }
@@ -211,6 +217,7 @@ package actor PodConnection {
         info = podInfo
         await session.announce(sides: podInfo.sides, channelsPerSide: podInfo.piezoChannelsPerSide)
         continuation.yield(.connected(podInfo, endpoint: session.endpoint))
+        announced = true
 
         let clockResponse = try await session.request(.setClock(clock()))
         if case .clock(let a) = clockResponse.body {
@@ -249,6 +256,13 @@ package actor PodConnection {
         // An unstructured task: the caller is cancelled, the request must still wait for its answer.
         let stop = Task { _ = try? await session.request(.stopStream, retries: 0) }
         await stop.value
+    }
+
+    /// `.disconnected`, once per `.connected`.
+    private func announceDisconnected(_ reason: TransportError) {
+        guard announced else { return }
+        announced = false
+        continuation.yield(.disconnected(reason: reason))
     }
 
     private func closeSession() async {

@@ -176,6 +176,30 @@ struct PodConnectionTests {
         #expect(counters.frames >= 6)
     }
 
+    /// The start-up goes on after `.connected` (the daemon's hook, START_STREAM): a pod lost
+    /// there must still be reported lost, or the daemon takes it for connected until it
+    /// comes back (seen as a schedule driver "in sync" with an unplugged pod).
+    @Test("unplugged during the after-connect hook: the connected pod is reported disconnected")
+    func unpluggedDuringStartUp() async throws {
+        let pod = try ScriptedPod()
+        await pod.start()
+        let connection = PodConnection(opener: PathOpener(path: pod.path), timing: quickTiming, afterConnect: { _ in
+            await pod.unplug()
+        })
+        let runner = Task { try await connection.run() }
+        defer { runner.cancel() }
+        var events = connection.events.makeAsyncIterator()
+        #expect(await next(&events, where: { if case .connected = $0 { true } else { false } }) != nil)
+        let after = await next(&events, where: {
+            switch $0 { case .disconnected, .retrying: true; default: false }
+        })
+        guard case .disconnected? = after else {
+            Issue.record("after .connected came \(String(describing: after)), not .disconnected")
+            return
+        }
+        #expect(await next(&events, where: { if case .retrying = $0 { true } else { false } }) != nil)
+    }
+
     @Test("a pod reboot (BOOT event) re-runs the start-up: clock and schedule are sent again")
     func podReboot() async throws {
         let pod = try ScriptedPod()
