@@ -108,7 +108,9 @@ package actor PodConnection {
             if Task.isCancelled { break }
             // A link lost after HELLO but before the start-up finished (in the after-connect
             // hook, at START_STREAM, or re-running it after a reboot) ends here, not at
-            // `.ended`: say so, or the daemon would go on taking the pod for connected.
+            // `.ended`: say so, or the daemon would go on taking the pod for connected. The
+            // pod was connected all the same: its next good start-up is a reconnect.
+            if announced { everConnected = true }
             announceDisconnected(reason.asTransportError)
             let wait = delay ?? timing.reconnectDelay(attempt: attempt, random: random())
             attempt += 1

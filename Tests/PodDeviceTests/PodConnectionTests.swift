@@ -179,12 +179,20 @@ struct PodConnectionTests {
     /// The start-up goes on after `.connected` (the daemon's hook, START_STREAM): a pod lost
     /// there must still be reported lost, or the daemon takes it for connected until it
     /// comes back (seen as a schedule driver "in sync" with an unplugged pod).
-    @Test("unplugged during the after-connect hook: the connected pod is reported disconnected")
+    @Test("unplugged during the after-connect hook: the connected pod is reported disconnected, its return is a reconnect")
     func unpluggedDuringStartUp() async throws {
-        let pod = try ScriptedPod()
-        await pod.start()
-        let connection = PodConnection(opener: PathOpener(path: pod.path), timing: quickTiming, afterConnect: { _ in
-            await pod.unplug()
+        let link = StableLink()
+        defer { link.remove() }
+        let first = try ScriptedPod(serial: "PB0009")
+        await first.start()
+        try link.point(to: first.path)
+        let hooks = Mutex(0)
+        let connection = PodConnection(opener: PathOpener(path: link.path), timing: quickTiming, afterConnect: { _ in
+            // The first start-up loses its pod in the hook; later ones go through.
+            if hooks.withLock({ n in defer { n += 1 }; return n }) == 0 {
+                await first.unplug()
+                link.remove()
+            }
         })
         let runner = Task { try await connection.run() }
         defer { runner.cancel() }
@@ -198,6 +206,13 @@ struct PodConnectionTests {
             return
         }
         #expect(await next(&events, where: { if case .retrying = $0 { true } else { false } }) != nil)
+
+        let again = try ScriptedPod(serial: "PB0009")
+        await again.start()
+        try link.point(to: again.path)
+        defer { Task { await again.unplug() } }
+        _ = await next(&events, where: isStreaming)
+        #expect(await connection.counters().reconnects == 1)
     }
 
     @Test("a pod reboot (BOOT event) re-runs the start-up: clock and schedule are sent again")
