@@ -1,6 +1,6 @@
 /// The thresholds of the smart-wake rule, chosen on 120 virtual-pod nights (seeds 700–819)
-/// with the shipped staging model's forward-filtered stages and measured on 72 held-out
-/// nights (seeds 900–971; docs/smart-wake.md). Light sleep must show for two and a half
+/// with the shipped staging model's forward-filtered stages and measured on 360 nights never
+/// used to choose them (seeds 2000–2359; docs/smart-wake.md). Light sleep must show for two and a half
 /// minutes, waking needs movement, an arousal needs the heart rate up on the night's
 /// baseline; deep sleep and likely REM veto everything.
 package struct SmartWakeRule: Sendable, Hashable, Codable {
