@@ -30,13 +30,16 @@ func runWakeBench(options: BenchOptions) throws {
         print("wake.night.seed\(n.seed): \(n.decision.reason.rawValue) \(fmtWake(n.decision.minutesBeforeEnd, 1)) min early, truth \(n.smart?.rawValue ?? "out") (fixed alarm: \(n.fixed?.rawValue ?? "out"))")
     }
     let smart = all.map(\.smart), fixed = all.map(\.fixed)
+    func fraction(_ stages: [SleepStage?], _ keep: (SleepStage?) -> Bool) -> Double {
+        Double(stages.filter(keep).count) / Double(max(stages.count, 1))
+    }
     func share(_ stages: [SleepStage?], _ keep: (SleepStage?) -> Bool) -> String {
-        fmtWake(100 * Double(stages.filter(keep).count) / Double(max(stages.count, 1)), 1)
+        fmtWake(100 * fraction(stages, keep), 1)
     }
     /// Wilson 95 % interval of a share, in percent: how far the figure could be from the
     /// rate itself on this many nights.
     func interval(_ stages: [SleepStage?], _ keep: (SleepStage?) -> Bool) -> String {
-        let n = Double(max(stages.count, 1)), p = Double(stages.filter(keep).count) / n, z = 1.96
+        let n = Double(max(stages.count, 1)), p = fraction(stages, keep), z = 1.96
         let centre = (p + z * z / (2 * n)) / (1 + z * z / n)
         let half = z * ((p * (1 - p) / n + z * z / (4 * n * n)).squareRoot()) / (1 + z * z / n)
         return "95 % interval \(fmtWake(100 * max(0, centre - half), 1))–\(fmtWake(100 * min(1, centre + half), 1)) %"

@@ -371,12 +371,13 @@ package actor SmartWakeService: Service {
         case .stopped:
             w.ringing = false
             if w.settings.untilOutOfBed { w.checkAt = notice.at.addingTimeInterval(w.settings.repeatAfterMinutes * 60) }
+            // ALARM_STARTED was lost (events are not acknowledged: a link that fell behind
+            // drops frames, §6.4); a stop after its duration (argument 0) says when it began.
+            let startLost = w.record.firedAt == nil
+            let began = notice.argument == 0 ? notice.at.addingTimeInterval(-Double(w.alarm.durationSeconds)) : notice.at
+            if startLost { w.record.firedAt = Int64(began.timeIntervalSince1970.rounded(.down)) }
             watches[side] = w
-            if w.record.firedAt == nil {
-                // ALARM_STARTED was lost (events are not acknowledged: a link that fell behind
-                // drops frames, §6.4); a stop after its duration (argument 0) says when it began.
-                let began = notice.argument == 0 ? notice.at.addingTimeInterval(-Double(w.alarm.durationSeconds)) : notice.at
-                watches[side]?.record.firedAt = Int64(began.timeIntervalSince1970.rounded(.down))
+            if startLost {
                 await save(side, .fired, at: began,
                            text: "\(side): alarm rang at \(local(began)) (its start was lost on the link; known from its stop)")
             }
