@@ -71,10 +71,14 @@ package struct SleepAnalyzer: Sendable {
     package var model: StagingModel
     package var rules: SessionRules
     package var timeZone: TimeZone
+    /// Whether each night's breathing joins the model, learnt from the night itself
+    /// (`NightBreathing`); false stages from the fitted features alone (the bench measures both).
+    package var learnsBreathing: Bool
 
     package init(model: StagingModel = .default, rules: SessionRules = SessionRules(),
-                timeZone: TimeZone = .current) {
+                timeZone: TimeZone = .current, learnsBreathing: Bool = true) {
         self.model = model; self.rules = rules; self.timeZone = timeZone
+        self.learnsBreathing = learnsBreathing
     }
 
     /// The entry point for the pod: beats and vitals from the front end. With no vitals
@@ -112,7 +116,10 @@ package struct SleepAnalyzer: Sendable {
             features[i].heartRateZ = z[k]
             features[i].heartRatePercentile = pct[k]
         }
-        let probs = model.probabilities(rows, isFinal: isFinal)
+        let probs = learnsBreathing
+            ? NightBreathing.probabilities(model: model, rows: rows, breathing: bedFeatures.map(NightBreathing.row),
+                                           isFinal: isFinal)
+            : model.probabilities(rows, isFinal: isFinal)
         var p = [StageProbabilities](repeating: .certain(.awake), count: features.count)
         for (k, i) in inBed.enumerated() { p[i] = probs[k] }
         var epochs = features.indices.map { i in

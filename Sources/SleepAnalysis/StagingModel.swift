@@ -136,13 +136,24 @@ package struct StagingModel: Sendable, Codable, Hashable {
     /// smoothing); otherwise each epoch sees only the epochs up to it (forward filtering),
     /// which is what a live, preliminary hypnogram can know.
     package func probabilities(_ features: [[Double?]], isFinal: Bool = true) -> [StageProbabilities] {
-        let n = features.count, k = means.count
-        guard n > 0 else { return [] }
+        probabilities(emissionLogLikelihoods: emissionLogLikelihoods(rows: features), isFinal: isFinal)
+    }
+
+    /// The tempered emission log-likelihoods of every row (`emissionLogLikelihoods(_:)` per row).
+    package func emissionLogLikelihoods(rows features: [[Double?]]) -> [[Double]] {
         var cache: [Int: (indices: [Int], inverse: [[Double]])] = [:]
-        let e: [[Double]] = features.map { x in
-            let l = emissionLogLikelihoods(x, cache: &cache)
-            let m = l.max() ?? 0
-            return l.map { exp($0 - m) }
+        return features.map { emissionLogLikelihoods($0, cache: &cache) }
+    }
+
+    /// Stage probabilities from per-epoch emission log-likelihoods (`[epoch][stage]`), through
+    /// the model's transitions: forward–backward when `isFinal`, forward filtering otherwise.
+    /// Lets evidence the model was not fitted on (`NightBreathing`) join the fitted emissions.
+    package func probabilities(emissionLogLikelihoods l: [[Double]], isFinal: Bool) -> [StageProbabilities] {
+        let n = l.count, k = means.count
+        guard n > 0 else { return [] }
+        let e: [[Double]] = l.map { row in
+            let m = row.max() ?? 0
+            return row.map { exp($0 - m) }
         }
         var alpha = [[Double]](repeating: [Double](repeating: 0, count: k), count: n)
         for c in 0..<k { alpha[0][c] = initial[c] * e[0][c] }

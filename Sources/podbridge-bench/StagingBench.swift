@@ -177,22 +177,31 @@ func syntheticNights(quick: Bool) -> [SyntheticNight] {
 }
 
 /// The shipped model on both synthetic generators (targets: TST within ±30 min per night,
-/// deep and REM recall above 0.5).
+/// deep and REM recall above 0.5), as users run it (each night's breathing learnt from the
+/// night, `NightBreathing`) and without breathing (the fitted features alone).
 func runSyntheticStagingBench(options: BenchOptions) throws {
-    let analyzer = SleepAnalyzer(timeZone: TimeZone(identifier: "UTC")!)
-    var byGenerator: [String: [StagingEvaluation]] = [:]
-    for night in syntheticNights(quick: options.quick) {
-        let e = night.evaluate(analyzer)
-        byGenerator[night.name.hasPrefix("textbook") ? "textbook" : "nightmodel", default: []].append(e)
-        print(String(format: "synthetic.%@: k4 %.3f k2 %.3f recall a/c/d/r %.2f/%.2f/%.2f/%.2f tst_bias %+.1f min",
-                     night.name, e.kappa(.four), e.kappa(.two), e.recall(.awake), e.recall(.core), e.recall(.deep),
-                     e.recall(.rem), e.totalSleepBiasMinutes))
-    }
-    for (name, list) in byGenerator.sorted(by: { $0.key < $1.key }) {
-        let p = StagingEvaluation.pooled(list)
-        let bias = list.map(\.totalSleepBiasMinutes)
-        print(String(format: "synthetic.%@.pooled: %d nights k4 %.3f k2 %.3f recall deep %.2f rem %.2f; tst_bias %+.0f … %+.0f min, within ±30 min: %d/%d",
-                     name, list.count, p.kappa(.four), p.kappa(.two), p.recall(.deep), p.recall(.rem),
-                     bias.min() ?? .nan, bias.max() ?? .nan, bias.filter { abs($0) <= 30 }.count, list.count))
+    let utc = TimeZone(identifier: "UTC")!
+    let ways: [(label: String, analyzer: SleepAnalyzer)] = [
+        ("", SleepAnalyzer(timeZone: utc)),
+        (".no_breathing", SleepAnalyzer(timeZone: utc, learnsBreathing: false)),
+    ]
+    let nights = syntheticNights(quick: options.quick)
+    for way in ways {
+        var byGenerator: [String: [StagingEvaluation]] = [:]
+        for night in nights {
+            let e = night.evaluate(way.analyzer)
+            byGenerator[night.name.hasPrefix("textbook") ? "textbook" : "nightmodel", default: []].append(e)
+            print(String(format: "synthetic.%@%@: k4 %.3f k2 %.3f recall a/c/d/r %.2f/%.2f/%.2f/%.2f tst_bias %+.1f min",
+                         night.name, way.label, e.kappa(.four), e.kappa(.two), e.recall(.awake), e.recall(.core),
+                         e.recall(.deep), e.recall(.rem), e.totalSleepBiasMinutes))
+        }
+        for (name, list) in byGenerator.sorted(by: { $0.key < $1.key }) {
+            let p = StagingEvaluation.pooled(list)
+            let bias = list.map(\.totalSleepBiasMinutes)
+            print(String(format: "synthetic.%@%@.pooled: %d nights k4 %.3f k2 %.3f recall awake %.2f deep %.2f rem %.2f; tst_bias %+.0f … %+.0f min, within ±30 min: %d/%d",
+                         name, way.label, list.count, p.kappa(.four), p.kappa(.two), p.recall(.awake), p.recall(.deep),
+                         p.recall(.rem), bias.min() ?? .nan, bias.max() ?? .nan, bias.filter { abs($0) <= 30 }.count,
+                         list.count))
+        }
     }
 }
