@@ -67,9 +67,9 @@ package enum NightBreathing {
                                stages k: Int, emissionWeight: Double) -> [[Double]] {
         var out = [[Double]](repeating: [Double](repeating: 0, count: k), count: breathing.count)
         let d = breathing[measured[0]]!.count
+        let w = measured.map { i in SleepStage.allCases.map { weights[i][$0] } }
         for j in 0..<d {
             let x = measured.map { breathing[$0]![j] }
-            let w = measured.map { i in SleepStage.allCases.map { weights[i][$0] } }
             let nightMean = x.reduce(0, +) / Double(x.count)
             var mean = [Double](repeating: 0, count: k)
             for c in 0..<k {
