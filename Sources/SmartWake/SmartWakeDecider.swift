@@ -3,8 +3,8 @@ import SleepAnalysis
 
 /// The smart-wake decision for one side and one window, as a small state machine fed live
 /// epochs: before the window they only build the night's heart-rate baseline; inside it the
-/// first epoch that meets the rule (`SmartWakeRule`) is the moment to wake. Deep sleep and
-/// REM never qualify. When the window ends with no good moment, the pod's own alarm at the end is the
+/// first epoch that meets the rule (`SmartWakeRule`) is the moment to wake. Deep sleep, deep
+/// sleep coming on and REM never qualify. When the window ends with no good moment, the pod's own alarm at the end is the
 /// answer (`windowEnded`), which is also what happens when the hub is gone. Pure: no clock.
 package struct SmartWakeDecider: Sendable {
     package let window: DateInterval
@@ -14,6 +14,8 @@ package struct SmartWakeDecider: Sendable {
     private var baselineSamples: [Double] = []
     private var baseline: Double?
     private var lightRun = 0
+    /// P(deep) of the last `rule.deepRiseEpochs` + 1 window epochs in bed with stages.
+    private var recentDeep: [Double] = []
 
     package init(window: DateInterval, rule: SmartWakeRule = SmartWakeRule()) {
         self.window = window
@@ -36,9 +38,12 @@ package struct SmartWakeDecider: Sendable {
             baselineSamples = []
         }
         if o.time >= window.end { return windowEnded(last: o) }
-        guard o.present, let p = o.probabilities else { lightRun = 0; return nil }
+        guard o.present, let p = o.probabilities else { lightRun = 0; recentDeep = []; return nil }
         let rise: Double? = baseline.flatMap { b in o.heartRate.map { $0 - b } }
-        guard p.deep < rule.deepVeto, p.rem < rule.remVeto else { lightRun = 0; return nil }
+        recentDeep.append(p.deep)
+        if recentDeep.count > rule.deepRiseEpochs + 1 { recentDeep.removeFirst() }
+        let deepening = recentDeep.count > rule.deepRiseEpochs && p.deep - recentDeep[0] >= rule.deepRise
+        guard p.deep < rule.deepVeto, p.rem < rule.remVeto, !deepening else { lightRun = 0; return nil }
         lightRun = p.core >= rule.lightProbability ? lightRun + 1 : 0
         let reason: WakeReason?
         if p.awake >= rule.awakeProbability, let m = o.movement, m >= rule.movement {

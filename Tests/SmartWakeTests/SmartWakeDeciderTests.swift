@@ -62,19 +62,19 @@ extension SmartWakeRule {
 }
 
 @Suite struct SmartWakeDeciderTests {
-    @Test func theDefaultRuleWaitsForFiveEpochsOfLightSleepOutsideREMAndDeep() throws {
-        // REM-sure with a twitch (vetoed), then a mix that is too deep (vetoed), then light
-        // sleep at P(core) 0.55 from epoch 20: the fifth such epoch wakes.
+    @Test func theDefaultRuleWaitsForThreeEpochsOfLightSleepOutsideREMAndDeep() throws {
+        // REM-sure with a twitch (vetoed), then a mix with some deep in it (vetoed), then light
+        // sleep at P(core) 0.55 from epoch 20: the third such epoch wakes.
         var d = SmartWakeDecider(window: EpochScript.window)
         let epochs = (0..<10).map { EpochScript.at($0, p(awake: 0.05, core: 0.03, rem: 0.92), movement: 0.5) }
-            + (10..<20).map { EpochScript.at($0, p(core: 0.6, deep: 0.3, rem: 0.1)) }
+            + (10..<20).map { EpochScript.at($0, p(core: 0.84, deep: 0.06, rem: 0.1)) }
             + (20..<60).map { EpochScript.at($0, p(awake: 0.05, core: 0.55, rem: 0.4)) }
         let (decision, index) = run(&d, epochs)
-        #expect(index == 24)
+        #expect(index == 22)
         #expect(decision.reason == .lightSleep)
-        // Four light epochs, then one below the threshold, again and again: never five in a row.
+        // Two light epochs, then one below the threshold, again and again: never three in a row.
         var e = SmartWakeDecider(window: EpochScript.window)
-        let broken = (0..<60).map { EpochScript.at($0, $0 % 5 == 4 ? p(core: 0.45, rem: 0.55) : p(core: 0.7, rem: 0.3)) }
+        let broken = (0..<60).map { EpochScript.at($0, $0 % 3 == 2 ? p(core: 0.45, rem: 0.55) : p(core: 0.7, rem: 0.3)) }
         #expect(run(&e, broken).0.reason == .windowEnd)
         // Awake with movement wakes at once; awake and still does not.
         var f = SmartWakeDecider(window: EpochScript.window)
@@ -82,6 +82,26 @@ extension SmartWakeRule {
         var g = SmartWakeDecider(window: EpochScript.window)
         let still = (0..<60).map { EpochScript.at($0, p(awake: 0.6, rem: 0.4), movement: 0.5) }
         #expect(run(&g, still).0.reason == .windowEnd)
+    }
+
+    @Test func deepSleepComingOnVetoesLightSleep() throws {
+        // Light sleep by every threshold, but P(deep) creeps up (0.004 an epoch, under the deep
+        // veto): the sleeper is going down. No wake until it stops climbing; then the third
+        // light epoch after that wakes.
+        var d = SmartWakeDecider(window: EpochScript.window)
+        let deepening = (0..<10).map { EpochScript.at($0, p(core: 0.97 - 0.004 * Double($0), deep: 0.005 + 0.004 * Double($0), rem: 0.025)) }
+        let steady = (10..<60).map { EpochScript.at($0, p(core: 0.935, deep: 0.04, rem: 0.025)) }
+        let (decision, index) = run(&d, deepening + steady)
+        // Epoch 10 is still 0.003 over epoch 8; 11, 12 and 13 are not.
+        #expect(index == 13)
+        #expect(decision.reason == .lightSleep)
+        // The same light sleep with P(deep) flat wakes at its third epoch.
+        var flat = SmartWakeDecider(window: EpochScript.window)
+        #expect(run(&flat, (0..<60).map { EpochScript.at($0, p(core: 0.95, deep: 0.025, rem: 0.025)) }).1 == 2)
+        // A rise smaller than the rule's does not count.
+        var slow = SmartWakeDecider(window: EpochScript.window)
+        let creeping = (0..<60).map { EpochScript.at($0, p(core: 0.97, deep: 0.005 + 0.0009 * Double($0), rem: 0.025)) }
+        #expect(run(&slow, creeping).1 == 2)
     }
 
     @Test func confidentLightSleepForThreeEpochsWakes() throws {
