@@ -26,6 +26,14 @@ package struct FrontEndConfig: Sendable, Hashable, Codable {
     /// Readings (seconds) the capacitance must stay above enter / below leave to switch.
     package var capacitanceEnterSeconds: Int = 2
     package var capacitanceLeaveSeconds: Int = 3
+    /// Seconds a capacitance reading stays current (readings come about once a second).
+    package var capacitanceFreshSeconds: Int = 5
+    /// Seconds without capacitance readings for which the last capacitance decision holds
+    /// before the piezo alone decides. Lost frames (a hub that falls behind makes the pod drop
+    /// them) are no evidence of a change, and the piezo is the weaker witness exactly then
+    /// (its filters restart after every lost stretch of samples). The hub's end-to-end test
+    /// saw an empty side briefly "in bed" on a loaded machine, where the pod drops frames.
+    package var capacitanceHoldSeconds: Int = 60
     /// Piezo body-band RMS (counts) for presence without capacitance: enter above, leave below.
     package var piezoEnter: Double = 35_000
     package var piezoLeave: Double = 15_000

@@ -5,7 +5,8 @@
 /// Capacitance leads: partner-side bleed and pump vibration shake the piezo but barely
 /// move this side's capacitance, so neither makes phantom presence. The piezo alone
 /// decides only when no capacitance arrives, or corrects an "empty" capacitance after a
-/// long, strong body signal (a baseline learnt while someone was already in bed).
+/// long, strong body signal (a baseline learnt while someone was already in bed). A gap in the
+/// capacitance readings keeps its last decision for a minute before the piezo takes over.
 struct PresenceTracker: Sendable {
     private let config: FrontEndConfig
     private var baseline: Double?
@@ -27,7 +28,8 @@ struct PresenceTracker: Sendable {
     /// piezo body-band RMS (nil if no piezo data). Returns presence for the second.
     mutating func update(second s: Int, capacitance: Double?, piezoLevel: Double?) -> Bool {
         if let c = capacitance { lastCap = (s, c) }
-        let cap: Double? = lastCap.flatMap { s - $0.second <= 5 ? $0.value : nil }
+        let cap: Double? = lastCap.flatMap { s - $0.second <= config.capacitanceFreshSeconds ? $0.value : nil }
+        let capacitanceHeld = lastCap.map { s - $0.second <= config.capacitanceHoldSeconds } ?? false
 
         if let level = piezoLevel {
             levels.append(level)
@@ -62,6 +64,9 @@ struct PresenceTracker: Sendable {
                 capBelow = 0
                 strongWhileEmpty = 0
             }
+            now = capOn
+        } else if capacitanceHeld {
+            // A gap in the readings: the side stays as the capacitance last said.
             now = capOn
         } else {
             now = piezoOn
