@@ -51,13 +51,14 @@ package enum NightBreathing {
         let k = model.means.count
         var p = model.probabilities(emissionLogLikelihoods: base, isFinal: true)
         var combined = base
-        for _ in 0..<iterations {
+        for round in 1...iterations {
             let extra = logLikelihoods(breathing: breathing, measured: measured, weights: p, stages: k,
                                        emissionWeight: model.emissionWeight)
             combined = base.indices.map { i in (0..<k).map { base[i][$0] + extra[i][$0] } }
-            p = model.probabilities(emissionLogLikelihoods: combined, isFinal: true)
+            // The last round's stages are the answer, smoothed or (live) filtered, below.
+            if round < iterations { p = model.probabilities(emissionLogLikelihoods: combined, isFinal: true) }
         }
-        return isFinal ? p : model.probabilities(emissionLogLikelihoods: combined, isFinal: false)
+        return model.probabilities(emissionLogLikelihoods: combined, isFinal: isFinal)
     }
 
     /// One maximisation step: per feature, stage means (shrunk to the night's mean) and a

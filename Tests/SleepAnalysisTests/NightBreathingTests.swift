@@ -20,11 +20,11 @@ import Testing
     static func night() -> (stages: [SleepStage], rows: [[Double?]], breathing: [[Double]?]) {
         let order: [SleepStage] = [.awake, .core, .deep, .core, .rem, .core, .deep, .core, .rem, .awake, .core, .rem]
         let stages = order.flatMap { [SleepStage](repeating: $0, count: 20) }
-        var rng = Gaussian(seed: 7)
+        var rng = SplitMix64(seed: 7)
         let logCV: [SleepStage: Double] = [.awake: -3.2, .core: -3.9, .deep: -4.4, .rem: -3.2]
         let rate: [SleepStage: Double] = [.awake: 16, .core: 14, .deep: 13, .rem: 15.5]
-        let rows: [[Double?]] = stages.map { [model.means[$0.index][0] + 1.5 * rng.next()] }
-        let breathing: [[Double]?] = stages.map { [logCV[$0]! + 0.15 * rng.next(), rate[$0]! + 0.3 * rng.next()] }
+        let rows: [[Double?]] = stages.map { [model.means[$0.index][0] + 1.5 * rng.gaussian()] }
+        let breathing: [[Double]?] = stages.map { [logCV[$0]! + 0.15 * rng.gaussian(), rate[$0]! + 0.3 * rng.gaussian()] }
         return (stages, rows, breathing)
     }
 
@@ -72,19 +72,4 @@ import Testing
         let row = NightBreathing.row(EpochFeatures(breathingRate: 14, breathingVariability: 0))
         #expect(row == [log(0.005), 14])
     }
-}
-
-/// Deterministic standard-normal draws (SplitMix64 and Box–Muller), so the test night is the
-/// same on every run.
-private struct Gaussian {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func uniform() -> Double {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return (Double((z ^ (z >> 31)) >> 11) + 0.5) * 0x1.0p-53
-    }
-    mutating func next() -> Double { sqrt(-2 * log(uniform())) * cos(2 * .pi * uniform()) }
 }

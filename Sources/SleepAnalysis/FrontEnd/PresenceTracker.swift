@@ -28,8 +28,9 @@ struct PresenceTracker: Sendable {
     /// piezo body-band RMS (nil if no piezo data). Returns presence for the second.
     mutating func update(second s: Int, capacitance: Double?, piezoLevel: Double?) -> Bool {
         if let c = capacitance { lastCap = (s, c) }
-        let cap: Double? = lastCap.flatMap { s - $0.second <= config.capacitanceFreshSeconds ? $0.value : nil }
-        let capacitanceHeld = lastCap.map { s - $0.second <= config.capacitanceHoldSeconds } ?? false
+        let capAge = lastCap.map { s - $0.second }
+        let cap: Double? = capAge.flatMap { $0 <= config.capacitanceFreshSeconds ? lastCap?.value : nil }
+        let capacitanceHeld = capAge.map { $0 <= config.capacitanceHoldSeconds } ?? false
 
         if let level = piezoLevel {
             levels.append(level)
