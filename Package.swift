@@ -126,6 +126,8 @@ let package = Package(
         .executableTarget(name: "sleepstore-crash-writer", dependencies: ["SleepDomain", "SleepStore"], swiftSettings: strict),
 
         // MARK: Tests
+        /// What the suites driving a real daemon, broker or pty share (a polling `eventually`).
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "SleepDomainTests", dependencies: ["SleepDomain"], swiftSettings: strict),
         .testTarget(name: "PodProtocolTests", dependencies: ["SleepDomain", "PodProtocol"], swiftSettings: strict),
         .testTarget(name: "NightModelTests", dependencies: ["SleepDomain", "NightModel"], swiftSettings: strict),
@@ -134,7 +136,7 @@ let package = Package(
         .testTarget(name: "PodAnalysisTests", dependencies: ["SleepDomain", "PodAnalysis", "PodProtocol", "SleepAnalysis", "NightModel"],
                     swiftSettings: strict),
         .testTarget(name: "HubTests", dependencies: [
-            "SleepDomain",
+            "SleepDomain", "TestSupport",
             "Hub", "PodProtocol", "PodDevice", "SystemCalls", "VirtualPod", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore",
             "SmartWake",
             // The daemon under a umockdev testbed (HubUmockdevTests, run by scripts/test-device.sh).
@@ -144,7 +146,7 @@ let package = Package(
             "podbridge",
         ], swiftSettings: strict),
         .testTarget(name: "HubAPITests", dependencies: [
-            "SleepDomain", "HubAPI", "Hub", "SleepStore", "VirtualPod", "NightModel", "PodProtocol",
+            "SleepDomain", "TestSupport", "HubAPI", "Hub", "SleepStore", "VirtualPod", "NightModel", "PodProtocol",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -162,7 +164,7 @@ let package = Package(
         /// HubMQTT's pure parts, the client against a real mosquitto, and the hub with MQTT
         /// against the virtual pod and a real mosquitto (MQTTClientTests, MQTTHubTests).
         .testTarget(name: "HubMQTTTests", dependencies: [
-            "SleepDomain", "HubMQTT", "HubMQTTService", "Hub", "SleepStore", "VirtualPod", "NightModel", "PodProtocol",
+            "SleepDomain", "TestSupport", "HubMQTT", "HubMQTTService", "Hub", "SleepStore", "VirtualPod", "NightModel", "PodProtocol",
             .product(name: "Logging", package: "swift-log"),
             // The last-will test runs the real daemon binary and kills it.
             "podbridge",
@@ -174,7 +176,7 @@ let package = Package(
                     exclude: ["Fixtures"], swiftSettings: strict),
         /// The hub's link (PodDevice) against the virtual pod's firmware (VirtualPod) over a pty:
         /// protocol v1.1, injected faults and their recovery.
-        .testTarget(name: "VirtualPodLinkTests", dependencies: ["SleepDomain", "PodDevice", "VirtualPod", "PodProtocol", "NightModel"],
+        .testTarget(name: "VirtualPodLinkTests", dependencies: ["SleepDomain", "TestSupport", "PodDevice", "VirtualPod", "PodProtocol", "NightModel"],
                     swiftSettings: strict),
         .testTarget(name: "SleepStoreTests", dependencies: ["SleepDomain", "SleepStore", "sleepstore-crash-writer"], swiftSettings: strict),
         .testTarget(name: "BackendUploadTests", dependencies: [

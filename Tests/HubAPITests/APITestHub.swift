@@ -1,3 +1,4 @@
+import TestSupport
 import AsyncHTTPClient
 import Foundation
 import Hub
@@ -161,15 +162,6 @@ struct LineLogHandler: LogHandler {
 }
 
 /// Polls `condition` until it holds or `deadline` seconds pass (generous: a loaded machine).
-func eventually(_ deadline: Double = 90, _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let end = Date().addingTimeInterval(deadline)
-    while Date() < end {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(50))
-    }
-    return try await condition()
-}
-
 /// A night for the live tests: a sleeper on the left getting in after `getsIn` seconds.
 func testNight(hours: Double, seed: UInt64, getsIn: Double, getsOutBeforeEnd: Double,
                right: SideConfig = .empty) -> NightConfig {

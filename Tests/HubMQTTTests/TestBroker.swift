@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 import HubMQTT
 import HubMQTTService
@@ -192,15 +193,6 @@ final class Listener: Sendable {
 }
 
 /// Polls `condition` every 50 ms until it holds or `seconds` pass. Returns whether it held.
-func eventually(_ seconds: Double, _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(50))
-    }
-    return try await condition()
-}
-
 /// Parses a JSON object payload.
 func json(_ message: MQTTMessage?) -> [String: Any]? {
     guard let message else { return nil }

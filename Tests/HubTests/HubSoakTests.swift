@@ -3,6 +3,7 @@
 // stalls, unplug/replug, reboots with and without a lost BOOT). Every night must be stored,
 // the daemon's memory must not grow from night to night, and no request may be re-sent after
 // its answer arrived (read from the daemon's own capture of the wire).
+import TestSupport
 import Foundation
 import Hub
 import NightModel

@@ -2,6 +2,7 @@
 // and out at run time. The devices are a umockdev testbed (process-global, so this suite is
 // serialized and run alone under the preload by scripts/test-device.sh); the pod behind the
 // mocked tty is the real virtual pod, joined to it by a byte relay.
+import TestSupport
 import CUmockdev
 import Foundation
 import Hub

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Hub
 import Logging
 import PodDevice
@@ -48,15 +49,6 @@ func scheduleDate(_ zone: String, _ y: Int, _ mo: Int, _ d: Int, _ h: Int, _ mi:
 
 /// Waits (polling; the deadline only guards against hanging, it is not a timed assertion)
 /// until `condition` holds. Returns false if it never did.
-func eventually(_ deadline: Double = 90, _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let end = Date().addingTimeInterval(deadline)
-    while Date() < end {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return try await condition()
-}
-
 /// The parts of the daemon the schedule service needs, all real: a SQLite store in a temp
 /// dir, a virtual pod on a pty (no night model: firmware only, so it is cheap at high
 /// speed), a PodConnection through a PathOpener on the pod's stable link, the

@@ -2,6 +2,7 @@
 // the faults of issue 10: a reboot whose BOOT is lost, START_STREAM refused for good, a pod
 // without the alarm feature, answers that arrive at the exact moment of the timeout; and
 // protocol v1.1's TRIGGER_ALARM end to end.
+import TestSupport
 import Foundation
 import SleepDomain
 import NightModel
@@ -38,15 +39,6 @@ func isRebooted(_ e: LinkEvent) -> Bool { if case .podRebooted = e { true } else
 func isRefused(_ e: LinkEvent) -> Bool { if case .refused = e { true } else { false } }
 
 /// Polls `condition` until it holds or `seconds` pass (a generous bound, not a timing assertion).
-func eventually(_ seconds: Double = 30, _ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return await condition()
-}
-
 let leftSchedule = PowerSchedule(side: .left, days: .everyDay, on: TimeOfDay("22:30")!, off: TimeOfDay("07:00")!, level: 40)
 
 @Suite("hub link against the virtual pod: faults and recovery")
@@ -66,7 +58,7 @@ struct FaultRecoveryTests {
         #expect(pod.snapshot.bootCount == 1)
 
         pod.inject(.silentReboot(.watchdog))
-        #expect(await eventually { pod.snapshot.bootCount == 2 })
+        #expect(await eventually(30) { pod.snapshot.bootCount == 2 })
         #expect(await next(&events, where: isRebooted) != nil)
         #expect(await next(&events, where: isStreaming) != nil)
         let s = pod.snapshot
@@ -184,6 +176,6 @@ struct FaultRecoveryTests {
         #expect(!pod.snapshot.streaming.isEmpty)
         runner.cancel()
         _ = await runner.result
-        #expect(await eventually { pod.snapshot.streaming.isEmpty })
+        #expect(await eventually(30) { pod.snapshot.streaming.isEmpty })
     }
 }
