@@ -28,9 +28,9 @@ struct PresenceTracker: Sendable {
     /// piezo body-band RMS (nil if no piezo data). Returns presence for the second.
     mutating func update(second s: Int, capacitance: Double?, piezoLevel: Double?) -> Bool {
         if let c = capacitance { lastCap = (s, c) }
-        let capAge = lastCap.map { s - $0.second }
-        let cap: Double? = capAge.flatMap { $0 <= config.capacitanceFreshSeconds ? lastCap?.value : nil }
-        let capacitanceHeld = capAge.map { $0 <= config.capacitanceHoldSeconds } ?? false
+        let capAge = lastCap.map { s - $0.second } ?? .max
+        let cap = capAge <= config.capacitanceFreshSeconds ? lastCap?.value : nil
+        let capacitanceHeld = capAge <= config.capacitanceHoldSeconds
 
         if let level = piezoLevel {
             levels.append(level)
