@@ -68,17 +68,25 @@ package enum InBedRule: Sendable, Hashable {
 
 /// Beats and vitals in, staged sessions with metrics out. Pure: no clock, no files.
 package struct SleepAnalyzer: Sendable {
-    package var model: StagingModel
+    /// The fitted models; each night is staged by the one for its kind (`StagingModels`).
+    package var models: StagingModels
     package var rules: SessionRules
     package var timeZone: TimeZone
     /// Whether each night's breathing joins the model, learnt from the night itself
     /// (`NightBreathing`); false stages from the fitted features alone (the bench measures both).
     package var learnsBreathing: Bool
 
-    package init(model: StagingModel = .default, rules: SessionRules = SessionRules(),
+    package init(models: StagingModels = .default, rules: SessionRules = SessionRules(),
                 timeZone: TimeZone = .current, learnsBreathing: Bool = true) {
-        self.model = model; self.rules = rules; self.timeZone = timeZone
+        self.models = models; self.rules = rules; self.timeZone = timeZone
         self.learnsBreathing = learnsBreathing
+    }
+
+    /// One model for every kind of night.
+    package init(model: StagingModel, rules: SessionRules = SessionRules(),
+                timeZone: TimeZone = .current, learnsBreathing: Bool = true) {
+        self.init(models: StagingModels(single: model), rules: rules, timeZone: timeZone,
+                  learnsBreathing: learnsBreathing)
     }
 
     /// The entry point for the pod: beats and vitals from the front end. With no vitals
@@ -116,6 +124,7 @@ package struct SleepAnalyzer: Sendable {
             features[i].heartRateZ = z[k]
             features[i].heartRatePercentile = pct[k]
         }
+        let model = models.model(for: StagingModels.Kind(rows: rows))
         let probs = learnsBreathing
             ? NightBreathing.probabilities(model: model, rows: rows, breathing: bedFeatures.map(NightBreathing.row),
                                            isFinal: isFinal)

@@ -115,7 +115,7 @@ package enum StagingTraining {
         }
     }
 
-    static let analyzer = SleepAnalyzer(model: .default, timeZone: TimeZone(identifier: "UTC")!)
+    static let analyzer = SleepAnalyzer(timeZone: TimeZone(identifier: "UTC")!)
 
     /// Model features of the record's in-bed epochs with the reference stage of each.
     package static func labelledNight(_ record: Record) -> LabelledNight {
@@ -128,39 +128,40 @@ package enum StagingTraining {
                              stages: rows.map { stageAt[Int(($0.start / epochLength).rounded())] })
     }
 
-    /// The record staged by `model`, scored against its reference.
-    package static func evaluate(_ model: StagingModel, on record: Record) -> StagingEvaluation {
-        let sessions = SleepAnalyzer(model: model, timeZone: TimeZone(identifier: "UTC")!).analyze(record.input)
+    /// The record staged by `models` (the one for its kind), scored against its reference.
+    package static func evaluate(_ models: StagingModels, on record: Record) -> StagingEvaluation {
+        let sessions = SleepAnalyzer(models: models, timeZone: TimeZone(identifier: "UTC")!).analyze(record.input)
         return StagingEvaluation(reference: record.reference, predicted: sessions)
+    }
+
+    /// The record staged by one model, whatever its kind.
+    package static func evaluate(_ model: StagingModel, on record: Record) -> StagingEvaluation {
+        evaluate(StagingModels(single: model), on: record)
     }
 
     /// Fit on every record whose group differs, stage the group's records; per-record
     /// evaluations in input order. `group` = name: leave one record out; = subject: leave
     /// one subject out.
-    package static func crossValidate(_ records: [Record], group: (Record) -> String,
-                                     emissionWeight: Double = StagingModel.defaultEmissionWeight) throws
-        -> [StagingEvaluation] {
+    package static func crossValidate(_ records: [Record], group: (Record) -> String) throws -> [StagingEvaluation] {
         let nights = records.map(labelledNight)
         let groups = records.map(group)
         var out = [StagingEvaluation?](repeating: nil, count: records.count)
         for g in Set(groups) {
             let train = records.indices.filter { groups[$0] != g }.map { nights[$0] }
-            let model = try StagingModel.fit(train, emissionWeight: emissionWeight)
-            for i in records.indices where groups[i] == g { out[i] = evaluate(model, on: records[i]) }
+            let models = try StagingModels.fit(train)
+            for i in records.indices where groups[i] == g { out[i] = evaluate(models, on: records[i]) }
         }
         return out.map { $0! }
     }
 
     /// Fit on `train`, stage every record of `test`.
-    package static func transfer(train: [Record], test: [Record],
-                                emissionWeight: Double = StagingModel.defaultEmissionWeight) throws -> [StagingEvaluation] {
-        let model = try StagingModel.fit(train.map(labelledNight), emissionWeight: emissionWeight)
-        return test.map { evaluate(model, on: $0) }
+    package static func transfer(train: [Record], test: [Record]) throws -> [StagingEvaluation] {
+        let models = try StagingModels.fit(train.map(labelledNight))
+        return test.map { evaluate(models, on: $0) }
     }
 
-    /// The shipped model's fit: every record given.
-    package static func fit(_ records: [Record], emissionWeight: Double = StagingModel.defaultEmissionWeight) throws
-        -> StagingModel {
-        try StagingModel.fit(records.map(labelledNight), emissionWeight: emissionWeight)
+    /// The shipped models' fit: every record given.
+    package static func fit(_ records: [Record]) throws -> StagingModels {
+        try StagingModels.fit(records.map(labelledNight))
     }
 }

@@ -12,10 +12,11 @@ import Testing
         #expect(sessions.count == 1)
         let e = StagingEvaluation(reference: r.reference, predicted: sessions)
         #expect(e.pairs.count == 720)
-        // The shipped model saw this night. Measured: k2 0.521, k4 0.265, TST bias −3 min.
-        #expect(e.kappa(.two) >= 0.45)
-        #expect(e.kappa(.four) >= 0.20)
-        #expect(abs(e.totalSleepBiasMinutes) <= 30)
+        // The shipped beats model saw this night (one of the 9 it was fitted on). Measured:
+        // k2 0.573, k4 0.439, TST bias −4 min.
+        #expect(e.kappa(.two) >= 0.5)
+        #expect(e.kappa(.four) >= 0.35)
+        #expect(abs(e.totalSleepBiasMinutes) <= 20)
         for epoch in sessions[0].epochs {
             let p = epoch.probabilities
             #expect(abs(p.awake + p.core + p.deep + p.rem - 1) < 1e-9)
@@ -29,11 +30,13 @@ import Testing
         let all = try LabelledNights.all()
         let model = try StagingTraining.fit(all.filter { $0.subject != "slp03" })
         let e = StagingTraining.evaluate(model, on: try LabelledNights.slpdb("slp03"))
-        // Measured: k2 0.273, k4 0.161, TST bias +23 min (this apnoea night is a hard one).
-        #expect(e.kappa(.two) >= 0.2)
-        #expect(e.kappa(.four) >= 0.1)
-        #expect(abs(e.totalSleepBiasMinutes) <= 40)
-        #expect(e.recall(.deep) >= 0.5)
+        // Staged by the beats model, fitted on the other apnoea patients' nights. Measured:
+        // k2 0.491, k4 0.271, TST bias +7.5 min, deep recall 0.31 (one model fitted on both
+        // datasets: k2 0.273, k4 0.161, +23 min, deep recall 0.5).
+        #expect(e.kappa(.two) >= 0.4)
+        #expect(e.kappa(.four) >= 0.2)
+        #expect(abs(e.totalSleepBiasMinutes) <= 20)
+        #expect(e.recall(.deep) >= 0.2)
     }
 
     @Test func preliminaryStagesCoverTheSameEpochs() throws {
@@ -43,24 +46,32 @@ import Testing
         let final = analyzer.analyze(r.input, isFinal: true)
         #expect(live.map(\.epochs.count) == final.map(\.epochs.count))
         #expect(live.allSatisfy { !$0.isFinal } && final.allSatisfy(\.isFinal))
-        // Measured: k2 0.439 live (forward only), 0.521 final.
-        #expect(StagingEvaluation(reference: r.reference, predicted: live).kappa(.two) > 0.3)
+        // Measured: k2 0.496 live (forward only), 0.573 final.
+        #expect(StagingEvaluation(reference: r.reference, predicted: live).kappa(.two) > 0.4)
     }
 
-    @Test func shippedModelIsTheFitOnAllLabelledNights() throws {
+    @Test func shippedModelsAreTheFitOnTheLabelledNights() throws {
         let all = try LabelledNights.all()
         #expect(all.count == 30)
         let fitted = try StagingTraining.fit(all)
-        let shipped = StagingModel.default
         func close(_ a: [[Double]], _ b: [[Double]]) -> Bool {
             a.count == b.count && zip(a, b).allSatisfy { x, y in x.count == y.count && zip(x, y).allSatisfy { abs($0 - $1) < 1e-9 } }
         }
-        #expect(close(fitted.means, shipped.means), "run `make model`; a fresh fit is:\n\(fitted.swiftSource)")
-        #expect(close(fitted.covariance, shipped.covariance))
-        #expect(close(fitted.transitions, shipped.transitions))
-        #expect(close([fitted.initial], [shipped.initial]))
-        #expect(fitted.trained == shipped.trained)
-        #expect(fitted.emissionWeight == shipped.emissionWeight)
+        let shipped = StagingModels.default
+        for (name, f, s) in [("pooled", fitted.pooled, shipped.pooled), ("beats", fitted.beats, shipped.beats),
+                             ("heartRateAndMovement", fitted.heartRateAndMovement, shipped.heartRateAndMovement)] {
+            #expect(close(f.means, s.means), "\(name): run `make model`; a fresh fit is:\n\(fitted.swiftSource)")
+            #expect(close(f.covariance, s.covariance), "\(name)")
+            #expect(close(f.transitions, s.transitions), "\(name)")
+            #expect(close([f.initial], [s.initial]), "\(name)")
+            #expect(f.trained == s.trained, "\(name)")
+            #expect(f.emissionWeight == s.emissionWeight, "\(name)")
+        }
+        // Each per-kind model is fitted on its own dataset: slpdb-dev has no movement,
+        // sleep-accel-dev no beats, so each leaves out the feature its nights lack.
+        #expect(shipped.beats.trained == [false, true, true, true, true])
+        #expect(shipped.heartRateAndMovement.trained == [true, true, true, false, true])
+        #expect(shipped.pooled.trained == [true, true, true, true, true])
     }
 
     @Test func fitRefusesNightsWithoutAStage() {

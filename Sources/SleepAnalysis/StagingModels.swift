@@ -1,0 +1,85 @@
+import Foundation
+
+/// The fitted staging models, one per kind of night, and the rule that picks one.
+///
+/// A night's signals say which population it can be compared with. Beats without movement
+/// are an ECG's (slpdb-dev: older apnoea patients, whose heart swings through the night
+/// whatever the stage); heart rate with movement and no beats is a watch's (sleep-accel-dev:
+/// healthy young sleepers). One model fitted on both learns a heart-rate shape of the stages
+/// that is neither population's, so each of these kinds is staged by a model fitted on the
+/// labelled nights of its own kind. A night with beats and movement (the pod) has no
+/// labelled night of its kind and is staged by the model fitted on every night, which is
+/// also the fallback for a night with neither (heart rate alone).
+package struct StagingModels: Sendable, Hashable {
+    /// Every labelled night: nights with beats and movement, and nights with neither.
+    package var pooled: StagingModel
+    /// The labelled nights with beats and without movement: beats without movement.
+    package var beats: StagingModel
+    /// The labelled nights with movement and without beats: heart rate and movement.
+    package var heartRateAndMovement: StagingModel
+
+    package init(pooled: StagingModel, beats: StagingModel, heartRateAndMovement: StagingModel) {
+        self.pooled = pooled; self.beats = beats; self.heartRateAndMovement = heartRateAndMovement
+    }
+
+    /// One model for every kind of night.
+    package init(single model: StagingModel) {
+        self.init(pooled: model, beats: model, heartRateAndMovement: model)
+    }
+
+    /// Emission weight of the two per-kind models. Chosen by leave-one-subject-out within
+    /// each kind, nested (docs/staging.md): a model fitted on one population is better
+    /// calibrated on it, so its transitions can carry more and each epoch's evidence less.
+    package static let perKindEmissionWeight = 0.2
+
+    /// Which signals a night's model rows carry.
+    package enum Kind: String, Sendable, CaseIterable {
+        case beatsAndMovement, beats, heartRateAndMovement, heartRate
+
+        package init(rows: [[Double?]]) {
+            let movement = rows.contains { $0[StagingFeatures.movementIndex] != nil }
+            let beats = rows.contains { $0[StagingFeatures.rmssdIndex] != nil }
+            switch (beats, movement) {
+            case (true, true): self = .beatsAndMovement
+            case (true, false): self = .beats
+            case (false, true): self = .heartRateAndMovement
+            case (false, false): self = .heartRate
+            }
+        }
+    }
+
+    /// The model that stages a night of `kind`.
+    package func model(for kind: Kind) -> StagingModel {
+        switch kind {
+        case .beats: beats
+        case .heartRateAndMovement: heartRateAndMovement
+        case .beatsAndMovement, .heartRate: pooled
+        }
+    }
+
+    /// Fits the three models: the pooled one on every night, each per-kind one on the nights
+    /// of its kind. A kind without a labelled night of every stage is staged by the pooled
+    /// model.
+    package static func fit(_ nights: [LabelledNight],
+                            pooledEmissionWeight: Double = StagingModel.defaultEmissionWeight,
+                            perKindEmissionWeight: Double = perKindEmissionWeight) throws -> StagingModels {
+        let pooled = try StagingModel.fit(nights, emissionWeight: pooledEmissionWeight)
+        func ofKind(_ kind: Kind) -> StagingModel {
+            let these = nights.filter { Kind(rows: $0.features) == kind }
+            return (try? StagingModel.fit(these, emissionWeight: perKindEmissionWeight)) ?? pooled
+        }
+        return StagingModels(pooled: pooled, beats: ofKind(.beats), heartRateAndMovement: ofKind(.heartRateAndMovement))
+    }
+
+    /// Swift source of these models as constants (how DefaultStagingModel.swift is made).
+    package var swiftSource: String {
+        func nested(_ m: StagingModel) -> String { m.swiftSource.replacingOccurrences(of: "\n", with: "\n    ") }
+        return """
+        StagingModels(
+                pooled: \(nested(pooled)),
+                beats: \(nested(beats)),
+                heartRateAndMovement: \(nested(heartRateAndMovement))
+            )
+        """
+    }
+}
