@@ -141,14 +141,17 @@ package enum StagingTraining {
 
     /// Fit on every record whose group differs, stage the group's records; per-record
     /// evaluations in input order. `group` = name: leave one record out; = subject: leave
-    /// one subject out.
-    package static func crossValidate(_ records: [Record], group: (Record) -> String) throws -> [StagingEvaluation] {
+    /// one subject out. `pooledOnly` stages every record by the pooled model, as a night with
+    /// beats and movement (the pod's) is staged.
+    package static func crossValidate(_ records: [Record], group: (Record) -> String,
+                                     pooledOnly: Bool = false) throws -> [StagingEvaluation] {
         let nights = records.map(labelledNight)
         let groups = records.map(group)
         var out = [StagingEvaluation?](repeating: nil, count: records.count)
         for g in Set(groups) {
             let train = records.indices.filter { groups[$0] != g }.map { nights[$0] }
-            let models = try StagingModels.fit(train)
+            var models = try StagingModels.fit(train)
+            if pooledOnly { models = StagingModels(single: models.pooled) }
             for i in records.indices where groups[i] == g { out[i] = evaluate(models, on: records[i]) }
         }
         return out.map { $0! }

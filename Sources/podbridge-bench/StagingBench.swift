@@ -7,9 +7,10 @@ import SyntheticNights
 
 /// Staging accuracy on the labelled nights in Data/ (slpdb-dev: beats of apnoea patients;
 /// sleep-accel-dev: heart rate and movement of healthy sleepers), every figure on nights the
-/// scoring model did not see: leave one subject out and leave one record out over both
-/// datasets, fit on one dataset and stage the other, and sleep-accel with its movement
-/// removed. Then staging speed.
+/// scoring models did not see: leave one subject out and leave one record out over both
+/// datasets (each night staged by the model for its kind), the pooled model alone, fit on
+/// one dataset and stage the other, and sleep-accel with its movement removed. Then
+/// staging speed.
 func runStagingBench(options: BenchOptions) throws {
     let slpdb = try StagingData.slpdb(repoRoot: options.repoRoot)
     let accel = try StagingData.sleepAccel(repoRoot: options.repoRoot)
@@ -24,6 +25,11 @@ func runStagingBench(options: BenchOptions) throws {
 
     let byRecord = try StagingTraining.crossValidate(all, group: \.name)
     stagingSummary("loro", Array(zip(all, byRecord)))
+
+    // The pooled model alone (what stages the pod's nights, which carry beats and movement)
+    // on the same held-out nights.
+    let pooledOnly = try StagingTraining.crossValidate(all, group: \.subject, pooledOnly: true)
+    stagingSummary("loso_pooled_model", Array(zip(all, pooledOnly)))
 
     // Across datasets: the model has never seen a night of the other kind (nor its signals:
     // fitted on slpdb it has no movement, fitted on sleep-accel no RMSSD).
