@@ -23,9 +23,11 @@ import Foundation
 package enum StagingFeatures {
     package static let names = ["log_movement", "hr_above_p10", "log_hr_spread", "log_rmssd_rel", "hours_in_bed"]
     package static var count: Int { names.count }
-    /// Column of the movement feature, and of RMSSD (present only where beats were).
+    /// Column of the movement feature, of RMSSD (present only where beats were), and of
+    /// hours in bed.
     package static let movementIndex = 0
     package static let rmssdIndex = 3
+    package static let hoursInBedIndex = 4
 
     /// Epochs each side of an epoch for the heart-rate spread.
     package static let spreadHalfWidth = 4

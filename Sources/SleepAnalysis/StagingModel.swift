@@ -58,8 +58,10 @@ package struct StagingModel: Sendable, Codable, Hashable {
 
     /// Deterministic maximum-likelihood fit: class means and pooled covariance over the
     /// epochs where each feature (pair) was measured, counted transitions between
-    /// consecutive labelled epochs.
-    package static func fit(_ nights: [LabelledNight], emissionWeight: Double = defaultEmissionWeight) throws -> StagingModel {
+    /// consecutive labelled epochs. Features in `leavingOut` are not trained (ignored when
+    /// staging), as a feature the nights never measured.
+    package static func fit(_ nights: [LabelledNight], emissionWeight: Double = defaultEmissionWeight,
+                            leavingOut: Set<Int> = []) throws -> StagingModel {
         let k = SleepStage.allCases.count
         let d = nights.lazy.compactMap { $0.features.first?.count }.first ?? StagingFeatures.count
         var sums = [[Double]](repeating: [Double](repeating: 0, count: d), count: k)
@@ -76,7 +78,7 @@ package struct StagingModel: Sendable, Codable, Hashable {
             }
         }
         for stage in SleepStage.allCases where counts[stage.index] == 0 { throw FitError.missingStage(stage) }
-        let trained = (0..<d).map { j in (0..<k).allSatisfy { seen[$0][j] > 0 } }
+        let trained = (0..<d).map { j in !leavingOut.contains(j) && (0..<k).allSatisfy { seen[$0][j] > 0 } }
         let means = (0..<k).map { c in (0..<d).map { j in trained[j] ? sums[c][j] / seen[c][j] : 0 } }
         var cov = [[Double]](repeating: [Double](repeating: 0, count: d), count: d)
         var pairs = cov

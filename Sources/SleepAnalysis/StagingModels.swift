@@ -57,6 +57,14 @@ package struct StagingModels: Sendable, Hashable {
         }
     }
 
+    /// Features the model of a kind leaves out. Beats without movement are research ECG
+    /// records, one in-bed span over the beats: their start is not bed entry (slpdb-dev's
+    /// records start asleep or halfway through the night), so "hours in bed" there is hours
+    /// since the record began, a time course that is not the night's.
+    package static func leftOut(_ kind: Kind) -> Set<Int> {
+        kind == .beats ? [StagingFeatures.hoursInBedIndex] : []
+    }
+
     /// Fits the three models: the pooled one on every night, each per-kind one on the nights
     /// of its kind. A kind without a labelled night of every stage is staged by the pooled
     /// model.
@@ -66,7 +74,7 @@ package struct StagingModels: Sendable, Hashable {
         let pooled = try StagingModel.fit(nights, emissionWeight: pooledEmissionWeight)
         func ofKind(_ kind: Kind) -> StagingModel {
             let these = nights.filter { Kind(rows: $0.features) == kind }
-            return (try? StagingModel.fit(these, emissionWeight: perKindEmissionWeight)) ?? pooled
+            return (try? StagingModel.fit(these, emissionWeight: perKindEmissionWeight, leavingOut: leftOut(kind))) ?? pooled
         }
         return StagingModels(pooled: pooled, beats: ofKind(.beats), heartRateAndMovement: ofKind(.heartRateAndMovement))
     }

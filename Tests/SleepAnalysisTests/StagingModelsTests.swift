@@ -56,6 +56,20 @@ import Testing
         #expect(StagingModels.Kind(rows: []) == .heartRate)
     }
 
+    @Test func theBeatsModelLeavesHoursInBedOut() throws {
+        let nights = try ["slp03", "slp04"].map { StagingTraining.labelledNight(try LabelledNights.slpdb($0)) }
+        let hours = StagingFeatures.hoursInBedIndex
+        #expect(StagingModels.leftOut(.beats) == [hours])
+        let beats = try StagingModels.fit(nights).beats
+        let full = try StagingModel.fit(nights, emissionWeight: StagingModels.perKindEmissionWeight)
+        #expect(!beats.trained[hours] && full.trained[hours])
+        let early: [Double?] = [nil, 5, 0.5, 0.1, 0.5]
+        var late = early
+        late[hours] = 8
+        #expect(beats.emissionLogLikelihoods(early) == beats.emissionLogLikelihoods(late))
+        #expect(full.emissionLogLikelihoods(early) != full.emissionLogLikelihoods(late))
+    }
+
     @Test func aKindWithoutEveryStageFallsBackToThePooledModel() throws {
         // Only beats nights: no night of heart rate and movement to fit its model on.
         let nights = try ["slp03", "slp04"].map { StagingTraining.labelledNight(try LabelledNights.slpdb($0)) }
