@@ -124,7 +124,7 @@ package struct SleepAnalyzer: Sendable {
             features[i].heartRateZ = z[k]
             features[i].heartRatePercentile = pct[k]
         }
-        let model = models.model(for: StagingModels.Kind(rows: rows))
+        let model = models.model(for: StagingModels.Kind(rows: rows, beatsSeen: bedFeatures.contains { $0.beats > 0 }))
         let probs = learnsBreathing
             ? NightBreathing.probabilities(model: model, rows: rows, breathing: bedFeatures.map(NightBreathing.row),
                                            isFinal: isFinal)

@@ -32,13 +32,15 @@ package struct StagingModels: Sendable, Hashable {
     /// calibrated on it, so its transitions can carry more and each epoch's evidence less.
     package static let perKindEmissionWeight = 0.2
 
-    /// Which signals a night's model rows carry.
+    /// Which signals a night carries: movement, and beat-to-beat variability (RMSSD, or
+    /// beats at all: `beatsSeen`, so a live night whose first minutes have beats but not yet
+    /// the 30 intervals an RMSSD needs is the kind it will be, not a watch's).
     package enum Kind: String, Sendable, CaseIterable {
         case beatsAndMovement, beats, heartRateAndMovement, heartRate
 
-        package init(rows: [[Double?]]) {
+        package init(rows: [[Double?]], beatsSeen: Bool = false) {
             let movement = rows.contains { $0[StagingFeatures.movementIndex] != nil }
-            let beats = rows.contains { $0[StagingFeatures.rmssdIndex] != nil }
+            let beats = beatsSeen || rows.contains { $0[StagingFeatures.rmssdIndex] != nil }
             switch (beats, movement) {
             case (true, true): self = .beatsAndMovement
             case (true, false): self = .beats

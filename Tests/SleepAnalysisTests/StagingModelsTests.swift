@@ -47,6 +47,23 @@ import Testing
         #expect(Self.stages(AnalysisInput(beats: beats, vitals: vitals)) == [.core])
     }
 
+    @Test func aLiveNightWithBeatsIsStagedAsOneFromItsFirstMinutes() throws {
+        // 20 minutes in bed with movement; beats only in the first 15 s: too few intervals for
+        // an RMSSD, so the rows alone would look like a watch's night.
+        let beats = try LabelledNights.slpdb("slp03").input.beats
+        let first = beats.first!.rounded(.up)
+        let vitals = stride(from: first, to: first + 1200, by: 1).map { t in
+            SecondVitals(time: t, heartRate: .value(60), breathingRate: .value(14),
+                         movement: t.truncatingRemainder(dividingBy: 300) < 5 ? 3 : 0.1, present: true, quality: 1)
+        }
+        let input = AnalysisInput(beats: beats.filter { $0 < first + 15 }, vitals: vitals)
+        let analyzer = SleepAnalyzer(models: Self.marked, timeZone: TimeZone(identifier: "UTC")!, learnsBreathing: false)
+        let live = analyzer.analyze(input, isFinal: false)
+        #expect(live.count == 1)
+        #expect(live.flatMap(\.epochs).allSatisfy { $0.features.rmssd == nil })
+        #expect(Set(live.flatMap(\.epochs).filter { $0.features.present }.map(\.stage)) == [.core])
+    }
+
     @Test func kindFollowsTheColumnsARowCarries() {
         let row: (Double?, Double?) -> [Double?] = { m, r in [m, 5, 0.5, r, 1] }
         #expect(StagingModels.Kind(rows: [row(nil, 0.1), row(nil, nil)]) == .beats)
@@ -54,6 +71,8 @@ import Testing
         #expect(StagingModels.Kind(rows: [row(0.2, nil), row(nil, 0.3)]) == .beatsAndMovement)
         #expect(StagingModels.Kind(rows: [row(nil, nil)]) == .heartRate)
         #expect(StagingModels.Kind(rows: []) == .heartRate)
+        #expect(StagingModels.Kind(rows: [row(0, nil)], beatsSeen: true) == .beatsAndMovement)
+        #expect(StagingModels.Kind(rows: [row(nil, nil)], beatsSeen: true) == .beats)
     }
 
     @Test func theBeatsModelLeavesHoursInBedOut() throws {
