@@ -11,11 +11,11 @@ import Foundation
 /// labelled night of its kind and is staged by the model fitted on every night, which is
 /// also the fallback for a night with neither (heart rate alone).
 package struct StagingModels: Sendable, Hashable {
-    /// Every labelled night: nights with beats and movement, and nights with neither.
+    /// Fitted on every labelled night; stages nights with beats and movement, or with neither.
     package var pooled: StagingModel
-    /// The labelled nights with beats and without movement: beats without movement.
+    /// Fitted on the labelled nights with beats and no movement; stages such nights.
     package var beats: StagingModel
-    /// The labelled nights with movement and without beats: heart rate and movement.
+    /// Fitted on the labelled nights with movement and no beats; stages such nights.
     package var heartRateAndMovement: StagingModel
 
     package init(pooled: StagingModel, beats: StagingModel, heartRateAndMovement: StagingModel) {
