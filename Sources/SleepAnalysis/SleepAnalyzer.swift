@@ -75,18 +75,21 @@ package struct SleepAnalyzer: Sendable {
     /// Whether each night's breathing joins the model, learnt from the night itself
     /// (`NightBreathing`); false stages from the fitted features alone (the bench measures both).
     package var learnsBreathing: Bool
+    /// Whether a night with beats and movement (the pod's) learns its movement from the night
+    /// (`NightMovement`); false keeps the fitted movement emission (the bench measures both).
+    package var learnsMovement: Bool
 
     package init(models: StagingModels = .default, rules: SessionRules = SessionRules(),
-                timeZone: TimeZone = .current, learnsBreathing: Bool = true) {
+                timeZone: TimeZone = .current, learnsBreathing: Bool = true, learnsMovement: Bool = true) {
         self.models = models; self.rules = rules; self.timeZone = timeZone
-        self.learnsBreathing = learnsBreathing
+        self.learnsBreathing = learnsBreathing; self.learnsMovement = learnsMovement
     }
 
     /// One model for every kind of night.
     package init(model: StagingModel, rules: SessionRules = SessionRules(),
-                timeZone: TimeZone = .current, learnsBreathing: Bool = true) {
+                timeZone: TimeZone = .current, learnsBreathing: Bool = true, learnsMovement: Bool = true) {
         self.init(models: StagingModels(single: model), rules: rules, timeZone: timeZone,
-                  learnsBreathing: learnsBreathing)
+                  learnsBreathing: learnsBreathing, learnsMovement: learnsMovement)
     }
 
     /// The entry point for the pod: beats and vitals from the front end. With no vitals
@@ -124,11 +127,16 @@ package struct SleepAnalyzer: Sendable {
             features[i].heartRateZ = z[k]
             features[i].heartRatePercentile = pct[k]
         }
-        let model = models.model(for: StagingModels.Kind(rows: rows, beatsSeen: bedFeatures.contains { $0.beats > 0 }))
-        let probs = learnsBreathing
-            ? NightBreathing.probabilities(model: model, rows: rows, breathing: bedFeatures.map(NightBreathing.row),
-                                           isFinal: isFinal)
-            : model.probabilities(rows, isFinal: isFinal)
+        let kind = StagingModels.Kind(rows: rows, beatsSeen: bedFeatures.contains { $0.beats > 0 })
+        let model = models.model(for: kind)
+        var fittedRows = rows
+        var signals = learnsBreathing ? NightBreathing.signals(bedFeatures.map(NightBreathing.row)) : []
+        if learnsMovement, NightMovement.isLearnt(for: kind) {
+            let split = NightMovement.split(rows: rows, model: model)
+            fittedRows = split.rows
+            if let movement = split.signal { signals.append(movement) }
+        }
+        let probs = NightLearning.probabilities(model: model, rows: fittedRows, signals: signals, isFinal: isFinal)
         var p = [StageProbabilities](repeating: .certain(.awake), count: features.count)
         for (k, i) in inBed.enumerated() { p[i] = probs[k] }
         var epochs = features.indices.map { i in

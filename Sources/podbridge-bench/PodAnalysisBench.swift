@@ -20,9 +20,12 @@ func runPodAnalysisBench(options: BenchOptions) throws {
     // The stager alone on the beats the model played (no pod, no front end): separates what
     // the signal path loses from what the stager makes of this physiology.
     var trueBeatEvaluations: [StagingEvaluation] = []
-    // The same vitals staged without breathing (the fitted features alone): what breathing adds.
+    // The same vitals staged without breathing, and with the fitted movement emission instead
+    // of the night's own: what each night-learnt signal adds.
     let withoutBreathing = SleepAnalyzer(timeZone: utc, learnsBreathing: false)
     var noBreathingEvaluations: [StagingEvaluation] = []
+    let fittedMovement = SleepAnalyzer(timeZone: utc, learnsMovement: false)
+    var fittedMovementEvaluations: [StagingEvaluation] = []
     var captureCPU: [Double] = [], stagingCPU: [Double] = [], wall: [Double] = []
     var captureMB = 0.0
     var firstNight: [UInt8] = []
@@ -51,6 +54,8 @@ func runPodAnalysisBench(options: BenchOptions) throws {
             evaluations.append(e)
             noBreathingEvaluations.append(night.evaluation(
                 side: side, sessions: withoutBreathing.analyze(beats: analysis[side].beats, vitals: analysis[side].vitals)))
+            fittedMovementEvaluations.append(night.evaluation(
+                side: side, sessions: fittedMovement.analyze(beats: analysis[side].beats, vitals: analysis[side].vitals)))
             let start = Double(VirtualNightCapture.startMillis) / 1000
             let beats = night.truth.sides[side.index].beatTimes.map { $0 + start + BCGTemplate.jDelay }
             trueBeatEvaluations.append(night.evaluation(
@@ -68,14 +73,19 @@ func runPodAnalysisBench(options: BenchOptions) throws {
     print(String(format: "podanalysis.virtual.kappa3: %.3f", pooled.kappa(.three)))
     print(String(format: "podanalysis.virtual.acc2: %.3f", pooled.accuracy(.two)))
     print(String(format: "podanalysis.virtual.kappa2: %.3f", pooled.kappa(.two)))
-    print(String(format: "podanalysis.virtual.tst_bias: %+.1f min (mean per side-night)",
-                 pooled.totalSleepBiasMinutes / Double(max(evaluations.count, 1))))
+    print(String(format: "podanalysis.virtual.tst_bias: %+.1f min (mean per side-night), within ±30 min: %d/%d side-nights",
+                 pooled.totalSleepBiasMinutes / Double(max(evaluations.count, 1)),
+                 evaluations.filter { abs($0.totalSleepBiasMinutes) <= 30 }.count, evaluations.count))
     print(String(format: "podanalysis.virtual.wake_sensitivity: %.3f", pooled.wakeSensitivity))
     print("podanalysis.virtual.confusion4 (rows truth awake/core/deep/rem, cols predicted): \(pooled.confusion(.four))")
     let plain = StagingEvaluation.pooled(noBreathingEvaluations)
     print(String(format: "podanalysis.virtual.no_breathing: acc4 %.3f k4 %.3f k3 %.3f k2 %.3f tst_bias %+.1f min wake_sensitivity %.3f (same vitals, breathing not learnt)",
                  plain.accuracy(.four), plain.kappa(.four), plain.kappa(.three), plain.kappa(.two),
                  plain.totalSleepBiasMinutes / Double(max(noBreathingEvaluations.count, 1)), plain.wakeSensitivity))
+    let fitted = StagingEvaluation.pooled(fittedMovementEvaluations)
+    print(String(format: "podanalysis.virtual.fitted_movement: acc4 %.3f k4 %.3f k3 %.3f k2 %.3f tst_bias %+.1f min wake_sensitivity %.3f (same vitals, the fitted movement emission instead of the night's)",
+                 fitted.accuracy(.four), fitted.kappa(.four), fitted.kappa(.three), fitted.kappa(.two),
+                 fitted.totalSleepBiasMinutes / Double(max(fittedMovementEvaluations.count, 1)), fitted.wakeSensitivity))
     let truePooled = StagingEvaluation.pooled(trueBeatEvaluations)
     print(String(format: "podanalysis.virtual.true_beats: acc4 %.3f k4 %.3f k3 %.3f k2 %.3f tst_bias %+.1f min (stager on the model's own beat times, whole span in bed)",
                  truePooled.accuracy(.four), truePooled.kappa(.four), truePooled.kappa(.three), truePooled.kappa(.two),

@@ -184,13 +184,16 @@ func syntheticNights(quick: Bool) -> [SyntheticNight] {
 }
 
 /// The shipped model on both synthetic generators (targets: TST within ±30 min per night,
-/// deep and REM recall above 0.5), as users run it (each night's breathing learnt from the
-/// night, `NightBreathing`) and without breathing (the fitted features alone).
+/// deep and REM recall above 0.5), as users run it (each night's breathing and movement learnt
+/// from the night, `NightBreathing`, `NightMovement`), without breathing, with the fitted
+/// movement emission instead of the night's, and with neither (the fitted features alone).
 func runSyntheticStagingBench(options: BenchOptions) throws {
     let utc = TimeZone(identifier: "UTC")!
     let ways: [(label: String, analyzer: SleepAnalyzer)] = [
         ("", SleepAnalyzer(timeZone: utc)),
         (".no_breathing", SleepAnalyzer(timeZone: utc, learnsBreathing: false)),
+        (".fitted_movement", SleepAnalyzer(timeZone: utc, learnsMovement: false)),
+        (".fitted_only", SleepAnalyzer(timeZone: utc, learnsBreathing: false, learnsMovement: false)),
     ]
     let nights = syntheticNights(quick: options.quick)
     for way in ways {

@@ -58,7 +58,7 @@ import Testing
     @Test func tooLittleBreathingLeavesTheFittedModelAlone() {
         let n = Self.night()
         var sparse = n.breathing.map { _ in [Double]?.none }
-        for i in 0..<(NightBreathing.minimumEpochs - 1) { sparse[i * 4] = n.breathing[i * 4] }
+        for i in 0..<(NightLearning.minimumEpochs - 1) { sparse[i * 4] = n.breathing[i * 4] }
         for isFinal in [true, false] {
             #expect(NightBreathing.probabilities(model: Self.model, rows: n.rows, breathing: sparse, isFinal: isFinal)
                     == Self.model.probabilities(n.rows, isFinal: isFinal))

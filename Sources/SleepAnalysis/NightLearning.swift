@@ -1,0 +1,92 @@
+import Foundation
+import SleepDomain
+
+/// Emissions learnt from the night being staged, for signals no labelled night can teach.
+///
+/// The fitted model (`StagingModel`) holds only what the labelled nights in Data/ measured
+/// in the units the night being staged measures it. Breathing is in no labelled night, and
+/// the pod's movement index shares no unit with a watch's activity counts; fitting either on
+/// our synthetic generators would be tuning to them. So each night teaches its own, by
+/// expectation–maximisation on the night with the fitted model's part held fixed: the
+/// fitted model stages the night, a Gaussian per stage is fitted for each signal to the
+/// night's epochs weighted by those stage probabilities, and the night is staged again with
+/// both, until the stages settle. A night without enough of a signal is staged without it.
+///
+/// Each stage's mean is shrunk by `priorEpochs` pseudo-epochs towards a prior: the night's
+/// own mean (a stage the night barely shows keeps the night's level), or per-stage means
+/// the signal is expected to have. One variance per signal is shared by the stages (as the
+/// fitted model shares one covariance), and the log-likelihoods are tempered by the model's
+/// emission weight.
+package enum NightLearning {
+    /// One signal of the night: a value per in-bed epoch (nil = not measured), and where each
+    /// stage's mean is shrunk to (`nil`: the night's mean; else one mean per stage).
+    package struct Signal: Sendable {
+        package var values: [Double?]
+        package var prior: [Double]?
+        package init(values: [Double?], prior: [Double]? = nil) { self.values = values; self.prior = prior }
+    }
+
+    /// Expectation–maximisation rounds: enough to converge (on the synthetic nights the
+    /// stages stop changing by 10; 3 rounds stage them almost as well).
+    package static let iterations = 10
+    /// Pseudo-epochs at the prior added to every stage's mean.
+    package static let priorEpochs = 20.0
+    /// Fewest epochs with a signal for the night to learn it.
+    package static let minimumEpochs = 50
+
+    /// Stage probabilities of one night's in-bed epochs: `rows` are the fitted model's feature
+    /// rows, `signals` the night-learnt ones (each a value per row). The signals' Gaussians are
+    /// always fitted with forward–backward probabilities of the epochs given (a live night:
+    /// the epochs so far); `isFinal` false still returns forward-filtered stages, so no epoch
+    /// sees the future.
+    package static func probabilities(model: StagingModel, rows: [[Double?]], signals: [Signal],
+                                      isFinal: Bool) -> [StageProbabilities] {
+        let base = model.emissionLogLikelihoods(rows: rows)
+        let learnt = signals.filter { s in
+            s.values.count == rows.count && s.values.lazy.filter { $0?.isFinite == true }.count >= minimumEpochs
+        }
+        guard !learnt.isEmpty else { return model.probabilities(emissionLogLikelihoods: base, isFinal: isFinal) }
+        let k = model.means.count
+        var p = model.probabilities(emissionLogLikelihoods: base, isFinal: true)
+        var combined = base
+        for round in 1...iterations {
+            var extra = [[Double]](repeating: [Double](repeating: 0, count: k), count: rows.count)
+            for signal in learnt {
+                let l = logLikelihoods(signal, weights: p, stages: k, emissionWeight: model.emissionWeight)
+                for i in extra.indices { for c in 0..<k { extra[i][c] += l[i][c] } }
+            }
+            combined = base.indices.map { i in (0..<k).map { base[i][$0] + extra[i][$0] } }
+            // The last round's stages are the answer, smoothed or (live) filtered, below.
+            if round < iterations { p = model.probabilities(emissionLogLikelihoods: combined, isFinal: true) }
+        }
+        return model.probabilities(emissionLogLikelihoods: combined, isFinal: isFinal)
+    }
+
+    /// One maximisation step for one signal: stage means (shrunk to the prior) and a shared
+    /// variance from the `weights`; returns each epoch's tempered log-likelihoods (0 where the
+    /// signal is not measured).
+    static func logLikelihoods(_ signal: Signal, weights: [StageProbabilities], stages k: Int,
+                               emissionWeight: Double) -> [[Double]] {
+        var out = [[Double]](repeating: [Double](repeating: 0, count: k), count: signal.values.count)
+        let measured = signal.values.indices.filter { signal.values[$0]?.isFinite == true }
+        let x = measured.map { signal.values[$0]! }
+        let w = measured.map { i in SleepStage.allCases.map { weights[i][$0] } }
+        let nightMean = x.reduce(0, +) / Double(x.count)
+        var mean = [Double](repeating: 0, count: k)
+        for c in 0..<k {
+            let prior = signal.prior.map { $0[c] } ?? nightMean
+            var sum = priorEpochs * prior, weight = priorEpochs
+            for (a, v) in x.enumerated() { sum += w[a][c] * v; weight += w[a][c] }
+            mean[c] = sum / weight
+        }
+        var squares = 1e-6, total = 0.0
+        for (a, v) in x.enumerated() {
+            for c in 0..<k { squares += w[a][c] * (v - mean[c]) * (v - mean[c]); total += w[a][c] }
+        }
+        let variance = squares / max(total, 1e-9)
+        for (a, i) in measured.enumerated() {
+            for c in 0..<k { out[i][c] = -0.5 * (x[a] - mean[c]) * (x[a] - mean[c]) / variance * emissionWeight }
+        }
+        return out
+    }
+}
