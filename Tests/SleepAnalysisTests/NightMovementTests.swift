@@ -55,6 +55,32 @@ import Testing
         #expect(alone.rows == rows)
     }
 
+    @Test func aStageTheNightNeverShowsKeepsItsPriorMean() {
+        // Every epoch certainly core: awake, deep and REM get no weight, so their means are the
+        // prior's, and core's is pulled from its prior towards the night by 100 epochs to 20.
+        let values: [Double?] = (0..<100).map { Double($0 % 2) }  // mean 0.5
+        let prior = [3.0, 0.2, 0.0, 0.4]
+        let weights = [StageProbabilities](repeating: .certain(.core), count: values.count)
+        let l = NightLearning.logLikelihoods(NightLearning.Signal(values: values, prior: prior), weights: weights,
+                                             stages: 4, emissionWeight: 1)
+        // −½ (x − μ)² / σ²: the stage whose mean is nearer x has the higher log-likelihood, and
+        // the differences between two epochs give each stage's mean back.
+        let coreMean = (20 * 0.2 + 50.0) / 120
+        func mean(_ c: Int) -> Double {
+            // l(x=1) − l(x=0) = (2μ − 1) / (2σ²); with σ² from the same row, solve against core.
+            let d = l[1][c] - l[0][c], dCore = l[1][1] - l[0][1]
+            return 0.5 + (d / dCore) * (coreMean - 0.5)
+        }
+        #expect(abs(mean(0) - 3.0) < 1e-9)
+        #expect(abs(mean(2) - 0.0) < 1e-9)
+        #expect(abs(mean(3) - 0.4) < 1e-9)
+        #expect(l[0][1] > l[0][0], "x = 0 is likelier core (mean \(coreMean)) than awake (mean 3)")
+        // Without a prior per stage, the stages the night never shows keep the night's mean.
+        let plain = NightLearning.logLikelihoods(NightLearning.Signal(values: values), weights: weights,
+                                                 stages: 4, emissionWeight: 1)
+        #expect(abs(plain[0][0] - plain[0][2]) < 1e-12 && abs(plain[0][0] - plain[0][3]) < 1e-12)
+    }
+
     /// On a NightModel night (the virtual pod's physiology, through the real front end) the
     /// fitted watch movement misses awakenings the night's own movement finds. Measured
     /// (release bench, docs/staging.md): wake recall 0.67 against 0.52, TST bias −15.0
