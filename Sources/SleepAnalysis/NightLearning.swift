@@ -42,9 +42,8 @@ package enum NightLearning {
     package static func probabilities(model: StagingModel, rows: [[Double?]], signals: [Signal],
                                       isFinal: Bool) -> [StageProbabilities] {
         let base = model.emissionLogLikelihoods(rows: rows)
-        let learnt = signals.filter { s in
-            s.values.count == rows.count && s.values.lazy.filter { $0?.isFinite == true }.count >= minimumEpochs
-        }
+        let learnt = signals.filter { $0.values.count == rows.count }.map(Measured.init)
+            .filter { $0.x.count >= minimumEpochs }
         guard !learnt.isEmpty else { return model.probabilities(emissionLogLikelihoods: base, isFinal: isFinal) }
         let k = model.means.count
         var p = model.probabilities(emissionLogLikelihoods: base, isFinal: true)
@@ -62,19 +61,38 @@ package enum NightLearning {
         return model.probabilities(emissionLogLikelihoods: combined, isFinal: isFinal)
     }
 
+    /// A signal's measured epochs, gathered once for every EM round.
+    struct Measured {
+        let signal: Signal
+        /// Indices of the epochs with a finite value, and those values.
+        let indices: [Int]
+        let x: [Double]
+        let nightMean: Double
+
+        init(_ signal: Signal) {
+            self.signal = signal
+            indices = signal.values.indices.filter { signal.values[$0]?.isFinite == true }
+            x = indices.map { signal.values[$0]! }
+            nightMean = x.reduce(0, +) / Double(x.count)
+        }
+    }
+
     /// One maximisation step for one signal: stage means (shrunk to the prior) and a shared
     /// variance from the `weights`; returns each epoch's tempered log-likelihoods (0 where the
     /// signal is not measured).
     static func logLikelihoods(_ signal: Signal, weights: [StageProbabilities], stages k: Int,
                                emissionWeight: Double) -> [[Double]] {
-        var out = [[Double]](repeating: [Double](repeating: 0, count: k), count: signal.values.count)
-        let measured = signal.values.indices.filter { signal.values[$0]?.isFinite == true }
-        let x = measured.map { signal.values[$0]! }
-        let w = measured.map { i in SleepStage.allCases.map { weights[i][$0] } }
-        let nightMean = x.reduce(0, +) / Double(x.count)
+        logLikelihoods(Measured(signal), weights: weights, stages: k, emissionWeight: emissionWeight)
+    }
+
+    static func logLikelihoods(_ m: Measured, weights: [StageProbabilities], stages k: Int,
+                               emissionWeight: Double) -> [[Double]] {
+        var out = [[Double]](repeating: [Double](repeating: 0, count: k), count: m.signal.values.count)
+        let x = m.x
+        let w = m.indices.map { i in SleepStage.allCases.map { weights[i][$0] } }
         var mean = [Double](repeating: 0, count: k)
         for c in 0..<k {
-            let prior = signal.prior.map { $0[c] } ?? nightMean
+            let prior = m.signal.prior.map { $0[c] } ?? m.nightMean
             var sum = priorEpochs * prior, weight = priorEpochs
             for (a, v) in x.enumerated() { sum += w[a][c] * v; weight += w[a][c] }
             mean[c] = sum / weight
@@ -84,7 +102,7 @@ package enum NightLearning {
             for c in 0..<k { squares += w[a][c] * (v - mean[c]) * (v - mean[c]); total += w[a][c] }
         }
         let variance = squares / max(total, 1e-9)
-        for (a, i) in measured.enumerated() {
+        for (a, i) in m.indices.enumerated() {
             for c in 0..<k { out[i][c] = -0.5 * (x[a] - mean[c]) * (x[a] - mean[c]) / variance * emissionWeight }
         }
         return out

@@ -78,14 +78,15 @@ func runPodAnalysisBench(options: BenchOptions) throws {
                  evaluations.filter { abs($0.totalSleepBiasMinutes) <= 30 }.count, evaluations.count))
     print(String(format: "podanalysis.virtual.wake_sensitivity: %.3f", pooled.wakeSensitivity))
     print("podanalysis.virtual.confusion4 (rows truth awake/core/deep/rem, cols predicted): \(pooled.confusion(.four))")
-    let plain = StagingEvaluation.pooled(noBreathingEvaluations)
-    print(String(format: "podanalysis.virtual.no_breathing: acc4 %.3f k4 %.3f k3 %.3f k2 %.3f tst_bias %+.1f min wake_sensitivity %.3f (same vitals, breathing not learnt)",
-                 plain.accuracy(.four), plain.kappa(.four), plain.kappa(.three), plain.kappa(.two),
-                 plain.totalSleepBiasMinutes / Double(max(noBreathingEvaluations.count, 1)), plain.wakeSensitivity))
-    let fitted = StagingEvaluation.pooled(fittedMovementEvaluations)
-    print(String(format: "podanalysis.virtual.fitted_movement: acc4 %.3f k4 %.3f k3 %.3f k2 %.3f tst_bias %+.1f min wake_sensitivity %.3f (same vitals, the fitted movement emission instead of the night's)",
-                 fitted.accuracy(.four), fitted.kappa(.four), fitted.kappa(.three), fitted.kappa(.two),
-                 fitted.totalSleepBiasMinutes / Double(max(fittedMovementEvaluations.count, 1)), fitted.wakeSensitivity))
+    /// One line for the same vitals staged another way.
+    func variantLine(_ name: String, _ evaluations: [StagingEvaluation], _ what: String) {
+        let p = StagingEvaluation.pooled(evaluations)
+        print(String(format: "podanalysis.virtual.%@: acc4 %.3f k4 %.3f k3 %.3f k2 %.3f tst_bias %+.1f min wake_sensitivity %.3f (same vitals, %@)",
+                     name, p.accuracy(.four), p.kappa(.four), p.kappa(.three), p.kappa(.two),
+                     p.totalSleepBiasMinutes / Double(max(evaluations.count, 1)), p.wakeSensitivity, what))
+    }
+    variantLine("no_breathing", noBreathingEvaluations, "breathing not learnt")
+    variantLine("fitted_movement", fittedMovementEvaluations, "the fitted movement emission instead of the night's")
     let truePooled = StagingEvaluation.pooled(trueBeatEvaluations)
     print(String(format: "podanalysis.virtual.true_beats: acc4 %.3f k4 %.3f k3 %.3f k2 %.3f tst_bias %+.1f min (stager on the model's own beat times, whole span in bed)",
                  truePooled.accuracy(.four), truePooled.kappa(.four), truePooled.kappa(.three), truePooled.kappa(.two),
