@@ -128,16 +128,18 @@ func dumpStagingFeatures(repoRoot: URL, to path: String) throws {
 
 /// `--dump-epochs FILE`: every epoch's measured values (not the model's features) with its
 /// reference stage, for the labelled nights in Data/ and for virtual-pod nights through the
-/// whole pipeline (capture → front end → analyzer), as CSV for analysis outside Swift.
+/// whole pipeline (capture → front end → analyzer), as CSV for analysis outside Swift; `predicted`
+/// is the shipped analyzer's stage for the epoch (the model's own fit, not held out, on the
+/// labelled nights).
 func dumpEpochs(repoRoot: URL, to path: String, podSeeds: [UInt64], podHours: Double) throws {
     func f(_ x: Double?) -> String { x.map { String(format: "%.4f", $0) } ?? "" }
-    var out = "record,subject,dataset,movement_measured,t,present,stage,hr,rmssd,hr_sd,breathing,breathing_cv,movement,quality\n"
+    var out = "record,subject,dataset,movement_measured,t,present,stage,predicted,hr,rmssd,hr_sd,breathing,breathing_cv,movement,quality\n"
     func rows(_ name: String, _ subject: String, _ dataset: String, _ movementMeasured: Bool,
               _ sessions: [SleepSession], _ stageAt: (Double) -> SleepStage?) {
         for s in sessions {
             for e in s.epochs {
                 let x = e.features
-                out += "\(name),\(subject),\(dataset),\(movementMeasured ? 1 : 0),\(Int(e.start)),\(x.present ? 1 : 0),\(stageAt(e.start)?.rawValue ?? ""),"
+                out += "\(name),\(subject),\(dataset),\(movementMeasured ? 1 : 0),\(Int(e.start)),\(x.present ? 1 : 0),\(stageAt(e.start)?.rawValue ?? ""),\(e.stage.rawValue),"
                 out += [f(x.heartRate), f(x.rmssd), f(x.heartRateSD), f(x.breathingRate), f(x.breathingVariability),
                         f(x.movement), f(x.quality)].joined(separator: ",") + "\n"
             }

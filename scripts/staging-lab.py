@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""Staging lab: a numpy replica of the stager's fit and forward–backward, for trying changes
+to the staging model quickly, outside Swift (docs/staging.md, "What was tried").
+
+Not part of the build or the tests; needs Python 3 and numpy. The figures that count are the
+bench's (`make bench`); this replica reproduces its leave-one-subject-out figures per kind of
+night exactly (slpdb-dev κ4 0.318, κ2 0.357, TST +10.4 min; sleep-accel-dev 0.367 / 0.427,
++8.3 min), which is what makes the variants below comparable.
+
+Inputs come from the bench:
+
+    .build/release/podbridge-bench --dump-staging-features /tmp/feat.csv
+    .build/release/podbridge-bench --dump-epochs /tmp/epochs.csv
+
+Commands:
+
+    staging-lab.py loso FEAT                 the shipped per-kind models, LOSO
+    staging-lab.py centring FEAT             heart rate / its spread relative to the night
+    staging-lab.py spectral FEAT EPOCHS      spectral HRV features added to the beats model
+    staging-lab.py separation EPOCHS         per night: how well each signal ranks awake above sleep
+    staging-lab.py lookalike EPOCHS          synthetic and pod nights: awake epochs by what they were called
+"""
+import collections
+import copy
+import csv
+import sys
+
+import numpy as np
+
+STAGES = ["awake", "core", "deep", "rem"]
+# Feature columns of --dump-staging-features, in StagingFeatures order.
+MOVEMENT, HR, SPREAD, RMSSD, HOURS = range(5)
+# The shipped per-kind models: features used and emission weight (StagingModels).
+KINDS = {"slpdb": ([HR, SPREAD, RMSSD], 0.2), "sleep-accel": ([MOVEMENT, HR, SPREAD, HOURS], 0.2)}
+REPO = __file__.rsplit("/scripts/", 1)[0]
+
+
+def load_features(path):
+    rows = list(csv.DictReader(open(path)))
+    names = list(rows[0].keys())[4:]
+    nights = collections.OrderedDict()
+    for r in rows:
+        n = nights.setdefault(r["record"], {"subject": r["subject"], "dataset": r["dataset"], "X": [], "y": []})
+        n["X"].append([float(r[k]) if r[k] != "" else np.nan for k in names])
+        n["y"].append(STAGES.index(r["stage"]) if r["stage"] else -1)
+    for n in nights.values():
+        n["X"], n["y"] = np.array(n["X"]), np.array(n["y"])
+    return nights
+
+
+def fit(nights, use, weight):
+    """StagingModel.fit: class means and pooled covariance over measured values, counted transitions."""
+    k, d = 4, len(use)
+    sums, seen, counts = np.zeros((k, d)), np.zeros((k, d)), np.zeros(k)
+    trans = np.full((k, k), 0.5)
+    for n in nights:
+        X, y = n["X"][:, use], n["y"]
+        for i, s in enumerate(y):
+            if s < 0:
+                continue
+            counts[s] += 1
+            m = ~np.isnan(X[i])
+            sums[s, m] += X[i, m]
+            seen[s, m] += 1
+            if i > 0 and y[i - 1] >= 0:
+                trans[y[i - 1], s] += 1
+    mu = sums / np.maximum(seen, 1)
+    cov, pairs = np.zeros((d, d)), np.zeros((d, d))
+    for n in nights:
+        X, y = n["X"][:, use], n["y"]
+        ok = y >= 0
+        R = X[ok] - mu[y[ok]]
+        M = ~np.isnan(R)
+        R0 = np.where(M, R, 0)
+        cov += R0.T @ R0
+        pairs += M.T.astype(float) @ M.astype(float)
+    cov = np.where(pairs > 1, cov / np.maximum(pairs - 1, 1), 0) + np.eye(d) * 1e-3
+    return dict(mu=mu, cov=cov, T=trans / trans.sum(1, keepdims=True), pi=counts / counts.sum(), w=weight, use=use)
+
+
+def emissions(m, X):
+    """Tempered Gaussian log-likelihoods over the features present (marginalised)."""
+    X = X[:, m["use"]]
+    L, cache = np.zeros((len(X), 4)), {}
+    for i in range(len(X)):
+        present = ~np.isnan(X[i])
+        if not present.any():
+            continue
+        key = tuple(present)
+        if key not in cache:
+            cache[key] = np.linalg.inv(m["cov"][np.ix_(present, present)])
+        r = X[i, present] - m["mu"][:, present]
+        L[i] = -0.5 * np.einsum("ka,ab,kb->k", r, cache[key], r) * m["w"]
+    return L
+
+
+def forward_backward(m, L):
+    e = np.exp(L - L.max(1, keepdims=True))
+    a = np.zeros_like(e)
+    a[0] = m["pi"] * e[0]
+    a[0] /= a[0].sum()
+    for i in range(1, len(e)):
+        a[i] = (a[i - 1] @ m["T"]) * e[i]
+        a[i] /= a[i].sum()
+    post, b = a.copy(), np.ones(4)
+    for i in range(len(e) - 2, -1, -1):
+        b = m["T"] @ (e[i + 1] * b)
+        b /= b.sum()
+        post[i] = a[i] * b
+        post[i] /= post[i].sum()
+    return post
+
+
+def kappa(y, p, k):
+    C = np.zeros((k, k))
+    for a, b in zip(y, p):
+        C[a, b] += 1
+    n = C.sum()
+    po, pe = np.trace(C) / n, (C.sum(0) * C.sum(1)).sum() / n**2
+    return (po - pe) / (1 - pe)
+
+
+def loso(nights, dataset, use, weight):
+    """Leave one subject out within a dataset: {record: (reference, predicted)} over scored epochs."""
+    sel = {k: v for k, v in nights.items() if v["dataset"] == dataset}
+    out = {}
+    for subject in sorted({v["subject"] for v in sel.values()}):
+        m = fit([v for v in sel.values() if v["subject"] != subject], use, weight)
+        for k, v in sel.items():
+            if v["subject"] == subject:
+                p = forward_backward(m, emissions(m, v["X"])).argmax(1)
+                ok = v["y"] >= 0
+                out[k] = (v["y"][ok], p[ok])
+    return out
+
+
+def report(results, label):
+    Y = np.concatenate([r[0] for r in results.values()])
+    P = np.concatenate([r[1] for r in results.values()])
+    three, two = np.array([0, 1, 1, 2]), np.array([0, 1, 1, 1])
+    tst = {k: ((r[1] != 0).sum() - (r[0] != 0).sum()) * 0.5 for k, r in results.items()}
+    off = {k: v for k, v in tst.items() if abs(v) > 60}
+    print(f"{label:34s} k4 {kappa(Y, P, 4):.3f} k3 {kappa(three[Y], three[P], 3):.3f} k2 {kappa(two[Y], two[P], 2):.3f} "
+          f"tst {np.mean(list(tst.values())):+.1f} min, > 60 min: {', '.join(f'{k} {v:+.1f}' for k, v in off.items()) or 'none'}")
+
+
+def with_rows(nights, change):
+    out = copy.deepcopy(nights)
+    for v in out.values():
+        v["X"] = change(v["X"])
+    return out
+
+
+def centred(columns, q=50):
+    def change(X):
+        X = X.copy()
+        for c in columns:
+            X[:, c] -= np.nanpercentile(X[:, c], q)
+        return X
+    return change
+
+
+def cmd_loso(feat):
+    nights = load_features(feat)
+    for ds, (use, w) in KINDS.items():
+        report(loso(nights, ds, use, w), f"shipped {ds}")
+
+
+def cmd_centring(feat):
+    nights = load_features(feat)
+    for label, change in [("as shipped", lambda X: X), ("spread - night median", centred([SPREAD])),
+                          ("spread - night p10", centred([SPREAD], 10)), ("hr - night median (not p10)", centred([HR])),
+                          ("hr and spread - night median", centred([HR, SPREAD]))]:
+        for ds, (use, w) in KINDS.items():
+            report(loso(with_rows(nights, change), ds, use, w), f"{label} / {ds}")
+
+
+def clean_intervals(beats):
+    """BeatIntervals: 0.3–2.0 s and within 20 % of the median of the 11 around."""
+    rr, t = np.diff(beats), beats[1:]
+    med = np.array([np.median(rr[max(0, i - 5):i + 6]) for i in range(len(rr))])
+    ok = (rr > 0.3) & (rr < 2.0) & (np.abs(rr - med) < 0.2 * med)
+    return t[ok], rr[ok]
+
+
+def spectral_features(record, starts, half=150, fs=4.0):
+    """Per epoch, over 5 min around it: log LF/HF, log VLF/(LF+HF), log HF of heart rate resampled at 4 Hz."""
+    beats = np.array([float(x) for x in open(f"{REPO}/Data/slpdb-dev/{record}.beats.csv").read().split()[1:]])
+    t, rr = clean_intervals(beats)
+    out = []
+    for start in starts:
+        c = start + 15
+        inside = (t >= c - half) & (t < c + half)
+        if inside.sum() < half:
+            out.append([np.nan] * 3)
+            continue
+        grid = np.arange(c - half, c + half, 1 / fs)
+        x = 60 / np.interp(grid, t[inside], rr[inside])
+        x = (x - x.mean()) * np.hanning(len(x))
+        power, f = np.abs(np.fft.rfft(x)) ** 2, np.fft.rfftfreq(len(x), 1 / fs)
+        band = lambda lo, hi: power[(f >= lo) & (f < hi)].sum() + 1e-3
+        vlf, lf, hf = band(0.01, 0.04), band(0.04, 0.15), band(0.15, 0.4)
+        out.append([np.log(lf / hf), np.log(vlf / (lf + hf)), np.log(hf)])
+    out = np.array(out)
+    return out - np.nanmedian(out, 0)
+
+
+def cmd_spectral(feat, epochs):
+    nights = load_features(feat)
+    starts = collections.defaultdict(list)
+    for r in csv.DictReader(open(epochs)):
+        if r["dataset"] == "slpdb":
+            starts[r["record"]].append(int(r["t"]))
+    for rec, v in nights.items():
+        if v["dataset"] == "slpdb":
+            v["X"] = np.hstack([v["X"], spectral_features(rec, starts[rec])])
+    LFHF, VLF, LOGHF = 5, 6, 7
+    for label, use in [("beats model", [HR, SPREAD, RMSSD]), ("+ LF/HF", [HR, SPREAD, RMSSD, LFHF]),
+                       ("+ VLF/(LF+HF)", [HR, SPREAD, RMSSD, VLF]), ("+ log HF", [HR, SPREAD, RMSSD, LOGHF]),
+                       ("+ all three", [HR, SPREAD, RMSSD, LFHF, VLF, LOGHF]), ("LF/HF instead of RMSSD", [HR, SPREAD, LFHF])]:
+        report(loso(nights, "slpdb", use, 0.2), label)
+
+
+def auc(pos, neg):
+    pos, neg = pos[~np.isnan(pos)], neg[~np.isnan(neg)]
+    ranks = np.concatenate([pos, neg]).argsort().argsort() + 1
+    return (ranks[:len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
+
+
+def value(x):
+    return float(x) if x else np.nan
+
+
+def cmd_separation(epochs):
+    by = collections.defaultdict(list)
+    for r in csv.DictReader(open(epochs)):
+        if r["dataset"] in ("slpdb", "sleep-accel") and r["stage"]:
+            by[(r["dataset"], r["record"])].append(r)
+    for (ds, rec), rs in by.items():
+        awake = np.array([r["stage"] == "awake" for r in rs])
+        line = []
+        for k, sign in [("hr", 1), ("rmssd", -1), ("hr_sd", 1), ("movement", 1)]:
+            v = sign * np.array([value(r[k]) for r in rs])
+            if not np.isnan(v).all():
+                line.append(f"{k} {auc(v[awake], v[~awake]):.2f}")
+        print(f"{ds:12s} {rec:14s} awake share {awake.mean():.2f}  AUC awake vs sleep: {'  '.join(line)}")
+
+
+def cmd_lookalike(epochs):
+    by = collections.defaultdict(list)
+    for r in csv.DictReader(open(epochs)):
+        if r["dataset"] in ("nightmodel", "pod") and r["present"] == "1":
+            by[(r["dataset"], r["record"])].append(r)
+    groups = collections.defaultdict(list)
+    for (ds, rec), rs in by.items():
+        p10 = np.nanpercentile([value(r["hr"]) for r in rs], 10)
+        for r in rs:
+            if r["stage"]:
+                key = f"awake called {r['predicted']}" if r["stage"] == "awake" else r["stage"]
+                groups[(ds, key)].append([value(r["hr"]) - p10, value(r["hr_sd"]), value(r["breathing"]),
+                                          value(r["breathing_cv"]), value(r["movement"])])
+    for (ds, key), v in sorted(groups.items()):
+        v = np.array(v)
+        print(f"{ds:10s} {key:18s} n {len(v):5d}  hr - p10 {np.nanmean(v[:, 0]):4.1f}  hr sd {np.nanmean(v[:, 1]):4.2f}  "
+              f"breathing {np.nanmean(v[:, 2]):5.2f}  cv {np.nanmedian(v[:, 3]):.3f}  movement median {np.nanmedian(v[:, 4]):.2f}")
+
+
+if __name__ == "__main__":
+    commands = {"loso": cmd_loso, "centring": cmd_centring, "spectral": cmd_spectral,
+                "separation": cmd_separation, "lookalike": cmd_lookalike}
+    if len(sys.argv) < 3 or sys.argv[1] not in commands:
+        sys.exit(__doc__)
+    commands[sys.argv[1]](*sys.argv[2:])
