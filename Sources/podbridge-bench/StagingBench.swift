@@ -185,6 +185,18 @@ func syntheticNights(quick: Bool) -> [SyntheticNight] {
         + nightModel.prefix(quick ? 1 : 4).map { SyntheticNight.nightModel(seed: $0) }
 }
 
+/// Seeds beyond the ones every way is measured on (NightModel 31–34, textbook 3–6): how often
+/// the per-night targets hold on nights no choice was made on (the shipped analyzer only). The
+/// textbook seeds take the four sleepers of `syntheticNights` in turn.
+let spreadNights: [(generator: String, seeds: ClosedRange<UInt64>, night: @Sendable (UInt64) -> SyntheticNight)] = [
+    ("nightmodel", 35...70, { SyntheticNight.nightModel(seed: $0) }),
+    ("textbook", 7...42, { seed in
+        let sleeper: [(Double, Double)] = [(64, 15), (52, 12), (72, 17), (58, 13)]
+        let (heartRate, breathing) = sleeper[Int(seed % 4)]
+        return SyntheticNight.textbook(seed: seed, restingHeartRate: heartRate, breathingRate: breathing)
+    }),
+]
+
 /// The shipped model on both synthetic generators (targets: TST within ±30 min per night,
 /// deep and REM recall above 0.5), as users run it (each night's breathing and movement learnt
 /// from the night, `NightBreathing`, `NightMovement`), without breathing, with the fitted
@@ -215,5 +227,26 @@ func runSyntheticStagingBench(options: BenchOptions) throws {
                          p.recall(.rem), bias.min() ?? .nan, bias.max() ?? .nan, bias.filter { abs($0) <= 30 }.count,
                          list.count))
         }
+    }
+    guard !options.quick else { return }
+    let analyzer = ways[0].analyzer
+    for (generator, seeds, night) in spreadNights {
+        let list = seeds.map { seed in
+            let e = night(seed).evaluate(analyzer)
+            print(String(format: "synthetic.%@_spread.seed%llu: k4 %.3f k2 %.3f recall a/c/d/r %.2f/%.2f/%.2f/%.2f tst_bias %+.1f min",
+                         generator, seed, e.kappa(.four), e.kappa(.two), e.recall(.awake), e.recall(.core),
+                         e.recall(.deep), e.recall(.rem), e.totalSleepBiasMinutes))
+            return e
+        }
+        let bias = list.map(\.totalSleepBiasMinutes)
+        let p = StagingEvaluation.pooled(list)
+        print(String(format: "synthetic.%@_spread.pooled: seeds %llu–%llu, %d nights k4 %.3f k2 %.3f recall awake %.2f deep %.2f rem %.2f; tst_bias mean %+.1f, %+.0f … %+.0f min, within ±30 min: %d/%d; deep and REM recall > 0.5: %d/%d",
+                     generator, seeds.lowerBound, seeds.upperBound, list.count, p.kappa(.four), p.kappa(.two),
+                     p.recall(.awake), p.recall(.deep), p.recall(.rem), bias.reduce(0, +) / Double(bias.count),
+                     bias.min() ?? .nan, bias.max() ?? .nan, bias.filter { abs($0) <= 30 }.count, list.count,
+                     list.filter { $0.recall(.deep) > 0.5 && $0.recall(.rem) > 0.5 }.count, list.count))
+        let misses = zip(seeds, list).filter { abs($1.totalSleepBiasMinutes) > 30 || !($1.recall(.deep) > 0.5) || !($1.recall(.rem) > 0.5) }
+        print(String(format: "synthetic.%@_spread.every_target: %d/%d nights%@", generator, list.count - misses.count, list.count,
+                     misses.isEmpty ? "" : "; missed by " + misses.map { String(format: "seed %llu (tst %+.1f, deep %.2f, rem %.2f)", $0.0, $0.1.totalSleepBiasMinutes, $0.1.recall(.deep), $0.1.recall(.rem)) }.joined(separator: ", ")))
     }
 }
