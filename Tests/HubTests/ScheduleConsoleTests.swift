@@ -82,6 +82,32 @@ import SleepDomain
     }
 }
 
+/// A hub left on UTC (as many Debian images ship) with a sleeper elsewhere: every time `show`
+/// and `infer` print is the pod's, like the schedule's `HH:mm`. Kathmandu (UTC+05:45) is no
+/// machine's zone by accident, so the system zone cannot pass for it.
+@Suite struct ScheduleConsoleZoneTests {
+    @Test func pushesAndAlarmEventsAreShownInThePodsZoneNotTheSystems() async throws {
+        let dir = try ScheduleTempDir()
+        defer { dir.cleanup() }
+        let store = try NightStore(path: dir.path("hub.sqlite"), timeZone: TimeZone(identifier: "UTC")!)
+        var settings = HubConfiguration.ScheduleSettings()
+        settings.podTimeZone = "Asia/Kathmandu"
+        let console = ScheduleConsole(store: store, settings: settings, now: scheduleDate("UTC", 2026, 6, 9, 12))
+        let sent = Int64(scheduleDate("UTC", 2026, 6, 9, 0).timeIntervalSince1970)
+        _ = try await store.recordSchedulePush(SchedulePushRecord(podSerial: "PB-ZONE", sentAt: sent, command: "set-alarm(left)",
+                                                                  description: "left alarm 06:30 rise 60%", attempt: 1, outcome: .ack))
+        _ = try await store.recordPodEvent(PodEventRecord(podSerial: "PB-ZONE", at: sent + 1800, kind: "alarm_started", side: .left,
+                                                          argument: 60, description: "alarm fired on the pod (left)"))
+        let shown = try await console.show(podSerial: "PB-ZONE", sides: [.left])
+        #expect(shown.first == "pod PB-ZONE (times in Asia/Kathmandu)")
+        #expect(shown.contains("  2026-06-09 05:45 set-alarm(left) attempt 1: acknowledged — left alarm 06:30 rise 60%"), "\(shown)")
+        #expect(shown.contains("  2026-06-09 06:15 alarm fired on the pod (left)"), "\(shown)")
+        #expect(!shown.joined().contains("2026-06-09 00:"))
+        let inferred = try await console.infer(podSerial: "PB-ZONE", sides: [.left])
+        #expect(inferred.first == "pod PB-ZONE — inference at 2026-06-09 17:45 Asia/Kathmandu (nothing is changed)")
+    }
+}
+
 /// The wake window per side: the configuration's until set for the pod side, then the stored one.
 @Suite struct WakeSettingsConsoleTests {
     @Test func aWindowSetForASideOverridesTheConfigurationAndShowSaysSo() async throws {

@@ -50,9 +50,12 @@ package struct ScheduleConsole: Sendable {
     // MARK: show
 
     /// What is in force per side, whether the pod acknowledged it, the last push of each
-    /// command and the last alarm events.
+    /// command and the last alarm events. Every time is in the pod's zone (the sleeper's, whose
+    /// `HH:mm` the schedule is in), not the hub's system zone: a hub left on UTC would
+    /// otherwise print the alarm's pushes and rings an hour or more off the schedule above.
     package func show(podSerial: String, sides: [BedSide]) async throws(ScheduleServiceError) -> [String] {
-        var lines = ["pod \(podSerial)"]
+        let podZone = await zone(podSerial: podSerial, side: sides.first ?? .left).identifier
+        var lines = ["pod \(podSerial) (times in \(podZone))"]
         do {
             for side in sides {
                 lines.append("")
@@ -71,7 +74,7 @@ package struct ScheduleConsole: Sendable {
                 }
                 lines.append(await wakeLine(podSerial: podSerial, side: side))
                 if let manual = try await store.manualSchedule(podSerial: podSerial, side: side) {
-                    lines.append("  manual schedule set \(Self.timestamp(manual.setAt, nil)): weekday \(manual.weekdayBedtime)–\(manual.weekdayWake), "
+                    lines.append("  manual schedule set \(Self.timestamp(manual.setAt, podZone)): weekday \(manual.weekdayBedtime)–\(manual.weekdayWake), "
                         + "weekend \(manual.weekendBedtime)–\(manual.weekendWake) (wins until cleared)")
                 }
             }
@@ -85,7 +88,7 @@ package struct ScheduleConsole: Sendable {
             for key in wanted {
                 guard let p = lastPerCommand[key] else { continue }
                 any = true
-                lines.append("  \(Self.timestamp(p.sentAt, nil)) \(key) attempt \(p.attempt): \(Self.answer(p)) — \(p.description)")
+                lines.append("  \(Self.timestamp(p.sentAt, podZone)) \(key) attempt \(p.attempt): \(Self.answer(p)) — \(p.description)")
             }
             if !any { lines.append("  none yet") }
             let events = try await store.podEvents(podSerial: podSerial, limit: 50)
@@ -93,7 +96,7 @@ package struct ScheduleConsole: Sendable {
                 .suffix(5)
             if !events.isEmpty {
                 lines.append("last alarm events:")
-                for e in events { lines.append("  \(Self.timestamp(e.at, nil)) \(e.description)") }
+                for e in events { lines.append("  \(Self.timestamp(e.at, podZone)) \(e.description)") }
             }
         } catch {
             throw .store("\(error)")
@@ -123,7 +126,8 @@ package struct ScheduleConsole: Sendable {
     /// skipped, per group the nights used and dropped, circular mean, R and spread, the
     /// source, and the pod schedule it converts to.
     package func infer(podSerial: String, sides: [BedSide]) async throws(ScheduleServiceError) -> [String] {
-        var lines = ["pod \(podSerial) — inference at \(Self.timestamp(Int64(now.timeIntervalSince1970), nil)) (nothing is changed)"]
+        let podZone = await zone(podSerial: podSerial, side: sides.first ?? .left).identifier
+        var lines = ["pod \(podSerial) — inference at \(Self.timestamp(Int64(now.timeIntervalSince1970), podZone)) \(podZone) (nothing is changed)"]
         for side in sides {
             let r = await resolver(podSerial: podSerial, side: side)
             let decision = try await r.decide(podSerial: podSerial, side: side, now: now)
