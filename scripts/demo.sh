@@ -4,7 +4,12 @@
 # The hub's clock and the virtual pod both run DEMO_SPEED× faster than real time, the hub
 # from 21:00 the evening before the first night. Each evening at 22:00 (hub time) a
 # virtual pod with two sleepers is plugged in under the same serial; it plays a night of
-# DEMO_HOURS and is unplugged. The hub finds it, sets its clock, pushes the schedule,
+# DEMO_HOURS and is unplugged. The sleepers get into bed 30 min after it is plugged in, as
+# with a pod that is on before bedtime, and the hub looks for the pod's path every 0.1 s of
+# real time (reconnectMaxSeconds; a real hub waits up to 30 s, or is told at once by udev):
+# at 1800x a second of real time is half a simulated hour, and sleepers already in bed when
+# the hub finds the pod would lose the start of their night (and their sleep onset) from its
+# account. The hub finds it, sets its clock, pushes the schedule,
 # streams live readings, stores and exports each night, infers the schedule from the
 # nights so far, wakes the left sleeper by smart wake (a 30-min window before the alarm)
 # and records the alarm firing on the pod. Left alone the sleepers would get up 20 min before
@@ -59,7 +64,7 @@ cat > "$STATE/config.json" <<JSON
   "stateDirectory": "$STATE",
   "timeZone": "$TZNAME",
   "progressSeconds": 1,
-  "pod": { "path": "$LINK", "reconnectMaxSeconds": 1 },
+  "pod": { "path": "$LINK", "reconnectMaxSeconds": 0.1 },
   "schedule": { "inference": { "minimumNights": 2, "minimumNightsPerGroup": 2 },
                 "smartWake": { "left": { "windowMinutes": 30 } } },
   "api": { "listen": "$LISTEN" }
@@ -91,7 +96,7 @@ for n in $(seq 1 "$NIGHTS"); do
   sleep "$wait_s"
   echo "== night $n: plugging in the virtual pod (two sleepers)"
   "$BIN" simulate --speed "$SPEED" --seed "$((SEED + n - 1))" --serial DEMO0001 --link "$LINK" \
-    --duration "$HOURS" --out-of-bed 20 --truth "$STATE/truth-night-$n" --left occupied --right occupied --noise normal --pump \
+    --duration "$HOURS" --in-bed 30 --out-of-bed 20 --truth "$STATE/truth-night-$n" --left occupied --right occupied --noise normal --pump \
     > "$STATE/pod-night-$n.log" 2>&1 &
   POD=$!
   wait $POD || { echo "virtual pod failed (see $STATE/pod-night-$n.log)" >&2; exit 1; }

@@ -49,6 +49,10 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: "Length of the night in hours.")
     var duration: Double = 8
 
+    @Option(name: .customLong("in-bed"),
+            help: "Minutes after the night starts the sleepers get into bed (default 3-10, drawn from the seed; at most 10% of the night).")
+    var inBed: Double?
+
     @Option(name: .customLong("out-of-bed"),
             help: "Minutes before the end of the night the sleepers get up (default 3-10, drawn from the seed; at most 10% of the night).")
     var outOfBed: Double?
@@ -69,6 +73,7 @@ struct SimulateCommand: AsyncParsableCommand {
         guard NoiseLevel(rawValue: noise) != nil else { throw ValidationError("--noise must be low, normal or high") }
         guard speed.isFinite, speed > 0, speed <= 10_000 else { throw ValidationError("--speed must be in (0, 10000]") }
         guard duration.isFinite, duration > 0, duration <= 48 else { throw ValidationError("--duration must be in (0, 48] hours") }
+        if let inBed, !(inBed.isFinite && inBed >= 0) { throw ValidationError("--in-bed must be ≥ 0 minutes") }
         if let outOfBed, !(outOfBed.isFinite && outOfBed >= 0) { throw ValidationError("--out-of-bed must be ≥ 0 minutes") }
         if let serial, !PodIdentity.isValidSerial(serial) { throw ValidationError("--serial must be 1-32 printable ASCII characters") }
         if let start, Self.parseStart(start) == nil {
@@ -92,6 +97,7 @@ struct SimulateCommand: AsyncParsableCommand {
 
     func run() async throws {
         var sleeper = SideConfig()
+        if let inBed { sleeper.sleeper.getsIn = inBed * 60 }
         if let outOfBed { sleeper.sleeper.getsOutBeforeEnd = outOfBed * 60 }
         let night = NightConfig(seed: seed, duration: duration * 3600,
                                 sides: [left == .occupied ? sleeper : .empty, right == .occupied ? sleeper : .empty],
