@@ -245,8 +245,13 @@ func runSyntheticStagingBench(options: BenchOptions) throws {
                      p.recall(.awake), p.recall(.deep), p.recall(.rem), bias.reduce(0, +) / Double(bias.count),
                      bias.min() ?? .nan, bias.max() ?? .nan, bias.filter { abs($0) <= 30 }.count, list.count,
                      list.filter { $0.recall(.deep) > 0.5 && $0.recall(.rem) > 0.5 }.count, list.count))
-        let misses = zip(seeds, list).filter { abs($1.totalSleepBiasMinutes) > 30 || !($1.recall(.deep) > 0.5) || !($1.recall(.rem) > 0.5) }
+        let misses = zip(seeds, list).filter { _, e in
+            abs(e.totalSleepBiasMinutes) > 30 || !(e.recall(.deep) > 0.5) || !(e.recall(.rem) > 0.5)
+        }
+        let named = misses.map { seed, e in
+            String(format: "seed %llu (tst %+.1f, deep %.2f, rem %.2f)", seed, e.totalSleepBiasMinutes, e.recall(.deep), e.recall(.rem))
+        }
         print(String(format: "synthetic.%@_spread.every_target: %d/%d nights%@", generator, list.count - misses.count, list.count,
-                     misses.isEmpty ? "" : "; missed by " + misses.map { String(format: "seed %llu (tst %+.1f, deep %.2f, rem %.2f)", $0.0, $0.1.totalSleepBiasMinutes, $0.1.recall(.deep), $0.1.recall(.rem)) }.joined(separator: ", ")))
+                     named.isEmpty ? "" : "; missed by " + named.joined(separator: ", ")))
     }
 }
