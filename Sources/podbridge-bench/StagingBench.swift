@@ -176,13 +176,16 @@ func dumpEpochs(repoRoot: URL, to path: String, podSeeds: [UInt64], podHours: Do
     try out.write(toFile: path, atomically: true, encoding: .utf8)
 }
 
-/// The synthetic nights `make bench` stages: textbook nights of four sleepers (resting heart
-/// rate and breathing differ) and NightModel nights, each through the real front end.
+/// The textbook generator's four sleepers: resting heart rate (bpm) and breathing rate (/min).
+let textbookSleepers: [(heartRate: Double, breathing: Double)] = [(64, 15), (52, 12), (72, 17), (58, 13)]
+
+/// The synthetic nights `make bench` stages: textbook nights of the four sleepers (seeds 3–6)
+/// and NightModel nights, each through the real front end.
 func syntheticNights(quick: Bool) -> [SyntheticNight] {
-    let textbook: [(UInt64, Double, Double)] = [(3, 64, 15), (4, 52, 12), (5, 72, 17), (6, 58, 13)]
     let nightModel: [UInt64] = [31, 32, 33, 34]
-    return textbook.prefix(quick ? 1 : 4).map { SyntheticNight.textbook(seed: $0.0, restingHeartRate: $0.1, breathingRate: $0.2) }
-        + nightModel.prefix(quick ? 1 : 4).map { SyntheticNight.nightModel(seed: $0) }
+    return zip([UInt64](3...6), textbookSleepers).prefix(quick ? 1 : 4).map { seed, sleeper in
+        SyntheticNight.textbook(seed: seed, restingHeartRate: sleeper.heartRate, breathingRate: sleeper.breathing)
+    } + nightModel.prefix(quick ? 1 : 4).map { SyntheticNight.nightModel(seed: $0) }
 }
 
 /// Seeds beyond the ones every way is measured on (NightModel 31–34, textbook 3–6): how often
@@ -191,11 +194,23 @@ func syntheticNights(quick: Bool) -> [SyntheticNight] {
 let spreadNights: [(generator: String, seeds: ClosedRange<UInt64>, night: @Sendable (UInt64) -> SyntheticNight)] = [
     ("nightmodel", 35...70, { SyntheticNight.nightModel(seed: $0) }),
     ("textbook", 7...42, { seed in
-        let sleeper: [(Double, Double)] = [(64, 15), (52, 12), (72, 17), (58, 13)]
-        let (heartRate, breathing) = sleeper[Int(seed % 4)]
-        return SyntheticNight.textbook(seed: seed, restingHeartRate: heartRate, breathingRate: breathing)
+        let sleeper = textbookSleepers[Int(seed % 4)]
+        return SyntheticNight.textbook(seed: seed, restingHeartRate: sleeper.heartRate, breathingRate: sleeper.breathing)
     }),
 ]
+
+/// One synthetic night's figures as the bench prints them.
+func syntheticNightLine(_ name: String, _ e: StagingEvaluation) -> String {
+    String(format: "synthetic.%@: k4 %.3f k2 %.3f recall a/c/d/r %.2f/%.2f/%.2f/%.2f tst_bias %+.1f min",
+           name, e.kappa(.four), e.kappa(.two), e.recall(.awake), e.recall(.core), e.recall(.deep), e.recall(.rem),
+           e.totalSleepBiasMinutes)
+}
+
+/// Issue 14's per-night targets for a synthetic night: total sleep within ±30 min, deep and
+/// REM recall above 0.5.
+func meetsSyntheticTargets(_ e: StagingEvaluation) -> Bool {
+    abs(e.totalSleepBiasMinutes) <= 30 && e.recall(.deep) > 0.5 && e.recall(.rem) > 0.5
+}
 
 /// The shipped model on both synthetic generators (targets: TST within ±30 min per night,
 /// deep and REM recall above 0.5), as users run it (each night's breathing and movement learnt
@@ -215,9 +230,7 @@ func runSyntheticStagingBench(options: BenchOptions) throws {
         for night in nights {
             let e = night.evaluate(way.analyzer)
             byGenerator[night.name.hasPrefix("textbook") ? "textbook" : "nightmodel", default: []].append(e)
-            print(String(format: "synthetic.%@%@: k4 %.3f k2 %.3f recall a/c/d/r %.2f/%.2f/%.2f/%.2f tst_bias %+.1f min",
-                         night.name, way.label, e.kappa(.four), e.kappa(.two), e.recall(.awake), e.recall(.core),
-                         e.recall(.deep), e.recall(.rem), e.totalSleepBiasMinutes))
+            print(syntheticNightLine(night.name + way.label, e))
         }
         for (name, list) in byGenerator.sorted(by: { $0.key < $1.key }) {
             let p = StagingEvaluation.pooled(list)
@@ -233,9 +246,7 @@ func runSyntheticStagingBench(options: BenchOptions) throws {
     for (generator, seeds, night) in spreadNights {
         let list = seeds.map { seed in
             let e = night(seed).evaluate(analyzer)
-            print(String(format: "synthetic.%@_spread.seed%llu: k4 %.3f k2 %.3f recall a/c/d/r %.2f/%.2f/%.2f/%.2f tst_bias %+.1f min",
-                         generator, seed, e.kappa(.four), e.kappa(.two), e.recall(.awake), e.recall(.core),
-                         e.recall(.deep), e.recall(.rem), e.totalSleepBiasMinutes))
+            print(syntheticNightLine("\(generator)_spread.seed\(seed)", e))
             return e
         }
         let bias = list.map(\.totalSleepBiasMinutes)
@@ -245,9 +256,7 @@ func runSyntheticStagingBench(options: BenchOptions) throws {
                      p.recall(.awake), p.recall(.deep), p.recall(.rem), bias.reduce(0, +) / Double(bias.count),
                      bias.min() ?? .nan, bias.max() ?? .nan, bias.filter { abs($0) <= 30 }.count, list.count,
                      list.filter { $0.recall(.deep) > 0.5 && $0.recall(.rem) > 0.5 }.count, list.count))
-        let misses = zip(seeds, list).filter { _, e in
-            abs(e.totalSleepBiasMinutes) > 30 || !(e.recall(.deep) > 0.5) || !(e.recall(.rem) > 0.5)
-        }
+        let misses = zip(seeds, list).filter { !meetsSyntheticTargets($1) }
         let named = misses.map { seed, e in
             String(format: "seed %llu (tst %+.1f, deep %.2f, rem %.2f)", seed, e.totalSleepBiasMinutes, e.recall(.deep), e.recall(.rem))
         }

@@ -54,14 +54,15 @@ package struct ScheduleConsole: Sendable {
     /// `HH:mm` the schedule is in), not the hub's system zone: a hub left on UTC would
     /// otherwise print the alarm's pushes and rings an hour or more off the schedule above.
     package func show(podSerial: String, sides: [BedSide]) async throws(ScheduleServiceError) -> [String] {
-        let podZone = await zone(podSerial: podSerial, side: sides.first ?? .left).identifier
-        var lines = ["pod \(podSerial) (times in \(podZone))"]
+        let podZone = await zone(podSerial: podSerial, side: sides.first ?? .left)
+        var lines = ["pod \(podSerial) (times in \(podZone.identifier))"]
         do {
             for side in sides {
                 lines.append("")
                 if let state = try await store.podSchedule(podSerial: podSerial, side: side) {
-                    lines.append("\(side): \(state.origin) schedule in force since \(Self.timestamp(state.setAt, state.timeZoneID))"
-                        + (state.acknowledgedAt.map { ", acknowledged by the pod \(Self.timestamp($0, state.timeZoneID))" }
+                    let stateZone = TimeZone(identifier: state.timeZoneID) ?? podZone
+                    lines.append("\(side): \(state.origin) schedule in force since \(Self.timestamp(state.setAt, in: stateZone))"
+                        + (state.acknowledgedAt.map { ", acknowledged by the pod \(Self.timestamp($0, in: stateZone))" }
                             ?? ", not yet acknowledged by the pod"))
                     if let schedule = try? PodSchedule.fromStoredJSON(state.scheduleJSON) {
                         lines += schedule.lines.dropFirst().map { "  " + $0.trimmingCharacters(in: .whitespaces) }
@@ -74,7 +75,7 @@ package struct ScheduleConsole: Sendable {
                 }
                 lines.append(await wakeLine(podSerial: podSerial, side: side))
                 if let manual = try await store.manualSchedule(podSerial: podSerial, side: side) {
-                    lines.append("  manual schedule set \(Self.timestamp(manual.setAt, podZone)): weekday \(manual.weekdayBedtime)–\(manual.weekdayWake), "
+                    lines.append("  manual schedule set \(Self.timestamp(manual.setAt, in: podZone)): weekday \(manual.weekdayBedtime)–\(manual.weekdayWake), "
                         + "weekend \(manual.weekendBedtime)–\(manual.weekendWake) (wins until cleared)")
                 }
             }
@@ -88,7 +89,7 @@ package struct ScheduleConsole: Sendable {
             for key in wanted {
                 guard let p = lastPerCommand[key] else { continue }
                 any = true
-                lines.append("  \(Self.timestamp(p.sentAt, podZone)) \(key) attempt \(p.attempt): \(Self.answer(p)) — \(p.description)")
+                lines.append("  \(Self.timestamp(p.sentAt, in: podZone)) \(key) attempt \(p.attempt): \(Self.answer(p)) — \(p.description)")
             }
             if !any { lines.append("  none yet") }
             let events = try await store.podEvents(podSerial: podSerial, limit: 50)
@@ -96,7 +97,7 @@ package struct ScheduleConsole: Sendable {
                 .suffix(5)
             if !events.isEmpty {
                 lines.append("last alarm events:")
-                for e in events { lines.append("  \(Self.timestamp(e.at, podZone)) \(e.description)") }
+                for e in events { lines.append("  \(Self.timestamp(e.at, in: podZone)) \(e.description)") }
             }
         } catch {
             throw .store("\(error)")
@@ -113,9 +114,8 @@ package struct ScheduleConsole: Sendable {
         }
     }
 
-    /// `yyyy-MM-dd HH:mm` in `zoneID` (or the system zone).
-    static func timestamp(_ unix: Int64, _ zoneID: String?) -> String {
-        let zone = zoneID.flatMap(TimeZone.init(identifier:)) ?? .current
+    /// `yyyy-MM-dd HH:mm` in `zone`.
+    static func timestamp(_ unix: Int64, in zone: TimeZone) -> String {
         let local = LocalDateTime(Date(timeIntervalSince1970: Double(unix)), in: zone)
         return "\(local.date) \(local.timeOfDay)"
     }
@@ -126,8 +126,8 @@ package struct ScheduleConsole: Sendable {
     /// skipped, per group the nights used and dropped, circular mean, R and spread, the
     /// source, and the pod schedule it converts to.
     package func infer(podSerial: String, sides: [BedSide]) async throws(ScheduleServiceError) -> [String] {
-        let podZone = await zone(podSerial: podSerial, side: sides.first ?? .left).identifier
-        var lines = ["pod \(podSerial) — inference at \(Self.timestamp(Int64(now.timeIntervalSince1970), podZone)) \(podZone) (nothing is changed)"]
+        let podZone = await zone(podSerial: podSerial, side: sides.first ?? .left)
+        var lines = ["pod \(podSerial) — inference at \(Self.timestamp(Int64(now.timeIntervalSince1970), in: podZone)) \(podZone.identifier) (nothing is changed)"]
         for side in sides {
             let r = await resolver(podSerial: podSerial, side: side)
             let decision = try await r.decide(podSerial: podSerial, side: side, now: now)
