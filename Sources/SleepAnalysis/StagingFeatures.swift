@@ -19,15 +19,31 @@ import Foundation
 /// 2. heart-rate spread — log of the SD of the epoch heart rates over ±4 epochs (4.5 min):
 ///    arousals and REM swing the heart rate, deep sleep is steady;
 /// 3. log RMSSD minus the night's median (2.5-min window; beats only);
-/// 4. hours since the start of the stay in bed (capped at 9): deep sleep comes early, REM late.
+/// 4. hours since the start of the stay in bed (capped at 9): deep sleep comes early, REM late;
+/// 5. heart rate with its trend across the night removed (a least-squares parabola over the
+///    night's hours), then as feature 1: smoothed ±1 epoch, above its 10th percentile (bpm).
+///    An apnoea patient's heart drifts through the night whatever the stage; the beats model
+///    reads this instead of feature 1 (chosen by nested leave-one-subject-out,
+///    docs/staging.md), the others read feature 1.
 package enum StagingFeatures {
-    package static let names = ["log_movement", "hr_above_p10", "log_hr_spread", "log_rmssd_rel", "hours_in_bed"]
+    package static let names = ["log_movement", "hr_above_p10", "log_hr_spread", "log_rmssd_rel", "hours_in_bed",
+                                "hr_detrended_above_p10"]
     package static var count: Int { names.count }
     /// Column of the movement feature, of RMSSD (present only where beats were), and of
     /// hours in bed.
     package static let movementIndex = 0
     package static let rmssdIndex = 3
     package static let hoursInBedIndex = 4
+    /// Columns of the heart rate above the night's low, as measured and with its trend removed.
+    package static let heartRateIndex = 1
+    package static let detrendedHeartRateIndex = 5
+
+    /// Shortest span of heart rates (hours) a trend is fitted over, and fewest epochs with a
+    /// heart rate in it: a shorter or sparser night (or the first hours of a live one) keeps its
+    /// heart rate as it is, since a parabola through an hour or two would take the stages' own
+    /// swings for the night's drift.
+    package static let trendMinimumHours = 2.0
+    package static let trendMinimumEpochs = 120
 
     /// Epochs each side of an epoch for the heart-rate spread.
     package static let spreadHalfWidth = 4
@@ -65,12 +81,52 @@ package enum StagingFeatures {
             guard hr[i] != nil, window.count >= spreadMinimumEpochs else { return nil }
             return log(0.5 + standardDeviation(window))
         }
+        // Feature 5: feature 1 computed after the night's trend is taken off every rate.
+        let hours = (0..<n).map { Double($0) * epochLength / 3600 }
+        let trend = nightTrend(hours: hours, values: hr)
+        let hrDetrendedSorted = (0..<n).compactMap { i in hr[i].map { $0 - trend(hours[i]) } }.sorted()
+        let hrDetrendedLow = hrDetrendedSorted.isEmpty ? nil : NightNormalization.quantile(hrDetrendedSorted, 0.1)
+        let detrended: [Double?] = (0..<n).map { i in
+            guard hr[i] != nil, let s = hrSmooth[i], let low = hrDetrendedLow else { return nil }
+            return s - trend(hours[i]) - low
+        }
         let logRMSSD = epochs.map { e in e.rmssd.flatMap { $0 > 0 ? log($0) : nil } }
         let rmssdSorted = logRMSSD.compactMap { $0 }.sorted()
         let rmssdMedian = rmssdSorted.isEmpty ? nil : NightNormalization.quantile(rmssdSorted, 0.5)
         let rmssdRel = logRMSSD.map { v in v.flatMap { x in rmssdMedian.map { x - $0 } } }
         return (0..<n).map { i in
-            [movement[i], hrAbove[i], spread[i], rmssdRel[i], min(9, Double(i) * epochLength / 3600)]
+            [movement[i], hrAbove[i], spread[i], rmssdRel[i], min(9, hours[i]), detrended[i]]
         }
+    }
+
+    /// The night's drift of `values` over `hours`: the least-squares parabola b·t + c·t²
+    /// (without its level, which the 10th percentile takes). Zero when the values span less
+    /// than `trendMinimumHours`, has fewer than `trendMinimumEpochs` values, or the fit is
+    /// degenerate.
+    static func nightTrend(hours: [Double], values: [Double?]) -> (Double) -> Double {
+        let points = zip(hours, values).compactMap { t, v in v.flatMap { $0.isFinite ? (t, $0) : nil } }
+        guard points.count >= trendMinimumEpochs, let first = points.first?.0, let last = points.last?.0,
+              last - first >= trendMinimumHours else { return { _ in 0 } }
+        // Normal equations of y = a + b·t + c·t², solved by Cramer's rule (3×3).
+        var s = [Double](repeating: 0, count: 5), r = [Double](repeating: 0, count: 3)
+        for (t, y) in points {
+            var p = 1.0
+            for k in 0..<5 { s[k] += p; if k < 3 { r[k] += p * y }; p *= t }
+        }
+        let m = [[s[0], s[1], s[2]], [s[1], s[2], s[3]], [s[2], s[3], s[4]]]
+        func det(_ a: [[Double]]) -> Double {
+            a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
+                + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])
+        }
+        let d = det(m)
+        guard d.isFinite, abs(d) > 1e-9 * s[0] * s[2] * s[4] else { return { _ in 0 } }
+        func solve(_ column: Int) -> Double {
+            var a = m
+            for row in 0..<3 { a[row][column] = r[row] }
+            return det(a) / d
+        }
+        let b = solve(1), c = solve(2)
+        guard b.isFinite, c.isFinite else { return { _ in 0 } }
+        return { t in b * t + c * t * t }
     }
 }

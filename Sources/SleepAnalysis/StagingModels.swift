@@ -62,9 +62,12 @@ package struct StagingModels: Sendable, Hashable {
     /// Features the model of a kind leaves out. Beats without movement are research ECG
     /// records, one in-bed span over the beats: their start is not bed entry (slpdb-dev's
     /// records start asleep or halfway through the night), so "hours in bed" there is hours
-    /// since the record began, a time course that is not the night's.
+    /// since the record began, a time course that is not the night's. The beats model reads
+    /// the heart rate with the night's trend removed, the others the heart rate as measured:
+    /// each one of the two, so the shared covariance never holds two copies of one signal.
     package static func leftOut(_ kind: Kind) -> Set<Int> {
-        kind == .beats ? [StagingFeatures.hoursInBedIndex] : []
+        kind == .beats ? [StagingFeatures.hoursInBedIndex, StagingFeatures.heartRateIndex]
+            : [StagingFeatures.detrendedHeartRateIndex]
     }
 
     /// Fits the three models: the pooled one on every night, each per-kind one on the nights
@@ -73,7 +76,7 @@ package struct StagingModels: Sendable, Hashable {
     package static func fit(_ nights: [LabelledNight],
                             pooledEmissionWeight: Double = StagingModel.defaultEmissionWeight,
                             perKindEmissionWeight: Double = perKindEmissionWeight) throws -> StagingModels {
-        let pooled = try StagingModel.fit(nights, emissionWeight: pooledEmissionWeight)
+        let pooled = try StagingModel.fit(nights, emissionWeight: pooledEmissionWeight, leavingOut: leftOut(.beatsAndMovement))
         func ofKind(_ kind: Kind) -> StagingModel {
             let these = nights.filter { Kind(rows: $0.features) == kind }
             return (try? StagingModel.fit(these, emissionWeight: perKindEmissionWeight, leavingOut: leftOut(kind))) ?? pooled

@@ -78,15 +78,33 @@ import Testing
     @Test func theBeatsModelLeavesHoursInBedOut() throws {
         let nights = try ["slp03", "slp04"].map { StagingTraining.labelledNight(try LabelledNights.slpdb($0)) }
         let hours = StagingFeatures.hoursInBedIndex
-        #expect(StagingModels.leftOut(.beats) == [hours])
+        #expect(StagingModels.leftOut(.beats).contains(hours))
         let beats = try StagingModels.fit(nights).beats
         let full = try StagingModel.fit(nights, emissionWeight: StagingModels.perKindEmissionWeight)
         #expect(!beats.trained[hours] && full.trained[hours])
-        let early: [Double?] = [nil, 5, 0.5, 0.1, 0.5]
+        let early: [Double?] = [nil, 5, 0.5, 0.1, 0.5, 4]
         var late = early
         late[hours] = 8
         #expect(beats.emissionLogLikelihoods(early) == beats.emissionLogLikelihoods(late))
         #expect(full.emissionLogLikelihoods(early) != full.emissionLogLikelihoods(late))
+    }
+
+    @Test func eachModelReadsOneOfTheTwoHeartRates() throws {
+        let measured = StagingFeatures.heartRateIndex, detrended = StagingFeatures.detrendedHeartRateIndex
+        let shipped = StagingModels.default
+        // The beats model: the night's trend removed; the others: the heart rate as measured.
+        #expect(shipped.beats.trained[detrended] && !shipped.beats.trained[measured])
+        for model in [shipped.pooled, shipped.heartRateAndMovement] {
+            #expect(model.trained[measured] && !model.trained[detrended])
+        }
+        // So the beats model's evidence moves with the detrended rate only.
+        let row: [Double?] = [nil, 5, 0.5, 0.1, 2, 5]
+        var otherMeasured = row, otherDetrended = row
+        otherMeasured[measured] = 15
+        otherDetrended[detrended] = 15
+        #expect(shipped.beats.emissionLogLikelihoods(row) == shipped.beats.emissionLogLikelihoods(otherMeasured))
+        #expect(shipped.beats.emissionLogLikelihoods(row) != shipped.beats.emissionLogLikelihoods(otherDetrended))
+        #expect(shipped.pooled.emissionLogLikelihoods(row) == shipped.pooled.emissionLogLikelihoods(otherDetrended))
     }
 
     @Test func aKindWithoutEveryStageFallsBackToThePooledModel() throws {
