@@ -19,7 +19,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
         the same front end as live, sessions from presence. With --side both (the default) and \
         --epochs-out/--json, one file per side: NAME.left.EXT and NAME.right.EXT. \
         --beats FILE: CSV with header beat_time (Unix seconds), optional signal_time, movement, \
-        breathing_rate; the whole file is one stay in bed. --vitals FILE: CSV \
+        breathing_rate; the whole file is one stay in bed, kept if it is --min-session long. --vitals FILE: CSV \
         time,heart_rate,hrv_rmssd,breathing_rate,movement,present; sessions come from presence.
         """)
 
@@ -74,6 +74,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                                  minDuration: (minSession ?? settings.sessions.minSessionMinutes) * 60)
         // (label, sessions): one entry, or one per side of a capture.
         var results: [(label: String?, sessions: [SleepSession])] = []
+        var noSession = "nobody in bed long enough"
         if let capture {
             let analysis: CaptureAnalysis
             do {
@@ -105,7 +106,14 @@ struct AnalyzeCommand: AsyncParsableCommand {
             } catch let error as InputError {
                 throw CommandFailure(error.description)
             }
-            results.append((nil, SleepAnalyzer(rules: rules, timeZone: zone).analyze(input)))
+            var sessions = SleepAnalyzer(rules: rules, timeZone: zone).analyze(input)
+            // A beats file is one stay in bed, kept by the same rule as a stay from presence.
+            if beats != nil, let stay = sessions.first, stay.end - stay.start < rules.minDuration {
+                sessions = []
+                noSession = "the beats span \(Self.minutes(stay.end - stay.start)) min, shorter than the shortest "
+                    + "session kept (\(Self.minutes(rules.minDuration)) min: --min-session, or sessions.minSessionMinutes)"
+            }
+            results.append((nil, sessions))
         }
         for (label, sessions) in results {
             if let epochsOut {
@@ -118,7 +126,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 try encoder.encode(sessions).write(to: URL(fileURLWithPath: Self.path(json, label: label)))
             }
             let prefix = label.map { "\($0): " } ?? ""
-            if sessions.isEmpty { print("\(prefix)no session: nobody in bed long enough") }
+            if sessions.isEmpty { print("\(prefix)no session: \(noSession)") }
             let fmt = DateFormatter()
             fmt.dateFormat = "yyyy-MM-dd HH:mm"
             fmt.timeZone = zone
@@ -128,6 +136,12 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 print(HypnogramText.render(s))
             }
         }
+    }
+
+    /// Seconds as minutes for a message: "0.5", "15".
+    static func minutes(_ seconds: Double) -> String {
+        let m = seconds / 60
+        return m == m.rounded() ? String(Int(m)) : String(format: "%.1f", m)
     }
 
     /// `night.csv` with label `left` → `night.left.csv` (one file per side of a capture).
