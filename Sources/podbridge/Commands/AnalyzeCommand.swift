@@ -19,8 +19,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
         the same front end as live, sessions from presence. With --side both (the default) and \
         --epochs-out/--json, one file per side: NAME.left.EXT and NAME.right.EXT. \
         --beats FILE: CSV with header beat_time (Unix seconds), optional signal_time, movement, \
-        breathing_rate; the whole file is one stay in bed, kept if it is --min-session long. --vitals FILE: CSV \
-        time,heart_rate,hrv_rmssd,breathing_rate,movement,present; sessions come from presence.
+        breathing_rate; the whole file is one stay in bed, kept if it is --min-session long. \
+        --vitals FILE: CSV time,heart_rate,hrv_rmssd,breathing_rate,movement,present; sessions \
+        come from presence. FILE may be a pipe: /dev/stdin, or a shell's <(…).
         """)
 
     @Option(name: .long, help: "Capture file (firmware-protocol.md §9).")
@@ -157,8 +158,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
     /// Reads the capture in 1 MiB chunks into `CaptureStreamAnalyzer`: memory stays
     /// flat however long the night (issue 10 item 8).
     static func analyzeCapture(file path: String) throws -> CaptureAnalysis {
+        if let problem = InputFile.problem(path) { throw CommandFailure("\(path): cannot read (\(problem))") }
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw CommandFailure("\(path): cannot read (no such file or no permission)")
+            throw CommandFailure("\(path): cannot read (it could not be opened)")
         }
         defer { try? handle.close() }
         var analyzer = CaptureStreamAnalyzer()
@@ -181,10 +183,6 @@ struct AnalyzeCommand: AsyncParsableCommand {
     }
 
     private func read(_ path: String) throws -> String {
-        do {
-            return try String(contentsOf: URL(fileURLWithPath: path), encoding: .utf8)
-        } catch {
-            throw CommandFailure("\(path): cannot read (\(error.localizedDescription))")
-        }
+        try InputFile.text(path)
     }
 }

@@ -18,9 +18,7 @@ struct InspectCommand: ParsableCommand {
     var limit = 40
 
     func run() throws {
-        guard let data = FileManager.default.contents(atPath: file) else {
-            throw CommandFailure("cannot read \(file)")
-        }
+        let data = try InputFile.bytes(file)
         var printed = 0
         var perType: [String: Int] = [:]
         func show(_ frame: DecodedFrame, time: UInt64?) {

@@ -106,8 +106,8 @@ struct SimulateCommand: AsyncParsableCommand {
         var records: [Capture.Record]?
         if let replay {
             let bytes: [UInt8]
-            do { bytes = Array(try Data(contentsOf: URL(fileURLWithPath: replay))) } catch {
-                throw ValidationError("cannot read \(replay): \(error.localizedDescription)")
+            do { bytes = Array(try InputFile.bytes(replay)) } catch {
+                throw ValidationError("--replay \(error)")
             }
             do {
                 let read = try Capture.read(bytes)
