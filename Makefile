@@ -8,7 +8,7 @@ FUZZ_TIME ?= 300
 SWIFT_TEST_SKIP ?= --skip UmockdevTests
 FUZZ_DIR := .build-fuzz
 
-.PHONY: deps build demo test test-unit test-device bench model fuzz clean
+.PHONY: deps build demo test test-unit test-device test-install install uninstall bench model fuzz clean
 
 deps:
 	@scripts/install-deps.sh
@@ -21,7 +21,7 @@ demo: deps
 	@scripts/demo.sh
 
 ## Every test: the unit and integration suites, then the device suites that need umockdev.
-test: deps test-unit test-device
+test: deps test-unit test-device test-install
 
 # The suites that run the hub against the virtual pod on simulated clocks (tens to hundreds
 # of times real time) run second, on their own: sharing two cores with the CPU-bound suites
@@ -46,6 +46,20 @@ test-unit:
 
 test-device:
 	scripts/test-device.sh
+
+## `make install` into a staging root and out again (scripts/test-install.sh).
+test-install:
+	scripts/test-install.sh
+
+## The hub on this machine, as root: the binary (Swift runtime linked in) to $(PREFIX)/bin,
+## the systemd unit and the udev rule, then systemd and udev reloaded (scripts/install.sh;
+## PREFIX, SYSCONFDIR and DESTDIR as usual). `make uninstall` removes them again.
+install:
+	@scripts/install-deps.sh --hub
+	scripts/install.sh
+
+uninstall:
+	scripts/install.sh --uninstall
 
 ## Figures: protocol throughput, analyzer accuracy and speed, store timings; API latency,
 ## daemon CPU and memory with live clients (scripts/bench-api.sh).

@@ -2,7 +2,14 @@
 # Installs the Debian packages podbridge builds, tests and runs with, when missing.
 # Needs root (or sudo) only if something is missing. Swift itself is not a Debian
 # package: it is expected on PATH or at /opt/swift (https://swift.org/install).
+# `--hub`: only what building and running the hub needs (`make install` on a hub: no browser,
+# broker or test tools).
 set -euo pipefail
+hub_packages=(
+  pkg-config
+  libudev-dev libusb-1.0-0-dev libsqlite3-dev libmosquitto-dev   # the C libraries the hub links
+  udev systemd                                                   # the rule and the unit it installs
+)
 packages=(
   pkg-config
   libudev-dev libusb-1.0-0-dev libsqlite3-dev   # the C libraries the hub links
@@ -14,6 +21,7 @@ packages=(
   wrk curl                                       # make bench: API latency under load, live clients
   python3-pip                                    # schemathesis (below), when no pip is installed
 )
+[ "${1:-}" = "--hub" ] && packages=("${hub_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -27,7 +35,7 @@ if ((${#missing[@]})); then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 # schemathesis (PyPI) checks the running API against its OpenAPI document in the tests.
-if ! command -v st >/dev/null 2>&1; then
+if [ "${1:-}" != "--hub" ] && ! command -v st >/dev/null 2>&1; then
   echo "installing: schemathesis (pip)"
   PIP=(python3 -m pip install --quiet)
   # Debian's own python refuses system-wide installs without this flag (PEP 668).

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Installs the hub on this machine (what `make install` runs, as root):
+#   $PREFIX/bin/podbridge                          the binary, with the Swift runtime linked in
+#                                                  (--static-swift-stdlib), so it runs without
+#                                                  the toolchain; Debian's C libraries stay shared
+#   $SYSCONFDIR/systemd/system/podbridge.service   the unit, its ExecStart pointed at that binary
+#   $SYSCONFDIR/udev/rules.d/70-podbridge.rules    the rule that hands the pod to the daemon and
+#                                                  starts the unit when a pod appears
+# then reloads systemd and udev, and replays the add event of a pod already plugged in.
+# `scripts/install.sh --uninstall` (`make uninstall`) stops the service and removes the three
+# files; the database in /var/lib/podbridge and /etc/podbridge/config.json are kept.
+#
+# Environment: PREFIX (/usr/local), SYSCONFDIR (/etc), DESTDIR (empty: this machine; set, a
+# staging root, and nothing is reloaded), PODBRIDGE_BINARY (install this binary instead of
+# building one).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH=/opt/swift/usr/bin:$PATH
+
+PREFIX=${PREFIX:-/usr/local}
+SYSCONFDIR=${SYSCONFDIR:-/etc}
+DESTDIR=${DESTDIR:-}
+BIN=$DESTDIR$PREFIX/bin/podbridge
+UNIT=$DESTDIR$SYSCONFDIR/systemd/system/podbridge.service
+RULE=$DESTDIR$SYSCONFDIR/udev/rules.d/70-podbridge.rules
+# The pod's USB id (udev/70-podbridge.rules, firmware-protocol.md section 1).
+VENDOR=1209 PRODUCT=5050
+
+live() { [ -z "$DESTDIR" ]; }
+systemd_running() { live && [ -d /run/systemd/system ] && command -v systemctl > /dev/null; }
+
+reload() {
+  if systemd_running; then systemctl daemon-reload; fi
+  if live && command -v udevadm > /dev/null && udevadm control --reload 2> /dev/null; then
+    # A pod plugged in before the rule existed gets it now, as if plugged in again.
+    udevadm trigger --action=add --subsystem-match=usb --attr-match=idVendor=$VENDOR --attr-match=idProduct=$PRODUCT || true
+    udevadm trigger --action=add --subsystem-match=tty --property-match=ID_VENDOR_ID=$VENDOR || true
+  fi
+}
+
+if [ "${1:-}" = "--uninstall" ]; then
+  if systemd_running; then systemctl disable --now podbridge.service 2> /dev/null || true; fi
+  rm -f "$BIN" "$UNIT" "$RULE"
+  reload
+  echo "removed $BIN, $UNIT and $RULE (the database in /var/lib/podbridge is kept)"
+  exit 0
+fi
+
+if [ -n "${PODBRIDGE_BINARY:-}" ]; then
+  built=$PODBRIDGE_BINARY
+else
+  swift build -c release --product podbridge --static-swift-stdlib
+  built=$(swift build -c release --show-bin-path)/podbridge
+fi
+[ -x "$built" ] || { echo "no podbridge binary at $built" >&2; exit 1; }
+
+# Stripped: the symbols are most of its size (180 MB → 89 MB for the static release build).
+install -D -s -m 0755 "$built" "$BIN"
+unit=$(mktemp)
+trap 'rm -f "$unit"' EXIT
+sed "s|^ExecStart=/usr/local/bin/podbridge |ExecStart=$PREFIX/bin/podbridge |" systemd/podbridge.service > "$unit"
+grep -q "^ExecStart=$PREFIX/bin/podbridge " "$unit" || { echo "systemd/podbridge.service: no ExecStart to point at $PREFIX/bin" >&2; exit 1; }
+install -D -m 0644 "$unit" "$UNIT"
+install -D -m 0644 udev/70-podbridge.rules "$RULE"
+reload
+
+echo "installed $BIN, $UNIT and $RULE"
+if live; then
+  cat << EOF
+The hub starts when a pod is plugged in (the udev rule wants podbridge.service); to run it
+at boot as well: systemctl enable --now podbridge. Its settings: /etc/podbridge/config.json
+(optional, docs/configuration.md); its log: journalctl -u podbridge; its dashboard:
+http://127.0.0.1:8380/.
+EOF
+fi
