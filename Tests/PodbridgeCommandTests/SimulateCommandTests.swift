@@ -28,4 +28,12 @@ import Testing
         #expect(r.status != 0)
         #expect(r.stderr.contains("--in-bed must be ≥ 0 minutes"), "\(r.stderr)")
     }
+
+    @Test func aTransmitQueueTooSmallOrTooLargeIsRefusedWithTheOptionNamed() async throws {
+        for value in ["0", "2000", "nan"] {
+            let r = try await CommandRunner.run(["simulate", "--transmit-queue", value])
+            #expect(r.status != 0, "\(value)")
+            #expect(r.stderr.contains("--transmit-queue must be in [1/256, 1024] MiB"), "\(value): \(r.stderr)")
+        }
+    }
 }

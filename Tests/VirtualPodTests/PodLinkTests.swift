@@ -267,6 +267,26 @@ import SleepDomain
         return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// A hub that stops reading: the pod queues up to its transmit queue, then drops. The same
+    /// second unread loses frames with a 4-KiB queue and none with a 64-MiB one.
+    @Test func aHubThatDoesNotReadOverflowsOnlyASmallTransmitQueue() throws {
+        func droppedWhileUnread(queue: Int) throws -> UInt64 {
+            let pod = try VirtualPod(configuration: VirtualPodConfiguration(
+                identity: PodIdentity(serial: "TEST0001"), night: Self.night(seed: 3), speed: 20, transmitQueueLimit: queue))
+            let path = try pod.start()
+            defer { pod.stop() }
+            let hub = try HubLink(path: path)
+            _ = try Self.handshake(hub)
+            #expect(hub.request(.startStream(.piezo))?.0.status == .ok)
+            #expect(hub.wait { $0.piezo != nil } != nil)
+            let before = pod.snapshot.transmitDropped
+            usleep(1_500_000) // 30 s of streaming at 20x, about 250 KB, not read
+            return pod.snapshot.transmitDropped - before
+        }
+        #expect(try droppedWhileUnread(queue: 4096) > 0)
+        #expect(try droppedWhileUnread(queue: 64 << 20) == 0)
+    }
+
     @Test func aStallLosesWhatItWouldHaveSentButAnswersAfterwards() throws {
         let pod = try Self.pod(speed: 20)
         let path = try pod.start()

@@ -69,12 +69,19 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: "Keep a symlink at this path pointing at the current tty (stable across replugs).")
     var link: String?
 
+    @Option(name: .customLong("transmit-queue"),
+            help: "MiB the pod queues while the hub does not read, beyond which it drops frames (counted in tx_dropped; default 1, about 2 minutes of streaming at 1x).")
+    var transmitQueue: Double = 1
+
     func validate() throws {
         guard NoiseLevel(rawValue: noise) != nil else { throw ValidationError("--noise must be low, normal or high") }
         guard speed.isFinite, speed > 0, speed <= 10_000 else { throw ValidationError("--speed must be in (0, 10000]") }
         guard duration.isFinite, duration > 0, duration <= 48 else { throw ValidationError("--duration must be in (0, 48] hours") }
         if let inBed, !(inBed.isFinite && inBed >= 0) { throw ValidationError("--in-bed must be ≥ 0 minutes") }
         if let outOfBed, !(outOfBed.isFinite && outOfBed >= 0) { throw ValidationError("--out-of-bed must be ≥ 0 minutes") }
+        guard transmitQueue.isFinite, transmitQueue >= 1.0 / 256, transmitQueue <= 1024 else {
+            throw ValidationError("--transmit-queue must be in [1/256, 1024] MiB")
+        }
         if let serial, !PodIdentity.isValidSerial(serial) { throw ValidationError("--serial must be 1-32 printable ASCII characters") }
         if let start, Self.parseStart(start) == nil {
             throw ValidationError("--start must be ISO 8601 (2026-01-04T22:30:00+01:00) or HH:mm")
@@ -130,6 +137,7 @@ struct SimulateCommand: AsyncParsableCommand {
         let config = VirtualPodConfiguration(
             identity: identity, night: night, speed: speed,
             nightStartUnix: startDate.timeIntervalSince1970, replay: records, faults: scheduled, linkPath: link,
+            transmitQueueLimit: Int(transmitQueue * 1_048_576),
             onAttach: { path in
                 if attaches.next() > 1 { say("replugged: \(path)") }
             })
