@@ -17,9 +17,19 @@ import SleepDomain
     }
 
     static func pod(speed: Double, serial: String = "TEST0001", seed: UInt64 = 3,
-                    faults: [ScheduledFault] = [], link: String? = nil) throws -> VirtualPod {
+                    faults: [ScheduledFault] = [], link: String? = nil, transmitQueue: Int = 1 << 20) throws -> VirtualPod {
         try VirtualPod(configuration: VirtualPodConfiguration(
-            identity: PodIdentity(serial: serial), night: night(seed: seed), speed: speed, faults: faults, linkPath: link))
+            identity: PodIdentity(serial: serial), night: night(seed: seed), speed: speed, faults: faults, linkPath: link,
+            transmitQueueLimit: transmitQueue))
+    }
+
+    /// A hub on the pod's tty, handshaken, with piezo streaming and a first block read.
+    static func streamingHub(_ path: String) throws -> HubLink {
+        let hub = try HubLink(path: path)
+        _ = try handshake(hub)
+        #expect(hub.request(.startStream(.piezo))?.0.status == .ok)
+        #expect(hub.wait { $0.piezo != nil } != nil)
+        return hub
     }
 
     /// HELLO and SET_CLOCK; returns the pod info and the clock anchor.
@@ -271,16 +281,13 @@ import SleepDomain
     /// second unread loses frames with a 4-KiB queue and none with a 64-MiB one.
     @Test func aHubThatDoesNotReadOverflowsOnlyASmallTransmitQueue() throws {
         func droppedWhileUnread(queue: Int) throws -> UInt64 {
-            let pod = try VirtualPod(configuration: VirtualPodConfiguration(
-                identity: PodIdentity(serial: "TEST0001"), night: Self.night(seed: 3), speed: 20, transmitQueueLimit: queue))
+            let pod = try Self.pod(speed: 20, transmitQueue: queue)
             let path = try pod.start()
             defer { pod.stop() }
-            let hub = try HubLink(path: path)
-            _ = try Self.handshake(hub)
-            #expect(hub.request(.startStream(.piezo))?.0.status == .ok)
-            #expect(hub.wait { $0.piezo != nil } != nil)
+            let hub = try Self.streamingHub(path)
             let before = pod.snapshot.transmitDropped
-            usleep(1_500_000) // 30 s of streaming at 20x, about 250 KB, not read
+            // 30 s of streaming at 20x, about 250 KB, not read (the tty kept open meanwhile).
+            withExtendedLifetime(hub) { usleep(1_500_000) }
             return pod.snapshot.transmitDropped - before
         }
         #expect(try droppedWhileUnread(queue: 4096) > 0)
@@ -291,10 +298,7 @@ import SleepDomain
         let pod = try Self.pod(speed: 20)
         let path = try pod.start()
         defer { pod.stop() }
-        let hub = try HubLink(path: path)
-        _ = try Self.handshake(hub)
-        #expect(hub.request(.startStream(.piezo))?.0.status == .ok)
-        #expect(hub.wait { $0.piezo != nil } != nil)
+        let hub = try Self.streamingHub(path)
         pod.inject(.stall(seconds: 0.4))
         // Wait until the pod is stalled (it dropped something), then ask it.
         for _ in 0..<400 where pod.snapshot.transmitDropped == 0 { usleep(10_000) }
