@@ -296,36 +296,42 @@ def detrended(quadratic, lower_half=False):
     return change
 
 
-def cmd_trend(feat):
-    """The beats model with the night's heart-rate trend removed: each variant, then the variant
-    chosen per held-out subject by an inner leave-one-subject-out (κ4 + κ2) on the others."""
-    nights = load_features(feat)
-    variants = {"as measured": lambda X: X, "linear": detrended(False), "linear, lower half": detrended(False, True),
-                "parabola": detrended(True), "parabola, lower half": detrended(True, True)}
-    use, w = FOURTH_ROUND_KINDS["slpdb"]
-    changed = {name: with_rows(nights, change) for name, change in variants.items()}
-    for ds, (u, wk) in FOURTH_ROUND_KINDS.items():
-        for name, ns in changed.items():
-            report(loso(ns, ds, u, wk), f"{name} / {ds}")
-    two, out, picks = np.array([0, 1, 1, 1]), {}, []
-    subjects = sorted({v["subject"] for v in nights.values() if v["dataset"] == "slpdb"})
-    for s in subjects:
-        def inner_score(ns):
-            inner = {k: v for k, v in ns.items() if v["subject"] != s}
-            res = loso(inner, "slpdb", use, w)
+def nested_slpdb(variants):
+    """For each held-out slpdb subject, the variant (name, nights, features, weight) with the best
+    κ4 + κ2 over an inner leave-one-subject-out of the other subjects, fitted on them and staging
+    the held-out nights: ({record: (reference, predicted)}, {subject: chosen name})."""
+    two, out, picks = np.array([0, 1, 1, 1]), {}, {}
+    nights = variants[0][1]
+    for s in sorted({v["subject"] for v in nights.values() if v["dataset"] == "slpdb"}):
+        def inner_score(variant):
+            res = loso({k: v for k, v in variant[1].items() if v["subject"] != s}, "slpdb", variant[2], variant[3])
             Y = np.concatenate([r[0] for r in res.values()])
             P = np.concatenate([r[1] for r in res.values()])
             return kappa(Y, P, 4) + kappa(two[Y], two[P], 2)
-        pick = max(changed, key=lambda name: inner_score(changed[name]))
-        picks.append(pick)
-        ns = changed[pick]
+        name, ns, use, w = max(variants, key=inner_score)
+        picks[s] = name
         m = fit([v for v in ns.values() if v["dataset"] == "slpdb" and v["subject"] != s], use, w)
         for k, v in ns.items():
             if v["dataset"] == "slpdb" and v["subject"] == s:
                 p = forward_backward(m, emissions(m, v["X"])).argmax(1)
                 ok = v["y"] >= 0
                 out[k] = (v["y"][ok], p[ok])
-    print("inner choices:", "; ".join(picks))
+    return out, picks
+
+
+def cmd_trend(feat):
+    """The beats model with the night's heart-rate trend removed: each variant, then the variant
+    chosen per held-out subject by an inner leave-one-subject-out (κ4 + κ2) on the others."""
+    nights = load_features(feat)
+    variants = {"as measured": lambda X: X, "linear": detrended(False), "linear, lower half": detrended(False, True),
+                "parabola": detrended(True), "parabola, lower half": detrended(True, True)}
+    changed = {name: with_rows(nights, change) for name, change in variants.items()}
+    for ds, (u, wk) in FOURTH_ROUND_KINDS.items():
+        for name, ns in changed.items():
+            report(loso(ns, ds, u, wk), f"{name} / {ds}")
+    use, w = FOURTH_ROUND_KINDS["slpdb"]
+    out, picks = nested_slpdb([(name, ns, use, w) for name, ns in changed.items()])
+    print("inner choices:", "; ".join(picks.values()))
     report(out, "nested choice / slpdb")
 
 
@@ -339,28 +345,14 @@ def cmd_nested(feat):
     variants = []
     for w, hours, column in itertools.product([0.2, 0.3, 0.5], [False, True], [HR, HR_DETRENDED]):
         name = f"weight {w}, {'with' if hours else 'without'} hours in bed, {'detrended' if column == HR_DETRENDED else 'measured'} heart rate"
-        variants.append((name, [column, SPREAD, RMSSD] + ([HOURS] if hours else []), w))
-    two, out, picks = np.array([0, 1, 1, 1]), {}, []
-    for s in sorted({v["subject"] for v in nights.values() if v["dataset"] == "slpdb"}):
-        others = {k: v for k, v in nights.items() if v["subject"] != s}
-        def inner_score(variant):
-            res = loso(others, "slpdb", variant[1], variant[2])
-            Y = np.concatenate([r[0] for r in res.values()])
-            P = np.concatenate([r[1] for r in res.values()])
-            return kappa(Y, P, 4) + kappa(two[Y], two[P], 2)
-        name, use, w = max(variants, key=inner_score)
-        picks.append(name)
-        m = fit([v for v in others.values() if v["dataset"] == "slpdb"], use, w)
-        for k, v in nights.items():
-            if v["dataset"] == "slpdb" and v["subject"] == s:
-                p = forward_backward(m, emissions(m, v["X"])).argmax(1)
-                ok = v["y"] >= 0
-                out[k] = (v["y"][ok], p[ok])
-    for s, name in zip(sorted({v["subject"] for v in nights.values() if v["dataset"] == "slpdb"}), picks):
+        variants.append((name, nights, [column, SPREAD, RMSSD] + ([HOURS] if hours else []), w))
+    out, picks = nested_slpdb(variants)
+    for s, name in picks.items():
         print(f"  {s}: {name}")
     report(out, "nested / slpdb")
     out.update(loso(nights, "sleep-accel", *KINDS["sleep-accel"]))
     report(out, "nested / all 30")
+
 
 def night_shares(m, X, prior, rounds=200):
     """A night's stage shares by EM on the mixture weights, the stage densities fixed (untempered,

@@ -107,25 +107,15 @@ package enum StagingFeatures {
         let points = zip(hours, values).compactMap { t, v in v.flatMap { $0.isFinite ? (t, $0) : nil } }
         guard points.count >= trendMinimumEpochs, let first = points.first?.0, let last = points.last?.0,
               last - first >= trendMinimumHours else { return { _ in 0 } }
-        // Normal equations of y = a + b·t + c·t², solved by Cramer's rule (3×3).
+        // Normal equations of y = a + b·t + c·t²: sums of t^0…t^4 and of y·t^0…t^2.
         var s = [Double](repeating: 0, count: 5), r = [Double](repeating: 0, count: 3)
         for (t, y) in points {
             var p = 1.0
             for k in 0..<5 { s[k] += p; if k < 3 { r[k] += p * y }; p *= t }
         }
-        let m = [[s[0], s[1], s[2]], [s[1], s[2], s[3]], [s[2], s[3], s[4]]]
-        func det(_ a: [[Double]]) -> Double {
-            a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
-                + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])
-        }
-        let d = det(m)
-        guard d.isFinite, abs(d) > 1e-9 * s[0] * s[2] * s[4] else { return { _ in 0 } }
-        func solve(_ column: Int) -> Double {
-            var a = m
-            for row in 0..<3 { a[row][column] = r[row] }
-            return det(a) / d
-        }
-        let b = solve(1), c = solve(2)
+        guard let inverse = invert([[s[0], s[1], s[2]], [s[1], s[2], s[3]], [s[2], s[3], s[4]]]) else { return { _ in 0 } }
+        let b = (0..<3).reduce(0.0) { $0 + inverse[1][$1] * r[$1] }
+        let c = (0..<3).reduce(0.0) { $0 + inverse[2][$1] * r[$1] }
         guard b.isFinite, c.isFinite else { return { _ in 0 } }
         return { t in b * t + c * t * t }
     }

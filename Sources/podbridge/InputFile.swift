@@ -5,7 +5,7 @@ import Foundation
 /// have permission"). Failures say what is wrong in words a user can act on.
 enum InputFile {
     /// Why `path` cannot be opened for reading, or nil if it can.
-    static func problem(_ path: String) -> String? {
+    private static func problem(_ path: String) -> String? {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return "no such file" }
         if isDirectory.boolValue { return "it is a directory" }
@@ -13,12 +13,18 @@ enum InputFile {
         return nil
     }
 
-    /// The file's bytes, read to its end.
-    static func bytes(_ path: String) throws -> Data {
+    /// The file opened for reading, or a failure that says why it cannot be.
+    static func open(_ path: String) throws -> FileHandle {
         if let problem = problem(path) { throw CommandFailure("\(path): cannot read (\(problem))") }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw CommandFailure("\(path): cannot read (it could not be opened)")
         }
+        return handle
+    }
+
+    /// The file's bytes, read to its end.
+    static func bytes(_ path: String) throws -> Data {
+        let handle = try open(path)
         defer { try? handle.close() }
         do {
             return try handle.readToEnd() ?? Data()

@@ -158,10 +158,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
     /// Reads the capture in 1 MiB chunks into `CaptureStreamAnalyzer`: memory stays
     /// flat however long the night (issue 10 item 8).
     static func analyzeCapture(file path: String) throws -> CaptureAnalysis {
-        if let problem = InputFile.problem(path) { throw CommandFailure("\(path): cannot read (\(problem))") }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw CommandFailure("\(path): cannot read (it could not be opened)")
-        }
+        let handle = try InputFile.open(path)
         defer { try? handle.close() }
         var analyzer = CaptureStreamAnalyzer()
         while true {
