@@ -38,10 +38,12 @@ package enum NightLearning {
     /// rows, `signals` the night-learnt ones (each a value per row). The signals' Gaussians are
     /// always fitted with forward–backward probabilities of the epochs given (a live night:
     /// the epochs so far); `isFinal` false still returns forward-filtered stages, so no epoch
-    /// sees the future.
+    /// sees the future. The rows in `awake` are known to be awake (`SleepAnalyzer.bedEdgeRows`).
     package static func probabilities(model: StagingModel, rows: [[Double?]], signals: [Signal],
-                                      isFinal: Bool) -> [StageProbabilities] {
-        let base = model.emissionLogLikelihoods(rows: rows)
+                                      awake: Set<Int> = [], isFinal: Bool) -> [StageProbabilities] {
+        var base = model.emissionLogLikelihoods(rows: rows)
+        let asleep = SleepStage.allCases.filter { $0 != .awake }.map(\.index)
+        for i in awake where base.indices.contains(i) { for c in asleep { base[i][c] = -.infinity } }
         let learnt = signals.filter { $0.values.count == rows.count }.map(Measured.init)
             .filter { $0.x.count >= minimumEpochs }
         guard !learnt.isEmpty else { return model.probabilities(emissionLogLikelihoods: base, isFinal: isFinal) }

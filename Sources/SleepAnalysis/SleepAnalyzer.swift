@@ -39,14 +39,19 @@ package struct AnalysisInput: Sendable {
     /// read as "lying still".
     package var vitalsMovementMeasured: Bool
     package var inBed: InBedRule
+    /// Whether the first and the last in-bed second were seen as a bed entry and a bed exit
+    /// although the vitals do not show the empty bed around them (the hub's session tracker
+    /// hands over a night trimmed to its stay). A file shows them by rows not present.
+    package var seen: BedEdges
 
     package init(beats: [Double] = [], vitals: [SecondVitals] = [], hrv: [TimedValue] = [],
                 breathing: [TimedValue] = [], movement: [TimedValue] = [], vitalsMovementMeasured: Bool = true,
-                inBed: InBedRule? = nil) {
+                inBed: InBedRule? = nil, seen: BedEdges = []) {
         self.beats = beats; self.vitals = vitals; self.hrv = hrv
         self.breathing = breathing; self.movement = movement
         self.vitalsMovementMeasured = vitalsMovementMeasured
         self.inBed = inBed ?? (vitals.isEmpty ? .wholeSpan : .presence)
+        self.seen = seen
     }
 
     /// A parsed vitals file as the analyzer's input (in bed where `present`).
@@ -66,6 +71,14 @@ package enum InBedRule: Sendable, Hashable {
     case presence
 }
 
+/// Getting into and out of bed, as the input saw them.
+package struct BedEdges: OptionSet, Sendable, Hashable {
+    package let rawValue: Int
+    package init(rawValue: Int) { self.rawValue = rawValue }
+    package static let entry = BedEdges(rawValue: 1)
+    package static let exit = BedEdges(rawValue: 2)
+}
+
 /// Beats and vitals in, staged sessions with metrics out. Pure: no clock, no files.
 package struct SleepAnalyzer: Sendable {
     /// The fitted models; each night is staged by the one for its kind (`StagingModels`).
@@ -78,24 +91,31 @@ package struct SleepAnalyzer: Sendable {
     /// Whether a night with beats and movement (the pod's) learns its movement from the night
     /// (`NightMovement`); false keeps the fitted movement emission (the bench measures both).
     package var learnsMovement: Bool
+    /// Whether the epochs at which the sleeper was seen getting into or out of bed are awake
+    /// (`bedEdgeRows`); false leaves them to the model (the bench measures both).
+    package var awakeAtBedEdges: Bool
 
     package init(models: StagingModels = .default, rules: SessionRules = SessionRules(),
-                timeZone: TimeZone = .current, learnsBreathing: Bool = true, learnsMovement: Bool = true) {
+                timeZone: TimeZone = .current, learnsBreathing: Bool = true, learnsMovement: Bool = true,
+                awakeAtBedEdges: Bool = true) {
         self.models = models; self.rules = rules; self.timeZone = timeZone
         self.learnsBreathing = learnsBreathing; self.learnsMovement = learnsMovement
+        self.awakeAtBedEdges = awakeAtBedEdges
     }
 
     /// One model for every kind of night.
     package init(model: StagingModel, rules: SessionRules = SessionRules(),
-                timeZone: TimeZone = .current, learnsBreathing: Bool = true, learnsMovement: Bool = true) {
+                timeZone: TimeZone = .current, learnsBreathing: Bool = true, learnsMovement: Bool = true,
+                awakeAtBedEdges: Bool = true) {
         self.init(models: StagingModels(single: model), rules: rules, timeZone: timeZone,
-                  learnsBreathing: learnsBreathing, learnsMovement: learnsMovement)
+                  learnsBreathing: learnsBreathing, learnsMovement: learnsMovement, awakeAtBedEdges: awakeAtBedEdges)
     }
 
     /// The entry point for the pod: beats and vitals from the front end. With no vitals
     /// the beats are taken as one in-bed period.
-    package func analyze(beats: [Double], vitals: [SecondVitals], isFinal: Bool = true) -> [SleepSession] {
-        analyze(AnalysisInput(beats: beats, vitals: vitals), isFinal: isFinal)
+    package func analyze(beats: [Double], vitals: [SecondVitals], seen: BedEdges = [],
+                         isFinal: Bool = true) -> [SleepSession] {
+        analyze(AnalysisInput(beats: beats, vitals: vitals, seen: seen), isFinal: isFinal)
     }
 
     /// `isFinal` false gives preliminary stages (each epoch sees only the past), as live.
@@ -109,13 +129,21 @@ package struct SleepAnalyzer: Sendable {
         for i in 0..<count { features[i].present = present[i] }
         let ranges = input.inBed == .wholeSpan ? [0..<count] : rules.sessions(present: present)
         return ranges.map { range in
-            session(features: Array(features[range]), start: gridStart + Double(range.lowerBound) * epochLength,
-                    isFinal: isFinal, movementMeasured: input.movementMeasured)
+            // A session is a run of present epochs: the epoch after it on the grid, if any, is
+            // empty, and so is the one before it, if any.
+            var edges: BedEdges = []
+            let emptyBefore = range.lowerBound - (present[..<range.lowerBound].lastIndex(of: true).map { $0 + 1 } ?? 0)
+            if Self.isEntry(emptySeconds: Double(emptyBefore) * epochLength, occupiedBefore: emptyBefore < range.lowerBound)
+                || (input.inBed == .presence && input.seen.contains(.entry)) { edges.insert(.entry) }
+            if range.upperBound < count || (input.inBed == .presence && input.seen.contains(.exit)) { edges.insert(.exit) }
+            return session(features: Array(features[range]), start: gridStart + Double(range.lowerBound) * epochLength,
+                           edges: edges, isFinal: isFinal, movementMeasured: input.movementMeasured)
         }
     }
 
-    /// Stages and metrics for one session's epochs.
-    func session(features input: [EpochFeatures], start: Double, isFinal: Bool,
+    /// Stages and metrics for one session's epochs; `edges` are the session's ends that were
+    /// a bed entry or exit.
+    func session(features input: [EpochFeatures], start: Double, edges: BedEdges = [], isFinal: Bool,
                  movementMeasured: Bool = true) -> SleepSession {
         var features = input
         let (inBed, rows) = Self.modelRows(features, movementMeasured: movementMeasured)
@@ -136,7 +164,9 @@ package struct SleepAnalyzer: Sendable {
             fittedRows = split.rows
             if let movement = split.signal { signals.append(movement) }
         }
-        let probs = NightLearning.probabilities(model: model, rows: fittedRows, signals: signals, isFinal: isFinal)
+        let awake = awakeAtBedEdges ? Self.bedEdgeRows(present: features.map(\.present), inBed: inBed, edges: edges) : []
+        let probs = NightLearning.probabilities(model: model, rows: fittedRows, signals: signals, awake: awake,
+                                                isFinal: isFinal)
         var p = [StageProbabilities](repeating: .certain(.awake), count: features.count)
         for (k, i) in inBed.enumerated() { p[i] = probs[k] }
         var epochs = features.indices.map { i in
@@ -151,6 +181,35 @@ package struct SleepAnalyzer: Sendable {
         let end = start + Double(epochs.count) * epochLength
         return SleepSession(start: start, end: end, wakeDate: LocalCalendar(timeZone: timeZone).wakeDate(sessionEnd: end), timeZone: timeZone.identifier,
                             isFinal: isFinal, epochs: epochs, metrics: SessionMetrics(epochs: epochs))
+    }
+
+    /// Seconds an empty start of the data must last for the stay after it to begin with a bed
+    /// entry. A sleeper already in bed when the data begin reads empty until the front end's
+    /// presence override has seen a minute of strong body signal (`FrontEndConfig.
+    /// piezoOverrideSeconds`: the capacitance baseline was learnt with them in it); on the 40
+    /// textbook nights that took 59–121 s. So a shorter empty start is the front end starting
+    /// up, not someone getting in.
+    package static let emptyStartBeforeEntry: Double = 300
+
+    /// Whether a stay after `emptySeconds` of an empty side began with a bed entry: always when
+    /// the side was seen occupied before the empty stretch (someone left and came back),
+    /// else when the empty start of the data outlasts the front end's start-up.
+    package static func isEntry(emptySeconds: Double, occupiedBefore: Bool) -> Bool {
+        emptySeconds > 0 && (occupiedBefore || emptySeconds >= emptyStartBeforeEntry)
+    }
+
+    /// The in-bed rows (positions in `inBed`) at which the sleeper got into or out of bed: the
+    /// session's first row after an entry, its last before an exit, and the rows either side of
+    /// a trip out of bed within it. Nobody gets into or out of bed asleep, so these are awake;
+    /// the transitions then decide how far the waking reaches, as the evidence allows.
+    static func bedEdgeRows(present: [Bool], inBed: [Int], edges: BedEdges) -> Set<Int> {
+        var rows = Set<Int>()
+        for (k, i) in inBed.enumerated() {
+            let before = i > 0 ? !present[i - 1] : edges.contains(.entry)
+            let after = i + 1 < present.count ? !present[i + 1] : edges.contains(.exit)
+            if before || after { rows.insert(k) }
+        }
+        return rows
     }
 
     /// The in-bed epochs of a session and their model feature rows (what the model sees;

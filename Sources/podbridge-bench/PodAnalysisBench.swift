@@ -20,12 +20,16 @@ func runPodAnalysisBench(options: BenchOptions) throws {
     // The stager alone on the beats the model played (no pod, no front end): separates what
     // the signal path loses from what the stager makes of this physiology.
     var trueBeatEvaluations: [StagingEvaluation] = []
-    // The same vitals staged without breathing, and with the fitted movement emission instead
-    // of the night's own: what each night-learnt signal adds.
-    let withoutBreathing = SleepAnalyzer(timeZone: utc, learnsBreathing: false)
-    var noBreathingEvaluations: [StagingEvaluation] = []
-    let fittedMovement = SleepAnalyzer(timeZone: utc, learnsMovement: false)
-    var fittedMovementEvaluations: [StagingEvaluation] = []
+    // The same vitals staged without breathing, with the fitted movement emission instead of
+    // the night's own, and without the awake bed entries and exits: what each of them adds.
+    let variants: [(name: String, analyzer: SleepAnalyzer, what: String)] = [
+        ("no_breathing", SleepAnalyzer(timeZone: utc, learnsBreathing: false), "breathing not learnt"),
+        ("fitted_movement", SleepAnalyzer(timeZone: utc, learnsMovement: false),
+         "the fitted movement emission instead of the night's"),
+        ("no_bed_edges", SleepAnalyzer(timeZone: utc, awakeAtBedEdges: false),
+         "getting into and out of bed not taken as awake"),
+    ]
+    var variantEvaluations = [[StagingEvaluation]](repeating: [], count: variants.count)
     var captureCPU: [Double] = [], stagingCPU: [Double] = [], wall: [Double] = []
     var captureMB = 0.0
     var firstNight: [UInt8] = []
@@ -52,10 +56,10 @@ func runPodAnalysisBench(options: BenchOptions) throws {
         for side in BedSide.allCases {
             let e = night.evaluation(side: side, sessions: sessions[side] ?? [])
             evaluations.append(e)
-            noBreathingEvaluations.append(night.evaluation(
-                side: side, sessions: withoutBreathing.analyze(beats: analysis[side].beats, vitals: analysis[side].vitals)))
-            fittedMovementEvaluations.append(night.evaluation(
-                side: side, sessions: fittedMovement.analyze(beats: analysis[side].beats, vitals: analysis[side].vitals)))
+            for (k, variant) in variants.enumerated() {
+                variantEvaluations[k].append(night.evaluation(
+                    side: side, sessions: variant.analyzer.analyze(beats: analysis[side].beats, vitals: analysis[side].vitals)))
+            }
             let start = Double(VirtualNightCapture.startMillis) / 1000
             let beats = night.truth.sides[side.index].beatTimes.map { $0 + start + BCGTemplate.jDelay }
             trueBeatEvaluations.append(night.evaluation(
@@ -85,8 +89,7 @@ func runPodAnalysisBench(options: BenchOptions) throws {
                      name, p.accuracy(.four), p.kappa(.four), p.kappa(.three), p.kappa(.two),
                      p.totalSleepBiasMinutes / Double(max(evaluations.count, 1)), p.wakeSensitivity, what))
     }
-    variantLine("no_breathing", noBreathingEvaluations, "breathing not learnt")
-    variantLine("fitted_movement", fittedMovementEvaluations, "the fitted movement emission instead of the night's")
+    for (k, variant) in variants.enumerated() { variantLine(variant.name, variantEvaluations[k], variant.what) }
     let truePooled = StagingEvaluation.pooled(trueBeatEvaluations)
     print(String(format: "podanalysis.virtual.true_beats: acc4 %.3f k4 %.3f k3 %.3f k2 %.3f tst_bias %+.1f min (stager on the model's own beat times, whole span in bed)",
                  truePooled.accuracy(.four), truePooled.kappa(.four), truePooled.kappa(.three), truePooled.kappa(.two),

@@ -215,7 +215,8 @@ func meetsSyntheticTargets(_ e: StagingEvaluation) -> Bool {
 /// The shipped model on both synthetic generators (targets: TST within ±30 min per night,
 /// deep and REM recall above 0.5), as users run it (each night's breathing and movement learnt
 /// from the night, `NightBreathing`, `NightMovement`), without breathing, with the fitted
-/// movement emission instead of the night's, and with neither (the fitted features alone).
+/// movement emission instead of the night's, with neither (the fitted features alone), and
+/// without the awake epochs at the sleeper's trips out of bed (`SleepAnalyzer.bedEdgeRows`).
 func runSyntheticStagingBench(options: BenchOptions) throws {
     let utc = TimeZone(identifier: "UTC")!
     let ways: [(label: String, analyzer: SleepAnalyzer)] = [
@@ -223,6 +224,7 @@ func runSyntheticStagingBench(options: BenchOptions) throws {
         (".no_breathing", SleepAnalyzer(timeZone: utc, learnsBreathing: false)),
         (".fitted_movement", SleepAnalyzer(timeZone: utc, learnsMovement: false)),
         (".fitted_only", SleepAnalyzer(timeZone: utc, learnsBreathing: false, learnsMovement: false)),
+        (".no_bed_edges", SleepAnalyzer(timeZone: utc, awakeAtBedEdges: false)),
     ]
     let nights = syntheticNights(quick: options.quick)
     for way in ways {

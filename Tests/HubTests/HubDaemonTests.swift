@@ -76,7 +76,13 @@ import Glibc
         #expect((20...100).contains(m.efficiency), "efficiency \(m.efficiency) %")
         #expect((45...75).contains(m.meanHeartRate ?? 0), "mean HR \(String(describing: m.meanHeartRate))")
         #expect((0...100).contains(m.score))
-        #expect(try await store.blocks(sessionID: session.id).contains { $0.stage == .inBed })
+        let blocks = try await store.blocks(sessionID: session.id)
+        #expect(blocks.contains { $0.stage == .inBed })
+        // The sleeper got out of bed, which the hub saw: nobody does that asleep, so the last
+        // epoch is awake for certain, not by the model's odds.
+        #expect(blocks.last?.stage == .awake && blocks.last?.end == session.end, "last blocks \(blocks.suffix(3))")
+        let lastEpoch = try await store.epochs(sessionID: session.id).last
+        #expect(lastEpoch?.probabilities?.awake == 1, "last epoch \(String(describing: lastEpoch))")
         #expect(try await store.allSessions(side: .right).isEmpty, "the empty side got a session")
         let export = URL(fileURLWithPath: config.exportDirectory).appendingPathComponent("\(session.wakeDate)-left.json")
         #expect(FileManager.default.fileExists(atPath: export.path))

@@ -54,6 +54,42 @@ import Testing
         #expect(snapshots.map(\.seconds.count) == [1801, 3601, 5401, 7201, 9001])
     }
 
+    @Test func theNightSaysWhetherItsEntryAndExitWereSeen() {
+        // Someone in bed from the first second: no entry seen; a flush is no exit either.
+        var tracker = SessionTracker(rules: .init(maxGap: 600, preliminaryEvery: 1800))
+        _ = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 0, count: 3600, present: true)))
+        #expect(tracker.flush()?.seen == [])
+
+        // A minute or two read empty is the front end starting up under a sleeper already in bed.
+        tracker = SessionTracker(rules: .init(maxGap: 600, preliminaryEvery: 1800))
+        _ = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 0, count: 240, present: false)))
+        _ = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 240, count: 3600, present: true)))
+        #expect(tracker.flush()?.seen == [])
+
+        // An empty bed, someone gets in, leaves for good: both seen; snapshots know the entry only.
+        tracker = SessionTracker(rules: .init(maxGap: 600, preliminaryEvery: 1800))
+        var events = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 0, count: 300, present: false)))
+        events += tracker.add(FrontEndOutput(seconds: Self.seconds(from: 300, count: 3600, present: true)))
+        #expect(tracker.openNight?.seen == [.entry])
+        events += tracker.add(FrontEndOutput(seconds: Self.seconds(from: 3900, count: 700, present: false)))
+        let nights = events.compactMap { e -> SessionTracker.Night? in
+            switch e {
+            case .preliminary(let n), .ended(let n): n
+            case .started: nil
+            }
+        }
+        #expect(nights.map(\.seen) == [[.entry], [.entry], [.entry, .exit]])
+
+        // The next stay begins after the long absence that ended this one: its entry is seen.
+        _ = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 4600, count: 1800, present: true)))
+        #expect(tracker.flush()?.seen == [.entry])
+        // And so is any return after someone left, however short the empty stretch (a flush
+        // ended the last stay here, so this one opens after a single empty second).
+        _ = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 6400, count: 1, present: false)))
+        _ = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 6401, count: 600, present: true)))
+        #expect(tracker.flush()?.seen == [.entry])
+    }
+
     @Test func flushWithNobodyInBedGivesNothing() {
         var tracker = SessionTracker()
         _ = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 0, count: 100, present: false)))

@@ -21,6 +21,11 @@ package struct SessionTracker: Sendable {
     package struct Night: Sendable, Hashable {
         package var beats: [Double]
         package var seconds: [SecondVitals]
+        /// Whether the stay began with a bed entry (`SleepAnalyzer.isEntry`: not the front end
+        /// starting up under a sleeper already in bed) and ended with the side empty for longer
+        /// than `maxGap` (not at a flush).
+        /// `seconds` run from the first to the last present second, so the analyzer cannot see it.
+        package var seen: BedEdges = []
         package var start: Double { seconds.first?.time ?? 0 }
         package var end: Double { (seconds.last?.time ?? 0) + 1 }
     }
@@ -38,6 +43,12 @@ package struct SessionTracker: Sendable {
     private var pendingBeats: [Double] = []
     private var lastPresent: Double?
     private var lastSnapshot: Double = 0
+    /// The open session began with a bed entry (`SleepAnalyzer.isEntry`).
+    private var entrySeen = false
+    /// The first second of the side's current empty stretch (nil while someone is in bed).
+    private var emptySince: Double?
+    /// The side has been seen occupied since the stream began.
+    private var occupiedSeen = false
 
     package init(rules: Rules = Rules()) { self.rules = rules }
 
@@ -52,16 +63,21 @@ package struct SessionTracker: Sendable {
         defer { pendingBeats.removeFirst(consumed) }
         for second in output.seconds {
             if let last = lastPresent, !second.present, second.time - last > rules.maxGap {
-                events.append(.ended(close()))
+                events.append(.ended(close(exitSeen: true)))
             }
+            if !second.present && emptySince == nil { emptySince = second.time }
             if second.present {
                 if lastPresent == nil {
                     seconds.removeAll(keepingCapacity: true)
                     beats.removeAll(keepingCapacity: true)
+                    entrySeen = SleepAnalyzer.isEntry(emptySeconds: emptySince.map { second.time - $0 } ?? 0,
+                                                      occupiedBefore: occupiedSeen)
+                    occupiedSeen = true
                     lastSnapshot = second.time
                     events.append(.started(at: second.time))
                 }
                 lastPresent = second.time
+                emptySince = nil
             }
             if lastPresent == nil {
                 // Nobody in bed: beats up to here belong to no session.
@@ -86,17 +102,18 @@ package struct SessionTracker: Sendable {
 
     /// Closes the open session now (shutdown, a pod gone for good); nil if none is open.
     package mutating func flush() -> Night? {
-        isInSession ? close() : nil
+        isInSession ? close(exitSeen: false) : nil
     }
 
     private func snapshot() -> Night {
         let end = (lastPresent ?? 0) + 1
         let s = seconds.prefix { $0.time < end }
-        return Night(beats: beats.filter { $0 < end }, seconds: Array(s))
+        return Night(beats: beats.filter { $0 < end }, seconds: Array(s), seen: entrySeen ? .entry : [])
     }
 
-    private mutating func close() -> Night {
-        let night = snapshot()
+    private mutating func close(exitSeen: Bool) -> Night {
+        var night = snapshot()
+        if exitSeen { night.seen.insert(.exit) }
         seconds.removeAll(keepingCapacity: true)
         beats.removeAll(keepingCapacity: true)
         lastPresent = nil
