@@ -68,7 +68,7 @@ struct ExportCommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         do {
-            let store = try NightStore.openExisting(path: db)
+            let store = try ExistingStore.open(db)
             let text = try await SleepExporter(store: store).export(
                 selection, side: bedSide, format: format, includeEpochs: epochs, timeZone: zone)
             if let output {

@@ -50,11 +50,15 @@ struct ScheduleCommand: AsyncParsableCommand {
             let settings = configuration.schedule
             let db = configuration.databasePath
             let store: NightStore
-            do {
-                store = creating ? try NightStore(path: db) : try NightStore.openExisting(path: db)
-            } catch {
-                FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-                throw ExitCode.failure
+            if creating {
+                do {
+                    store = try NightStore(path: db)
+                } catch {
+                    FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+                    throw ExitCode.failure
+                }
+            } else {
+                store = try ExistingStore.open(db)
             }
             return ScheduleConsole(store: store, settings: settings, zone: zone)
         }

@@ -39,13 +39,7 @@ struct SyncCommand: AsyncParsableCommand {
         } catch let error as UploadError {
             throw ValidationError(error.description)
         }
-        let store: NightStore
-        do {
-            store = try NightStore.openExisting(path: db)
-        } catch let error as StoreError {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-            throw ExitCode.failure
-        }
+        let store = try ExistingStore.open(db)
         if retryFailed {
             print("requeued: \(try await store.requeueFailedEvents())")
         }

@@ -1,0 +1,25 @@
+import ArgumentParser
+import Foundation
+import SleepStore
+
+/// Opens the database a command reads what the hub stored from (`export`, `schedule`, `sync`).
+///
+/// The state directory is relative to where the hub runs (docs/configuration.md), so a
+/// command run elsewhere without the hub's configuration looks in the wrong place; the
+/// failure says where it looked and how to point at the hub's state.
+enum ExistingStore {
+    static func open(_ path: String) throws -> NightStore {
+        do {
+            return try NightStore.openExisting(path: path)
+        } catch {
+            var message = "\(error)"
+            if case StoreError.missingDatabase = error {
+                message = "no database at \(URL(fileURLWithPath: path).standardizedFileURL.path): the hub has "
+                    + "stored nothing there. Point at the hub's state with --config FILE (the hub's "
+                    + "configuration), --state-dir DIR or --db FILE (docs/configuration.md)"
+            }
+            FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+            throw ExitCode.failure
+        }
+    }
+}
