@@ -13,7 +13,11 @@ public enum COBS {
 
     /// Stuffs `frame` and appends it to `output`, followed by the 0x00 delimiter.
     public static func encode(_ frame: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) {
-        output.reserveCapacity(output.count + maxEncodedLength(frame.count) + 1)
+        // Grow geometrically, as append does: reserving exactly what one frame needs would
+        // reallocate and copy the whole buffer for every frame added to a long one (a pod's
+        // transmit queue while its hub lags: quadratic, and the pod stops keeping time).
+        let needed = output.count + maxEncodedLength(frame.count) + 1
+        if output.capacity < needed { output.reserveCapacity(max(needed, 2 * output.capacity)) }
         var codeIndex = output.count
         output.append(0)  // placeholder for the first code byte
         var code: UInt8 = 1

@@ -19,6 +19,25 @@ import SleepDomain
         }
     }
 
+    /// A pod's transmit queue grows frame by frame while its hub lags: each frame appended
+    /// to a full buffer must grow it geometrically, not by the frame (which copied the whole
+    /// queue per frame and froze the virtual pod's clock at 1800x).
+    @Test func appendingToAFullBufferGrowsItGeometrically() {
+        var queue = [UInt8](repeating: 0x55, count: 1 << 16)
+        queue += [UInt8](repeating: 0x55, count: queue.capacity - queue.count)
+        let before = queue.capacity
+        let start = queue.count
+        #expect(start == before)
+        let frame: [UInt8] = [1, 0, 2, 3]
+        frame.withUnsafeBytes { COBS.encode($0, appendingTo: &queue) }
+        #expect(queue.capacity >= 2 * before, "capacity \(before) -> \(queue.capacity)")
+        let grown = queue.capacity
+        // The frames that fit in the room made are appended without growing it again.
+        for _ in 0..<1000 { frame.withUnsafeBytes { COBS.encode($0, appendingTo: &queue) } }
+        #expect(queue.capacity == grown)
+        #expect(COBS.decode(Array(queue[start..<(start + 5)])) == frame)
+    }
+
     @Test func cobsRoundTripsEveryLengthAroundBlockBoundaries() {
         var rng = SplitMix64(seed: 7)
         for length in [0, 1, 2, 253, 254, 255, 256, 507, 508, 509, 1024] {
