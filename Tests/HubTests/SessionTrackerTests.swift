@@ -90,6 +90,40 @@ import Testing
         #expect(tracker.flush()?.seen == [.entry])
     }
 
+    @Test func aLinkDownForAWhileKeepsTheNightButNotForMostOfADay() {
+        // Data stop for 30 min in the night, with the sleeper in bed before and after: one stay.
+        var tracker = SessionTracker(rules: .init(maxGap: 600, preliminaryEvery: 1e9))
+        var events = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 0, count: 3600, present: true)))
+        events += tracker.add(FrontEndOutput(seconds: Self.seconds(from: 5400, count: 3600, present: true)))
+        #expect(events == [.started(at: 0)])
+        #expect(tracker.flush()?.seconds.count == 7200)
+
+        // Data stop for 20 hours: the stay before ended unseen, and the next one begins unseen.
+        tracker = SessionTracker(rules: .init(maxGap: 600, preliminaryEvery: 1e9))
+        events = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 300, count: 3600, present: true)))
+        events += tracker.add(FrontEndOutput(seconds: Self.seconds(from: 3900 + 20 * 3600, count: 3600, present: true)))
+        guard events.count == 3, case .ended(let first) = events[1] else {
+            Issue.record("expected started, ended, started; got \(events)")
+            return
+        }
+        #expect(events[0] == .started(at: 300) && events[2] == .started(at: 3900 + 20 * 3600))
+        #expect(first.start == 300 && first.end == 3900 && first.seen == [])
+        let next = tracker.flush()
+        #expect(next?.seconds.count == 3600)
+        #expect(next?.seen == [])
+
+        // Data resume after an hour with the side empty: the stay is over, but nobody saw the
+        // sleeper leave.
+        tracker = SessionTracker(rules: .init(maxGap: 600, preliminaryEvery: 1e9))
+        events = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 0, count: 3600, present: true)))
+        events += tracker.add(FrontEndOutput(seconds: Self.seconds(from: 7200, count: 60, present: false)))
+        guard events.count == 2, case .ended(let left) = events[1] else {
+            Issue.record("expected started, ended; got \(events)")
+            return
+        }
+        #expect(left.seen == [])
+    }
+
     @Test func flushWithNobodyInBedGivesNothing() {
         var tracker = SessionTracker()
         _ = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 0, count: 100, present: false)))

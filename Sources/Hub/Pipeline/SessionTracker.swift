@@ -3,7 +3,8 @@ import SleepAnalysis
 /// Cuts one side's stream of per-second vitals into in-bed sessions, live.
 ///
 /// A session opens at the first present second and closes once the side has been empty
-/// for longer than `maxGap` (a bathroom trip does not split the night). While it is open a
+/// for longer than `maxGap` (a bathroom trip does not split the night), or when data resume
+/// after a hole longer than `maxDataGap` (the link was down for most of a day). While it is open a
 /// snapshot is offered every `preliminaryEvery` seconds of data time, so preliminary
 /// stages exist during the night. Time is the data's (from the pod's ticks), so a night
 /// played at 500× closes exactly as it would in real time. Pure: no I/O, no clock.
@@ -11,9 +12,15 @@ package struct SessionTracker: Sendable {
     package struct Rules: Sendable, Hashable {
         package var maxGap: Double
         package var preliminaryEvery: Double
-        package init(maxGap: Double = 20 * 60, preliminaryEvery: Double = 30 * 60) {
+        /// Longest stretch without any data (the pod's link down, the hub stopped) that a stay
+        /// is kept open across. Nobody knows whether the side was empty then, so a link that
+        /// drops for a while in the night keeps the night whole; after a day without data, what
+        /// comes next is another stay, not one of 33 hours.
+        package var maxDataGap: Double
+        package init(maxGap: Double = 20 * 60, preliminaryEvery: Double = 30 * 60, maxDataGap: Double = 3 * 3600) {
             self.maxGap = maxGap
             self.preliminaryEvery = preliminaryEvery
+            self.maxDataGap = maxDataGap
         }
     }
 
@@ -49,6 +56,8 @@ package struct SessionTracker: Sendable {
     private var emptySince: Double?
     /// The side has been seen occupied since the stream began.
     private var occupiedSeen = false
+    /// The last second seen, present or not.
+    private var lastSecond: Double?
 
     package init(rules: Rules = Rules()) { self.rules = rules }
 
@@ -62,9 +71,16 @@ package struct SessionTracker: Sendable {
         var consumed = 0
         defer { pendingBeats.removeFirst(consumed) }
         for second in output.seconds {
-            if let last = lastPresent, !second.present, second.time - last > rules.maxGap {
-                events.append(.ended(close(exitSeen: true)))
+            if lastPresent != nil, let previous = lastSecond, second.time - previous > rules.maxDataGap {
+                // No data for longer than a night can be bridged: the stay ended unseen, and data
+                // resuming with someone present opens a new one (its entry unseen too).
+                events.append(.ended(close(exitSeen: false)))
+                emptySince = nil
+            } else if let last = lastPresent, !second.present, second.time - last > rules.maxGap {
+                // Seen only if the side was seen empty before this second, not across a hole.
+                events.append(.ended(close(exitSeen: emptySince != nil)))
             }
+            lastSecond = second.time
             if !second.present && emptySince == nil { emptySince = second.time }
             if second.present {
                 if lastPresent == nil {
