@@ -120,7 +120,7 @@ package struct SleepAnalyzer: Sendable {
 
     /// `isFinal` false gives preliminary stages (each epoch sees only the past), as live.
     package func analyze(_ input: AnalysisInput, isFinal: Bool = true) -> [SleepSession] {
-        guard let (gridStart, count, present) = grid(input) else { return [] }
+        guard let (gridStart, count, present, seenEmpty) = grid(input) else { return [] }
         let extractor = EpochFeatureExtractor(timeZone: timeZone)
         var features = extractor.features(gridStart: gridStart, count: count, beats: input.beats,
                                           vitals: input.vitals, hrv: input.hrv,
@@ -129,22 +129,25 @@ package struct SleepAnalyzer: Sendable {
         for i in 0..<count { features[i].present = present[i] }
         let ranges = input.inBed == .wholeSpan ? [0..<count] : rules.sessions(present: present)
         return ranges.map { range in
-            // A session is a run of present epochs: the epoch after it on the grid, if any, is
-            // empty, and so is the one before it, if any.
+            // An edge needs the side seen empty next to the stay, not a hole in the data.
             var edges: BedEdges = []
-            let emptyBefore = range.lowerBound - (present[..<range.lowerBound].lastIndex(of: true).map { $0 + 1 } ?? 0)
-            if Self.isEntry(emptySeconds: Double(emptyBefore) * epochLength, occupiedBefore: emptyBefore < range.lowerBound)
+            let emptyBefore = seenEmpty[..<range.lowerBound].reversed().prefix { $0 }.count
+            let beforeEmpty = range.lowerBound - emptyBefore - 1
+            if Self.isEntry(emptySeconds: Double(emptyBefore) * epochLength, occupiedBefore: beforeEmpty >= 0 && present[beforeEmpty])
                 || (input.inBed == .presence && input.seen.contains(.entry)) { edges.insert(.entry) }
-            if range.upperBound < count || (input.inBed == .presence && input.seen.contains(.exit)) { edges.insert(.exit) }
-            return session(features: Array(features[range]), start: gridStart + Double(range.lowerBound) * epochLength,
+            if (range.upperBound < count && seenEmpty[range.upperBound])
+                || (input.inBed == .presence && input.seen.contains(.exit)) { edges.insert(.exit) }
+            return session(features: Array(features[range]), seenEmpty: Array(seenEmpty[range]),
+                           start: gridStart + Double(range.lowerBound) * epochLength,
                            edges: edges, isFinal: isFinal, movementMeasured: input.movementMeasured)
         }
     }
 
-    /// Stages and metrics for one session's epochs; `edges` are the session's ends that were
-    /// a bed entry or exit.
-    func session(features input: [EpochFeatures], start: Double, edges: BedEdges = [], isFinal: Bool,
-                 movementMeasured: Bool = true) -> SleepSession {
+    /// Stages and metrics for one session's epochs; `seenEmpty` marks its epochs whose data say
+    /// the side was empty (not a hole in the data), `edges` the session's ends that were a bed
+    /// entry or exit.
+    func session(features input: [EpochFeatures], seenEmpty: [Bool]? = nil, start: Double, edges: BedEdges = [],
+                 isFinal: Bool, movementMeasured: Bool = true) -> SleepSession {
         var features = input
         let (inBed, rows) = Self.modelRows(features, movementMeasured: movementMeasured)
         let bedFeatures = inBed.map { features[$0] }
@@ -164,7 +167,8 @@ package struct SleepAnalyzer: Sendable {
             fittedRows = split.rows
             if let movement = split.signal { signals.append(movement) }
         }
-        let awake = awakeAtBedEdges ? Self.bedEdgeRows(present: features.map(\.present), inBed: inBed, edges: edges) : []
+        let empty = seenEmpty ?? features.map { !$0.present }
+        let awake = awakeAtBedEdges ? Self.bedEdgeRows(seenEmpty: empty, inBed: inBed, edges: edges) : []
         let probs = NightLearning.probabilities(model: model, rows: fittedRows, signals: signals, awake: awake,
                                                 isFinal: isFinal)
         var p = [StageProbabilities](repeating: .certain(.awake), count: features.count)
@@ -200,13 +204,14 @@ package struct SleepAnalyzer: Sendable {
 
     /// The in-bed rows (positions in `inBed`) at which the sleeper got into or out of bed: the
     /// session's first row after an entry, its last before an exit, and the rows either side of
-    /// a trip out of bed within it. Nobody gets into or out of bed asleep, so these are awake;
-    /// the transitions then decide how far the waking reaches, as the evidence allows.
-    static func bedEdgeRows(present: [Bool], inBed: [Int], edges: BedEdges) -> Set<Int> {
+    /// a trip out of bed within it (an epoch seen empty next to it: a hole in the data is not a
+    /// trip). Nobody gets into or out of bed asleep, so these are awake; the transitions then
+    /// decide how far the waking reaches, as the evidence allows.
+    static func bedEdgeRows(seenEmpty: [Bool], inBed: [Int], edges: BedEdges) -> Set<Int> {
         var rows = Set<Int>()
         for (k, i) in inBed.enumerated() {
-            let before = i > 0 ? !present[i - 1] : edges.contains(.entry)
-            let after = i + 1 < present.count ? !present[i + 1] : edges.contains(.exit)
+            let before = i > 0 ? seenEmpty[i - 1] : edges.contains(.entry)
+            let after = i + 1 < seenEmpty.count ? seenEmpty[i + 1] : edges.contains(.exit)
             if before || after { rows.insert(k) }
         }
         return rows
@@ -221,7 +226,7 @@ package struct SleepAnalyzer: Sendable {
 
     /// Per session of `input`: each in-bed epoch's start time and model feature row.
     func modelRows(_ input: AnalysisInput) -> [(start: Double, row: [Double?])] {
-        guard let (gridStart, count, present) = grid(input) else { return [] }
+        guard let (gridStart, count, present, _) = grid(input) else { return [] }
         var features = EpochFeatureExtractor(timeZone: timeZone)
             .features(gridStart: gridStart, count: count, beats: input.beats, vitals: input.vitals, hrv: input.hrv,
                       breathing: input.breathing, movement: input.movement,
@@ -234,15 +239,16 @@ package struct SleepAnalyzer: Sendable {
         }
     }
 
-    /// The epoch grid and per-epoch presence.
-    func grid(_ input: AnalysisInput) -> (Double, Int, [Bool])? {
+    /// The epoch grid, per-epoch presence, and which epochs the data say were empty (an epoch
+    /// without data is neither present nor seen empty).
+    func grid(_ input: AnalysisInput) -> (Double, Int, [Bool], [Bool])? {
         switch input.inBed {
         case .wholeSpan:
             let times = input.beats.isEmpty ? input.vitals.map(\.time) : input.beats
             guard let first = times.first, let last = times.last, last >= first else { return nil }
             let start = epochStart(containing: first)
             let count = Int(((epochStart(containing: last) - start) / epochLength).rounded()) + 1
-            return (start, count, [Bool](repeating: true, count: count))
+            return (start, count, [Bool](repeating: true, count: count), [Bool](repeating: false, count: count))
         case .presence:
             guard let first = input.vitals.first?.time, let last = input.vitals.last?.time, last >= first
             else { return nil }
@@ -255,7 +261,8 @@ package struct SleepAnalyzer: Sendable {
                 all[k] += 1
                 if v.present { yes[k] += 1 }
             }
-            return (start, count, (0..<count).map { all[$0] > 0 && 2 * yes[$0] > all[$0] })
+            let present = (0..<count).map { all[$0] > 0 && 2 * yes[$0] > all[$0] }
+            return (start, count, present, (0..<count).map { all[$0] > 0 && !present[$0] })
         }
     }
 }

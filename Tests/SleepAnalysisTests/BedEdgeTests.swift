@@ -24,11 +24,13 @@ import SleepDomain
 
     @Test func theRowsAtAnEntryAnExitAndATripOutOfBedAreTheEdges() {
         // Epochs: in, in, out, in, in, in (a trip out of bed at 2).
-        let present = [true, true, false, true, true, true]
+        let empty = [false, false, true, false, false, false]
         let inBed = [0, 1, 3, 4, 5]
-        #expect(SleepAnalyzer.bedEdgeRows(present: present, inBed: inBed, edges: []) == [1, 2])
-        #expect(SleepAnalyzer.bedEdgeRows(present: present, inBed: inBed, edges: [.entry, .exit]) == [0, 1, 2, 4])
-        #expect(SleepAnalyzer.bedEdgeRows(present: [true, true, true], inBed: [0, 1, 2], edges: [.exit]) == [2])
+        #expect(SleepAnalyzer.bedEdgeRows(seenEmpty: empty, inBed: inBed, edges: []) == [1, 2])
+        #expect(SleepAnalyzer.bedEdgeRows(seenEmpty: empty, inBed: inBed, edges: [.entry, .exit]) == [0, 1, 2, 4])
+        #expect(SleepAnalyzer.bedEdgeRows(seenEmpty: [false, false, false], inBed: [0, 1, 2], edges: [.exit]) == [2])
+        // A hole in the data at 2 (neither in bed nor seen empty) is no trip.
+        #expect(SleepAnalyzer.bedEdgeRows(seenEmpty: [false, false, false, false, false, false], inBed: inBed, edges: []).isEmpty)
     }
 
     @Test func aSeenExitEndsTheNightAwakeAndAnUnseenOneDoesNot() throws {
@@ -93,6 +95,17 @@ import SleepDomain
         #expect(stages[0] != .awake && stages[239] != .awake)
         // The trip itself is out of bed: awake, as every out-of-bed epoch is.
         #expect(stages[120..<130].allSatisfy { $0 == .awake })
+    }
+
+    @Test func aHoleInTheDataIsNoTripOutOfBed() throws {
+        // The pod's link drops for 5 minutes in the night: no seconds at all, then the sleeper
+        // is there again. The hole is out of bed (unmeasured) but nobody was seen leaving.
+        let vitals = Self.night(minutes: 120, emptyBefore: 0, emptyAfter: 0).filter { !(3600..<3900).contains(Int($0.time - Self.start)) }
+        let night = try #require(analyzer.analyze(beats: [], vitals: vitals).first)
+        #expect(night.epochs.count == 240)
+        #expect(night.epochs[119].stage != .awake && night.epochs[130].stage != .awake,
+                "\(night.epochs[117..<133].map(\.stage))")
+        // The same five minutes seen empty are a trip (aTripOutOfBedIsAwakeOnBothSides).
     }
 
     @Test func researchRecordsTakenAsOneStayHaveNoEdges() throws {
