@@ -146,8 +146,8 @@ package struct SleepAnalyzer: Sendable {
     /// Stages and metrics for one session's epochs; `seenEmpty` marks its epochs whose data say
     /// the side was empty (not a hole in the data), `edges` the session's ends that were a bed
     /// entry or exit.
-    func session(features input: [EpochFeatures], seenEmpty: [Bool]? = nil, start: Double, edges: BedEdges = [],
-                 isFinal: Bool, movementMeasured: Bool = true) -> SleepSession {
+    func session(features input: [EpochFeatures], seenEmpty: [Bool], start: Double, edges: BedEdges,
+                 isFinal: Bool, movementMeasured: Bool) -> SleepSession {
         var features = input
         let (inBed, rows) = Self.modelRows(features, movementMeasured: movementMeasured)
         let bedFeatures = inBed.map { features[$0] }
@@ -167,8 +167,7 @@ package struct SleepAnalyzer: Sendable {
             fittedRows = split.rows
             if let movement = split.signal { signals.append(movement) }
         }
-        let empty = seenEmpty ?? features.map { !$0.present }
-        let awake = awakeAtBedEdges ? Self.bedEdgeRows(seenEmpty: empty, inBed: inBed, edges: edges) : []
+        let awake = awakeAtBedEdges ? Self.bedEdgeRows(seenEmpty: seenEmpty, inBed: inBed, edges: edges) : []
         let probs = NightLearning.probabilities(model: model, rows: fittedRows, signals: signals, awake: awake,
                                                 isFinal: isFinal)
         var p = [StageProbabilities](repeating: .certain(.awake), count: features.count)

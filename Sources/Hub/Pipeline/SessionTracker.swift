@@ -29,9 +29,9 @@ package struct SessionTracker: Sendable {
         package var beats: [Double]
         package var seconds: [SecondVitals]
         /// Whether the stay began with a bed entry (`SleepAnalyzer.isEntry`: not the front end
-        /// starting up under a sleeper already in bed) and ended with the side empty for longer
-        /// than `maxGap` (not at a flush). `seconds` run from the first to the last present
-        /// second, so the analyzer cannot see either in them.
+        /// starting up under a sleeper already in bed) and ended with the side seen empty for
+        /// longer than `maxGap` (not at a flush, not across a hole in the data). `seconds` run
+        /// from the first to the last present second, so the analyzer cannot see either in them.
         package var seen: BedEdges = []
         package var start: Double { seconds.first?.time ?? 0 }
         package var end: Double { (seconds.last?.time ?? 0) + 1 }
