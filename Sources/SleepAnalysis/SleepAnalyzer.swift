@@ -113,9 +113,8 @@ package struct SleepAnalyzer: Sendable {
 
     /// The entry point for the pod: beats and vitals from the front end. With no vitals
     /// the beats are taken as one in-bed period.
-    package func analyze(beats: [Double], vitals: [SecondVitals], seen: BedEdges = [],
-                         isFinal: Bool = true) -> [SleepSession] {
-        analyze(AnalysisInput(beats: beats, vitals: vitals, seen: seen), isFinal: isFinal)
+    package func analyze(beats: [Double], vitals: [SecondVitals], isFinal: Bool = true) -> [SleepSession] {
+        analyze(AnalysisInput(beats: beats, vitals: vitals), isFinal: isFinal)
     }
 
     /// `isFinal` false gives preliminary stages (each epoch sees only the past), as live.

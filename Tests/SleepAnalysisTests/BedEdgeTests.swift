@@ -48,7 +48,7 @@ import SleepDomain
         let unseen = try #require(analyzer.analyze(beats: [], vitals: trimmed).first)
         #expect(unseen.epochs.first?.stage != .awake)
         #expect(unseen.epochs.last?.stage != .awake)
-        let told = try #require(analyzer.analyze(beats: [], vitals: trimmed, seen: [.entry, .exit]).first)
+        let told = try #require(analyzer.analyze(AnalysisInput(vitals: trimmed, seen: [.entry, .exit])).first)
         #expect(told.epochs.map(\.stage) == seen.epochs.map(\.stage))
         #expect(told.epochs.map(\.probabilities) == seen.epochs.map(\.probabilities))
         // Only the edges change; the middle of the night stays asleep.

@@ -29,7 +29,7 @@ struct NightKeeper: Sendable {
     /// Stages `night` and stores it; returns how many final sessions were stored.
     @discardableResult
     func keep(_ night: SessionTracker.Night, serial: String, side: BedSide, isFinal: Bool) async -> Int {
-        let sessions = analyzer.analyze(beats: night.beats, vitals: night.seconds, seen: night.seen, isFinal: isFinal)
+        let sessions = analyzer.analyze(night.input, isFinal: isFinal)
         if isFinal && sessions.isEmpty {
             reporter.event("\(side): \(Int((night.end - night.start) / 60)) min in bed: too short for a session, not kept")
         }

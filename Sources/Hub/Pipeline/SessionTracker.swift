@@ -33,6 +33,8 @@ package struct SessionTracker: Sendable {
         /// longer than `maxGap` (not at a flush, not across a hole in the data). `seconds` run
         /// from the first to the last present second, so the analyzer cannot see either in them.
         package var seen: BedEdges = []
+        /// What the analyzer stages: the stay's data and the edges the tracker saw.
+        package var input: AnalysisInput { AnalysisInput(beats: beats, vitals: seconds, seen: seen) }
         package var start: Double { seconds.first?.time ?? 0 }
         package var end: Double { (seconds.last?.time ?? 0) + 1 }
     }

@@ -271,8 +271,7 @@ package actor SmartWakeService: Service {
         }
         guard let pending = feed.withLock({ $0.pending.removeValue(forKey: side) }) else { return }
         guard w.decider.decision == nil, w.settings.windowMinutes > 0 else { return }
-        let sessions = analyzer.analyze(beats: pending.night.beats, vitals: pending.night.seconds, seen: pending.night.seen,
-                                        isFinal: false)
+        let sessions = analyzer.analyze(pending.night.input, isFinal: false)
         var decision: WakeDecision?
         for session in sessions {
             for epoch in session.epochs {
