@@ -74,12 +74,21 @@ import Testing
             truth["\(side)@\(LiveMessage.rfc3339(second.time))"] = second
         }
         // The recorder stopped at some moment; a client may hold seconds published after it.
-        let recordedUntil = truth.keys.compactMap { $0.split(separator: "@").last.map(String.init) }.max() ?? ""
+        // Each side's seconds are published in time order, but the two sides interleave
+        // loosely (left may publish 00:20:41 before right publishes 00:20:40), so the cut-off
+        // is per side.
+        var recordedUntil: [String: String] = [:]
+        for key in truth.keys {
+            let parts = key.split(separator: "@").map(String.init)
+            recordedUntil[parts[0]] = max(recordedUntil[parts[0]] ?? "", parts[1])
+        }
         for client in [sse, ws] {
             let got = client.messages(ofType: "live")
             #expect(got.count > 20)
-            for m in got where (m["time"] as? String ?? "") <= recordedUntil {
-                let key = "\(m["side"] as? String ?? "?")@\(m["time"] as? String ?? "?")"
+            for m in got {
+                let side = m["side"] as? String ?? "?", time = m["time"] as? String ?? "?"
+                guard time <= recordedUntil[side, default: ""] else { continue }
+                let key = "\(side)@\(time)"
                 guard let second = truth[key] else { Issue.record("live message \(key) was never published"); break }
                 #expect(m["present"] as? Bool == second.present)
                 if let hr = second.heartRate { #expect(abs((m["heartRate"] as? Double ?? -1) - hr) < 1e-9) }
