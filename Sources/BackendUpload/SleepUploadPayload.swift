@@ -4,8 +4,8 @@ import SleepDomain
 
 /// Body of `POST /api/v1/sleep` (see docs/store.md, "Upload").
 ///
-/// `stages` are the merged awake/core/deep/rem blocks, which tile the session; the session's
-/// own span (`start_time`–`end_time`) is its in-bed time, so the `in_bed` block is not sent
+/// `stages` are the merged awake/core/deep/rem blocks, which tile the session except where
+/// it has no data (the link was down: no stage is claimed there); the session's own span (`start_time`–`end_time`) is its in-bed time, so the `in_bed` block is not sent
 /// again (the backend would count it twice in its stage summary).
 package struct SleepUploadPayload: Codable, Sendable, Hashable {
     package struct Stage: Codable, Sendable, Hashable {

@@ -3,17 +3,22 @@ import SleepDomain
 /// Nightly figures of one session, from its staged epochs.
 ///
 /// Definitions (all in minutes unless noted; one epoch is 0.5 min):
-/// - time in bed: the whole session, first epoch start to last epoch end (a short trip
-///   out of bed inside a session counts as awake);
-/// - sleep onset: the first epoch staged core, deep or REM; latency = minutes before it;
+/// - time in bed: the whole session, its first epoch start to its last epoch end (a short
+///   trip out of bed inside a session counts as awake);
+/// - unmeasured: minutes of the session without data (the pod's link was down), which have
+///   no epoch and no stage; every figure below is over the measured minutes, so an outage
+///   is neither sleep nor waking;
+/// - sleep onset: the first epoch staged core, deep or REM; latency = minutes from the
+///   session's start to it;
 /// - final awakening: the end of the last sleep epoch;
 /// - WASO: awake minutes between sleep onset and the final awakening;
 /// - awakenings: runs of awake epochs between sleep onset and the final awakening;
-/// - efficiency: total sleep / time in bed (0…1);
-/// - stage shares: minutes of each stage / time in bed (the four sum to 1);
+/// - efficiency: total sleep / measured time in bed (0…1);
+/// - stage shares: minutes of each stage / measured time in bed (the four sum to 1);
 /// - mean heart rate, RMSSD and breathing rate: over the epochs asleep that have them.
 package struct SessionMetrics: Sendable, Codable, Hashable {
     package var timeInBedMinutes: Double
+    package var unmeasuredMinutes: Double
     package var totalSleepMinutes: Double
     package var sleepEfficiency: Double
     package var sleepOnsetLatencyMinutes: Double?
@@ -27,24 +32,33 @@ package struct SessionMetrics: Sendable, Codable, Hashable {
     /// 0–100, see `SleepScore`.
     package var score: Int
 
+    /// A session whose epochs tile it (no minute without data).
     package init(epochs: [Epoch]) {
+        let start = epochs.first?.start ?? 0
+        self.init(epochs: epochs, start: start, end: start + Double(epochs.count) * epochLength)
+    }
+
+    /// A session spanning `start`–`end` (Unix seconds), of which `epochs` were measured.
+    package init(epochs: [Epoch], start: Double, end: Double) {
         let stages = epochs.map(\.stage)
         let half = epochLength / 60
-        timeInBedMinutes = Double(stages.count) * half
+        let measured = Double(stages.count) * half
+        timeInBedMinutes = max(measured, (end - start) / 60)
+        unmeasuredMinutes = timeInBedMinutes - measured
         var minutes = StageMinutes()
         for s in stages { minutes[s] += half }
         stageMinutes = minutes
         totalSleepMinutes = minutes.core + minutes.deep + minutes.rem
-        sleepEfficiency = timeInBedMinutes > 0 ? totalSleepMinutes / timeInBedMinutes : 0
+        sleepEfficiency = measured > 0 ? totalSleepMinutes / measured : 0
         var shares = StageMinutes()
-        if timeInBedMinutes > 0 { for s in SleepStage.allCases { shares[s] = minutes[s] / timeInBedMinutes } }
+        if measured > 0 { for s in SleepStage.allCases { shares[s] = minutes[s] / measured } }
         stageShares = shares
 
         let onset = stages.firstIndex { $0 != .awake }
         let last = stages.lastIndex { $0 != .awake }
         var waso = 0.0, runs = 0
         if let onset, let last {
-            sleepOnsetLatencyMinutes = Double(onset) * half
+            sleepOnsetLatencyMinutes = max(0, (epochs[onset].start - start) / 60)
             var inRun = false
             for s in stages[onset...last] {
                 if s == .awake {

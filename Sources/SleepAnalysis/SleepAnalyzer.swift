@@ -3,7 +3,8 @@ import SleepDomain
 
 /// One continuous stay in bed, staged.
 package struct SleepSession: Sendable, Codable, Hashable {
-    /// Unix seconds of the first epoch start and the last epoch end.
+    /// Unix seconds of the session's first epoch start and last epoch end. Epochs without data
+    /// inside it (the link was down) are left out of `epochs`, so they need not tile the span.
     package var start: Double
     package var end: Double
     /// The local date the session ends on: a night belongs to its wake date
@@ -126,7 +127,7 @@ package struct SleepAnalyzer: Sendable {
                                           breathing: input.breathing, movement: input.movement,
                                           vitalsMovementMeasured: input.vitalsMovementMeasured)
         for i in 0..<count { features[i].present = present[i] }
-        let ranges = input.inBed == .wholeSpan ? [0..<count] : rules.sessions(present: present)
+        let ranges = input.inBed == .wholeSpan ? [0..<count] : rules.sessions(present: present, seenEmpty: seenEmpty)
         return ranges.map { range in
             // An edge needs the side seen empty next to the stay, not a hole in the data.
             var edges: BedEdges = []
@@ -171,18 +172,21 @@ package struct SleepAnalyzer: Sendable {
                                                 isFinal: isFinal)
         var p = [StageProbabilities](repeating: .certain(.awake), count: features.count)
         for (k, i) in inBed.enumerated() { p[i] = probs[k] }
-        var epochs = features.indices.map { i in
+        // An epoch seen empty is a trip out of bed: awake. An epoch without data (the link was
+        // down) gets no epoch at all: its stage is unknown, and calling it awake would put
+        // the outage into the night's WASO and efficiency.
+        var epochs = features.indices.filter { features[$0].present || seenEmpty[$0] }.map { i in
             Epoch(start: start + Double(i) * epochLength, stage: p[i].mostLikely,
                   probabilities: p[i], features: features[i])
         }
-        if let onset = epochs.firstIndex(where: { $0.stage != .awake }) {
-            for i in onset..<epochs.count {
-                epochs[i].features.minutesSinceSleepOnset = Double(i - onset) * epochLength / 60
+        if let onset = epochs.first(where: { $0.stage != .awake })?.start {
+            for i in epochs.indices where epochs[i].start >= onset {
+                epochs[i].features.minutesSinceSleepOnset = (epochs[i].start - onset) / 60
             }
         }
-        let end = start + Double(epochs.count) * epochLength
+        let end = start + Double(features.count) * epochLength
         return SleepSession(start: start, end: end, wakeDate: LocalCalendar(timeZone: timeZone).wakeDate(sessionEnd: end), timeZone: timeZone.identifier,
-                            isFinal: isFinal, epochs: epochs, metrics: SessionMetrics(epochs: epochs))
+                            isFinal: isFinal, epochs: epochs, metrics: SessionMetrics(epochs: epochs, start: start, end: end))
     }
 
     /// Seconds an empty start of the data must last for the stay after it to begin with a bed
@@ -224,13 +228,13 @@ package struct SleepAnalyzer: Sendable {
 
     /// Per session of `input`: each in-bed epoch's start time and model feature row.
     func modelRows(_ input: AnalysisInput) -> [(start: Double, row: [Double?])] {
-        guard let (gridStart, count, present, _) = grid(input) else { return [] }
+        guard let (gridStart, count, present, seenEmpty) = grid(input) else { return [] }
         var features = EpochFeatureExtractor(timeZone: timeZone)
             .features(gridStart: gridStart, count: count, beats: input.beats, vitals: input.vitals, hrv: input.hrv,
                       breathing: input.breathing, movement: input.movement,
                       vitalsMovementMeasured: input.vitalsMovementMeasured)
         for i in 0..<count { features[i].present = present[i] }
-        let ranges = input.inBed == .wholeSpan ? [0..<count] : rules.sessions(present: present)
+        let ranges = input.inBed == .wholeSpan ? [0..<count] : rules.sessions(present: present, seenEmpty: seenEmpty)
         return ranges.flatMap { range in
             let (inBed, rows) = Self.modelRows(Array(features[range]), movementMeasured: input.movementMeasured)
             return zip(inBed, rows).map { (gridStart + Double(range.lowerBound + $0) * epochLength, $1) }

@@ -102,10 +102,37 @@ import SleepDomain
         // is there again. The hole is out of bed (unmeasured) but nobody was seen leaving.
         let vitals = Self.night(minutes: 120, emptyBefore: 0, emptyAfter: 0).filter { !(3600..<3900).contains(Int($0.time - Self.start)) }
         let night = try #require(analyzer.analyze(beats: [], vitals: vitals).first)
-        #expect(night.epochs.count == 240)
-        #expect(night.epochs[119].stage != .awake && night.epochs[130].stage != .awake,
-                "\(night.epochs[117..<133].map(\.stage))")
+        // The hole has no epochs (its stage is unknown); the session still spans it.
+        #expect(night.epochs.count == 230)
+        #expect(night.end - night.start == 120 * 60)
+        let hole = (Self.start + 3600)..<(Self.start + 3900)
+        #expect(!night.epochs.contains { hole.contains($0.start + 15) })
+        let before = try #require(night.epochs.last { $0.start < hole.lowerBound })
+        let after = try #require(night.epochs.first { $0.start >= hole.upperBound })
+        #expect(before.stage != .awake && after.stage != .awake, "\(night.epochs[115..<125].map(\.stage))")
         // The same five minutes seen empty are a trip (aTripOutOfBedIsAwakeOnBothSides).
+    }
+
+    @Test func aHoleInTheDataCountsNeitherAsSleepNorAsWaking() throws {
+        // An hour without data in the middle of a still night, against the same night whole:
+        // the hour is in the time in bed, but not in WASO, the awake minutes or the efficiency.
+        let whole = try #require(analyzer.analyze(beats: [], vitals: Self.night(minutes: 240, emptyBefore: 0, emptyAfter: 0)).first)
+        let vitals = Self.night(minutes: 240, emptyBefore: 0, emptyAfter: 0).filter { !(5400..<9000).contains(Int($0.time - Self.start)) }
+        let holed = try #require(analyzer.analyze(beats: [], vitals: vitals).first)
+        let m = holed.metrics
+        #expect(m.timeInBedMinutes == 240 && m.unmeasuredMinutes == 60)
+        #expect(m.timeInBedMinutes - m.unmeasuredMinutes
+                == m.stageMinutes.awake + m.stageMinutes.core + m.stageMinutes.deep + m.stageMinutes.rem)
+        #expect(m.wasoMinutes == whole.metrics.wasoMinutes && m.wasoMinutes < 5, "WASO \(m.wasoMinutes)")
+        #expect(m.stageMinutes.awake < 5)
+        #expect(m.sleepEfficiency > 0.95 && whole.metrics.sleepEfficiency > 0.95)
+        #expect(whole.metrics.unmeasuredMinutes == 0)
+        // The hypnogram shows the hole as columns without a stage.
+        let text = HypnogramText.render(holed, width: 48)
+        #expect(text.contains("no data for 60 min"))
+        let rows = text.split(separator: "\n").prefix(4).map { Array($0.dropFirst(7).dropLast()) }
+        let blank = (0..<rows[0].count).filter { c in rows.allSatisfy { $0[c] == " " } }
+        #expect(blank.count == 12, "\(text)")  // 60 of 240 min at 5 min a column
     }
 
     @Test func researchRecordsTakenAsOneStayHaveNoEdges() throws {

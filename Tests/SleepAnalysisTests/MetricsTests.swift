@@ -46,6 +46,24 @@ import SleepDomain
         #expect(m.sleepEfficiency == 1)
     }
 
+    @Test func minutesWithoutDataCountNeitherWay() throws {
+        let a = SleepStage.awake, c = SleepStage.core
+        // 2.5 min measured (awake, then core), 90 min without data (180 epochs), 2.5 min
+        // measured (core, an awakening, core): a session of 95 min.
+        var measured = epochs([a, c, c, c, c])
+        measured += epochs([c, c, a, a, c]).map { var e = $0; e.start += 185 * 30; return e }
+        let m = SessionMetrics(epochs: measured, start: 0, end: 190 * 30)
+        #expect(m.timeInBedMinutes == 95)
+        #expect(m.unmeasuredMinutes == 90)
+        #expect(m.totalSleepMinutes == 3.5)
+        #expect(m.sleepEfficiency == 3.5 / 5)
+        #expect(m.wasoMinutes == 1 && m.awakenings == 1)
+        #expect(m.sleepOnsetLatencyMinutes == 0.5)
+        #expect(abs(m.stageShares.awake - 1.5 / 5) < 1e-12)
+        // Epochs that tile their span have nothing unmeasured.
+        #expect(SessionMetrics(epochs: epochs([a, c, c])).unmeasuredMinutes == 0)
+    }
+
     @Test func scoreFormula() {
         #expect(SleepScore.score(totalSleepMinutes: 420, efficiency: 0.95, deepMinutes: 63, remMinutes: 84, wasoMinutes: 0) == 100)
         // D 0.5, E 0.5, N 0, R 0.5, C 0.75 → 100 × (0.175 + 0.125 + 0 + 0.075 + 0.075) = 45

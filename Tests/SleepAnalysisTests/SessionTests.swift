@@ -25,6 +25,26 @@ import SleepDomain
         #expect(rules.sessions(present: p) == [114..<154, 454..<1054])
     }
 
+    @Test func aHoleInTheDataIsNoAbsence() {
+        // 40 epochs in bed, then 120 epochs (1 h) with no data at all, then 40 in bed: one stay,
+        // as the hub's session tracker keeps it. The same hour seen empty is two stays.
+        let present = presence([(true, 40), (false, 120), (true, 40)])
+        let hole = [Bool](repeating: false, count: 200)
+        #expect(rules.sessions(present: present, seenEmpty: hole) == [0..<200])
+        let empty = present.map { !$0 }
+        #expect(rules.sessions(present: present, seenEmpty: empty) == [0..<40, 160..<200])
+        #expect(rules.sessions(present: present) == [0..<40, 160..<200])
+        // A hole, then the side seen empty past maxGap after the stay: it ended (unseen).
+        let holeThenEmpty = (0..<200).map { (80..<160).contains($0) }
+        #expect(rules.sessions(present: present, seenEmpty: holeThenEmpty) == [0..<40, 160..<200])
+        // Seen empty for less than maxGap, then a hole: one stay.
+        let emptyThenHole = (0..<200).map { (40..<60).contains($0) }
+        #expect(rules.sessions(present: present, seenEmpty: emptyThenHole) == [0..<200])
+        // No data for longer than maxDataGap (3 h): two stays.
+        let long = presence([(true, 40), (false, 400), (true, 40)])
+        #expect(rules.sessions(present: long, seenEmpty: [Bool](repeating: false, count: 480)) == [0..<40, 440..<480])
+    }
+
     @Test func vitalsPresenceDrivesSessions() throws {
         // 40 min present, 30 min absent, 40 min present, at 1 Hz.
         var vitals: [SecondVitals] = []

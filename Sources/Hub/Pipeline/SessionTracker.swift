@@ -17,7 +17,8 @@ package struct SessionTracker: Sendable {
         /// drops for a while in the night keeps the night whole; after a day without data, what
         /// comes next is another stay, not one of 33 hours.
         package var maxDataGap: Double
-        package init(maxGap: Double = 20 * 60, preliminaryEvery: Double = 30 * 60, maxDataGap: Double = 3 * 3600) {
+        package init(maxGap: Double = 20 * 60, preliminaryEvery: Double = 30 * 60,
+                     maxDataGap: Double = SessionRules.defaultMaxDataGap) {
             self.maxGap = maxGap
             self.preliminaryEvery = preliminaryEvery
             self.maxDataGap = maxDataGap

@@ -148,7 +148,13 @@ function metricsGrid(n) {
     item("asleep", hm(m.totalSleepMinutes)), item("in bed", hm(m.timeInBedMinutes)),
     item("efficiency", `${fmt(m.efficiency)} %`), item("deep", hm(m.deepMinutes)), item("REM", hm(m.remMinutes)),
     item("awake after onset", `${fmt(m.wasoMinutes)} min`), item("heart", `${fmt(m.meanHeartRate)} bpm`),
-    item("breathing", `${fmt(m.meanBreathingRate, 1)} /min`));
+    item("breathing", `${fmt(m.meanBreathingRate, 1)} /min`),
+    // Minutes the link was down have no stage (a gap in the hypnogram) and count neither way.
+    ...(unmeasured(m) >= 1 ? [item("no data", hm(unmeasured(m)))] : []));
+}
+
+function unmeasured(m) {
+  return m.timeInBedMinutes - m.awakeMinutes - m.coreMinutes - m.deepMinutes - m.remMinutes;
 }
 
 async function loadNights() {
