@@ -16,7 +16,9 @@ import SleepDomain
 /// own mean (a stage the night barely shows keeps the night's level), or per-stage means
 /// the signal is expected to have. One variance per signal is shared by the stages (as the
 /// fitted model shares one covariance), and the log-likelihoods are tempered by the model's
-/// emission weight.
+/// emission weight. EM finds a local optimum that depends on its start, so when the caller
+/// has the rows before a signal was taken out of them, the night is fitted from both
+/// starts and keeps the fit under which it is likelier.
 package enum NightLearning {
     /// One signal of the night: a value per in-bed epoch (nil = not measured), and where each
     /// stage's mean is shrunk to (`nil`: the night's mean; else one mean per stage).
@@ -39,28 +41,51 @@ package enum NightLearning {
     /// always fitted with forward–backward probabilities of the epochs given (a live night:
     /// the epochs so far); `isFinal` false still returns forward-filtered stages, so no epoch
     /// sees the future. The rows in `awake` are known to be awake (`SleepAnalyzer.bedEdgeRows`).
+    /// `initialRows` (the rows before a signal was taken out of them for learning) give EM a
+    /// second start; the night keeps whichever fit gives it the higher likelihood.
     package static func probabilities(model: StagingModel, rows: [[Double?]], signals: [Signal],
-                                      awake: Set<Int> = [], isFinal: Bool) -> [StageProbabilities] {
-        var base = model.emissionLogLikelihoods(rows: rows)
+                                      awake: Set<Int> = [], initialRows: [[Double?]]? = nil,
+                                      isFinal: Bool) -> [StageProbabilities] {
         let asleep = SleepStage.allCases.filter { $0 != .awake }.map(\.index)
-        for i in awake where base.indices.contains(i) { for c in asleep { base[i][c] = -.infinity } }
+        func clamped(_ rows: [[Double?]]) -> [[Double]] {
+            var l = model.emissionLogLikelihoods(rows: rows)
+            for i in awake where l.indices.contains(i) { for c in asleep { l[i][c] = -.infinity } }
+            return l
+        }
+        let base = clamped(rows)
         let learnt = signals.filter { $0.values.count == rows.count }.map(Measured.init)
             .filter { $0.x.count >= minimumEpochs }
         guard !learnt.isEmpty else { return model.probabilities(emissionLogLikelihoods: base, isFinal: isFinal) }
         let k = model.means.count
-        var p = model.probabilities(emissionLogLikelihoods: base, isFinal: true)
-        var combined = base
-        for round in 1...iterations {
-            var extra = [[Double]](repeating: [Double](repeating: 0, count: k), count: rows.count)
-            for signal in learnt {
-                let l = logLikelihoods(signal, weights: p, stages: k, emissionWeight: model.emissionWeight)
-                for i in extra.indices { for c in 0..<k { extra[i][c] += l[i][c] } }
+        /// Expectation–maximisation from the stages `start` gives: the last round's emissions
+        /// and the night's log-likelihood under them (the learnt Gaussians' normalisers included).
+        func em(from start: [[Double]]) -> (combined: [[Double]], logLikelihood: Double) {
+            var p = model.probabilities(emissionLogLikelihoods: start, isFinal: true)
+            var combined = base
+            var normalisers = 0.0
+            for round in 1...iterations {
+                var extra = [[Double]](repeating: [Double](repeating: 0, count: k), count: rows.count)
+                normalisers = 0
+                for signal in learnt {
+                    let (l, variance) = fit(signal, weights: p, stages: k, emissionWeight: model.emissionWeight)
+                    normalisers -= 0.5 * model.emissionWeight * log(variance) * Double(signal.x.count)
+                    for i in extra.indices { for c in 0..<k { extra[i][c] += l[i][c] } }
+                }
+                combined = base.indices.map { i in (0..<k).map { base[i][$0] + extra[i][$0] } }
+                // The last round's stages are the answer, smoothed or (live) filtered, below.
+                if round < iterations { p = model.probabilities(emissionLogLikelihoods: combined, isFinal: true) }
             }
-            combined = base.indices.map { i in (0..<k).map { base[i][$0] + extra[i][$0] } }
-            // The last round's stages are the answer, smoothed or (live) filtered, below.
-            if round < iterations { p = model.probabilities(emissionLogLikelihoods: combined, isFinal: true) }
+            return (combined, model.logLikelihood(emissionLogLikelihoods: combined) + normalisers)
         }
-        return model.probabilities(emissionLogLikelihoods: combined, isFinal: isFinal)
+        // EM finds a local optimum, and where it starts decides which: from the fitted model
+        // without the signals, or (`initialRows`) from the fitted model whole. The night keeps
+        // the fit that explains it better.
+        var best = em(from: base)
+        if let initialRows {
+            let other = em(from: clamped(initialRows))
+            if other.logLikelihood > best.logLikelihood { best = other }
+        }
+        return model.probabilities(emissionLogLikelihoods: best.combined, isFinal: isFinal)
     }
 
     /// A signal's measured epochs, gathered once for every EM round.
@@ -89,6 +114,12 @@ package enum NightLearning {
 
     static func logLikelihoods(_ m: Measured, weights: [StageProbabilities], stages k: Int,
                                emissionWeight: Double) -> [[Double]] {
+        fit(m, weights: weights, stages: k, emissionWeight: emissionWeight).logLikelihoods
+    }
+
+    /// `logLikelihoods` and the shared variance they were computed with.
+    static func fit(_ m: Measured, weights: [StageProbabilities], stages k: Int,
+                    emissionWeight: Double) -> (logLikelihoods: [[Double]], variance: Double) {
         var out = [[Double]](repeating: [Double](repeating: 0, count: k), count: m.signal.values.count)
         let x = m.x
         let w = m.indices.map { i in SleepStage.allCases.map { weights[i][$0] } }
@@ -107,6 +138,6 @@ package enum NightLearning {
         for (a, i) in m.indices.enumerated() {
             for c in 0..<k { out[i][c] = -0.5 * (x[a] - mean[c]) * (x[a] - mean[c]) / variance * emissionWeight }
         }
-        return out
+        return (out, variance)
     }
 }

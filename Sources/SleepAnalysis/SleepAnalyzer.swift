@@ -162,14 +162,20 @@ package struct SleepAnalyzer: Sendable {
         let model = models.model(for: kind)
         var fittedRows = rows
         var signals = learnsBreathing ? NightBreathing.signals(bedFeatures.map(NightBreathing.row)) : []
+        // With its movement learnt, the night is also fitted starting from the watch's movement
+        // shape (the rows whole), and keeps the likelier fit (`NightLearning.probabilities`).
+        var initialRows: [[Double?]]?
         if learnsMovement, NightMovement.isLearnt(for: kind) {
             let split = NightMovement.split(rows: rows, model: model)
             fittedRows = split.rows
-            if let movement = split.signal { signals.append(movement) }
+            if let movement = split.signal {
+                signals.append(movement)
+                initialRows = rows
+            }
         }
         let awake = awakeAtBedEdges ? Self.bedEdgeRows(seenEmpty: seenEmpty, inBed: inBed, edges: edges) : []
         let probs = NightLearning.probabilities(model: model, rows: fittedRows, signals: signals, awake: awake,
-                                                isFinal: isFinal)
+                                                initialRows: initialRows, isFinal: isFinal)
         var p = [StageProbabilities](repeating: .certain(.awake), count: features.count)
         for (k, i) in inBed.enumerated() { p[i] = probs[k] }
         // An epoch seen empty is a trip out of bed: awake. An epoch without data (the link was

@@ -147,6 +147,29 @@ package struct StagingModel: Sendable, Codable, Hashable {
         return features.map { emissionLogLikelihoods($0, cache: &cache) }
     }
 
+    /// Log-likelihood of a night given per-epoch emission log-likelihoods (forward algorithm),
+    /// for comparing fits of one night's learnt emissions.
+    package func logLikelihood(emissionLogLikelihoods l: [[Double]]) -> Double {
+        let k = means.count
+        var alpha = initial
+        var total = 0.0
+        for (i, row) in l.enumerated() {
+            let m = row.max() ?? 0
+            guard m.isFinite else { return -.infinity }
+            var next = [Double](repeating: 0, count: k)
+            for c in 0..<k {
+                var s = 0.0
+                if i == 0 { s = initial[c] } else { for p in 0..<k { s += alpha[p] * transitions[p][c] } }
+                next[c] = s * exp(row[c] - m)
+            }
+            let sum = next.reduce(0, +)
+            guard sum > 0 else { return -.infinity }
+            total += m + log(sum)
+            alpha = next.map { $0 / sum }
+        }
+        return total
+    }
+
     /// Stage probabilities from per-epoch emission log-likelihoods (`[epoch][stage]`), through
     /// the model's transitions: forward–backward when `isFinal`, forward filtering otherwise.
     /// Lets evidence the model was not fitted on (`NightBreathing`) join the fitted emissions.

@@ -15,6 +15,21 @@ import Testing
         (0..<count).map { i in [i % period == 0 ? 2.0 : 0.1, 5, 0.7, 0, Double(i) / 120] }
     }
 
+    /// The likelihood the two EM starts are compared by is the HMM's: over every path of
+    /// stages, the product of initial, transition and emission probabilities.
+    @Test func theNightsLikelihoodSumsOverEveryPathOfStages() {
+        let model = StagingModels.default.pooled
+        let l: [[Double]] = [[-1, -2, -0.5, -3], [-0.2, -4, -1, -2], [-2, -1, -1.5, -0.1]]
+        var brute = 0.0
+        for a in 0..<4 { for b in 0..<4 { for c in 0..<4 {
+            brute += model.initial[a] * exp(l[0][a]) * model.transitions[a][b] * exp(l[1][b])
+                * model.transitions[b][c] * exp(l[2][c])
+        } } }
+        #expect(abs(model.logLikelihood(emissionLogLikelihoods: l) - log(brute)) < 1e-9)
+        // An epoch no stage can explain makes the night impossible.
+        #expect(model.logLikelihood(emissionLogLikelihoods: l + [[-.infinity, -.infinity, -.infinity, -.infinity]]) == -.infinity)
+    }
+
     @Test func onlyThePodsKindLearnsItsMovement() {
         #expect(NightMovement.isLearnt(for: .beatsAndMovement))
         for kind in [StagingModels.Kind.beats, .heartRateAndMovement, .heartRate] {
