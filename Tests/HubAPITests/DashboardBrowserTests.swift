@@ -7,7 +7,8 @@ import Testing
 
 /// The dashboard in a real browser (Debian's headless chromium) against a running hub with
 /// the virtual pod, the evening after a stored night: last night (the left sleeper's) is shown
-/// as a hypnogram, and tonight both sleepers are in bed (live numbers). The screenshot is
+/// as a hypnogram, the right sleeper's (stored with an hour the pod's link was down) with that
+/// hour named "no data", and tonight both sleepers are in bed (live numbers). The screenshot is
 /// kept as a test artifact.
 @Suite(.serialized) struct DashboardBrowserTests {
     @Test func theDashboardShowsLiveNumbersAndLastNightsHypnogram() async throws {
