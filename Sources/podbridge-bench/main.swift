@@ -3,7 +3,8 @@
 // AREA` runs one area (protocol, frontend, podanalysis, staging, synthetic, schedule, wake, store). `--write-model FILE`
 // refits the staging model on Data/ and writes it as Swift (`make model`). `--wake-seeds N`
 // runs the wake area on 360 seeds from N (default 2000; the rule was chosen on 700–819), `--wake-dump FILE` writes
-// every window epoch's observation with the truth as CSV (docs/smart-wake.md).
+// every window epoch's observation with the truth as CSV (docs/smart-wake.md). `--spread-offset N`
+// stages the synthetic area's spread nights N seeds further on (docs/staging.md).
 import Foundation
 
 struct BenchOptions: Sendable {
@@ -15,6 +16,8 @@ struct BenchOptions: Sendable {
     var wakeFirstSeed: UInt64 = 2000
     /// `--wake-dump FILE`: every window epoch's observation and the truth, as CSV (for choosing thresholds).
     var wakeDump: String?
+    /// `--spread-offset N`: the synthetic area's spread nights N seeds further on (default 0).
+    var spreadOffset: UInt64 = 0
 }
 
 let arguments = CommandLine.arguments.dropFirst()
@@ -29,6 +32,7 @@ func argument(after flag: String) -> String? {
 var options = BenchOptions(quick: quick, repoRoot: root)
 if let seeds = argument(after: "--wake-seeds").flatMap(UInt64.init) { options.wakeFirstSeed = seeds }
 options.wakeDump = argument(after: "--wake-dump")
+if let offset = argument(after: "--spread-offset").flatMap(UInt64.init) { options.spreadOffset = offset }
 
 if let i = arguments.firstIndex(of: "--write-model") {
     guard arguments.index(after: i) < arguments.endIndex else { print("--write-model needs a file"); exit(2) }
