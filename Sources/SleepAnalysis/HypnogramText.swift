@@ -9,15 +9,14 @@ package enum HypnogramText {
         guard let first = session.epochs.first?.start else { return "" }
         let n = max(1, Int(((session.end - first) / epochLength).rounded()))
         let per = max(1, Int((Double(n) / Double(max(1, width))).rounded(.up)))
-        var columns = [SleepStage?](repeating: nil, count: (n + per - 1) / per)
-        var counts = [[SleepStage: Int]](repeating: [:], count: columns.count)
+        var counts = [[SleepStage: Int]](repeating: [:], count: (n + per - 1) / per)
         for e in session.epochs {
             let c = Int(((e.start - first) / epochLength).rounded()) / per
             guard c >= 0, c < counts.count else { continue }
             counts[c][e.stage, default: 0] += 1
         }
-        for (c, count) in counts.enumerated() where !count.isEmpty {
-            columns[c] = SleepStage.allCases.max { (count[$0] ?? 0) < (count[$1] ?? 0) }
+        let columns = counts.map { count in
+            count.isEmpty ? nil : SleepStage.allCases.max { (count[$0] ?? 0) < (count[$1] ?? 0) }
         }
         var lines: [String] = []
         for (stage, label) in [(SleepStage.awake, "awake"), (.rem, "rem  "), (.core, "core "), (.deep, "deep ")] {

@@ -109,12 +109,7 @@ package enum NightLearning {
     /// signal is not measured).
     static func logLikelihoods(_ signal: Signal, weights: [StageProbabilities], stages k: Int,
                                emissionWeight: Double) -> [[Double]] {
-        logLikelihoods(Measured(signal), weights: weights, stages: k, emissionWeight: emissionWeight)
-    }
-
-    static func logLikelihoods(_ m: Measured, weights: [StageProbabilities], stages k: Int,
-                               emissionWeight: Double) -> [[Double]] {
-        fit(m, weights: weights, stages: k, emissionWeight: emissionWeight).logLikelihoods
+        fit(Measured(signal), weights: weights, stages: k, emissionWeight: emissionWeight).logLikelihoods
     }
 
     /// `logLikelihoods` and the shared variance they were computed with.

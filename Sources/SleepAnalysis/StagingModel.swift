@@ -150,24 +150,33 @@ package struct StagingModel: Sendable, Codable, Hashable {
     /// Log-likelihood of a night given per-epoch emission log-likelihoods (forward algorithm),
     /// for comparing fits of one night's learnt emissions.
     package func logLikelihood(emissionLogLikelihoods l: [[Double]]) -> Double {
-        let k = means.count
-        var alpha = initial
-        var total = 0.0
-        for (i, row) in l.enumerated() {
+        forward(l).logLikelihood
+    }
+
+    /// The forward pass: each epoch's emissions scaled to their row's maximum (`e`, which the
+    /// backward pass reuses), the filtered stage probabilities (`alpha`), and the night's
+    /// log-likelihood (−∞ when some epoch no stage can explain).
+    private func forward(_ l: [[Double]]) -> (e: [[Double]], alpha: [[Double]], logLikelihood: Double) {
+        let n = l.count, k = means.count
+        var shifts: [Double] = []
+        let e: [[Double]] = l.map { row in
             let m = row.max() ?? 0
-            guard m.isFinite else { return -.infinity }
-            var next = [Double](repeating: 0, count: k)
+            shifts.append(m)
+            return row.map { exp($0 - m) }
+        }
+        var alpha = [[Double]](repeating: [Double](repeating: 0, count: k), count: n)
+        var logLikelihood = 0.0
+        for i in 0..<n {
             for c in 0..<k {
                 var s = 0.0
-                if i == 0 { s = initial[c] } else { for p in 0..<k { s += alpha[p] * transitions[p][c] } }
-                next[c] = s * exp(row[c] - m)
+                if i == 0 { s = initial[c] } else { for p in 0..<k { s += alpha[i - 1][p] * transitions[p][c] } }
+                alpha[i][c] = s * e[i][c]
             }
-            let sum = next.reduce(0, +)
-            guard sum > 0 else { return -.infinity }
-            total += m + log(sum)
-            alpha = next.map { $0 / sum }
+            let sum = alpha[i].reduce(0, +)
+            logLikelihood += sum > 0 && sum.isFinite ? shifts[i] + log(sum) : -.infinity
+            normalise(&alpha[i])
         }
-        return total
+        return (e, alpha, logLikelihood)
     }
 
     /// Stage probabilities from per-epoch emission log-likelihoods (`[epoch][stage]`), through
@@ -176,21 +185,7 @@ package struct StagingModel: Sendable, Codable, Hashable {
     package func probabilities(emissionLogLikelihoods l: [[Double]], isFinal: Bool) -> [StageProbabilities] {
         let n = l.count, k = means.count
         guard n > 0 else { return [] }
-        let e: [[Double]] = l.map { row in
-            let m = row.max() ?? 0
-            return row.map { exp($0 - m) }
-        }
-        var alpha = [[Double]](repeating: [Double](repeating: 0, count: k), count: n)
-        for c in 0..<k { alpha[0][c] = initial[c] * e[0][c] }
-        normalise(&alpha[0])
-        for i in 1..<n {
-            for c in 0..<k {
-                var s = 0.0
-                for p in 0..<k { s += alpha[i - 1][p] * transitions[p][c] }
-                alpha[i][c] = s * e[i][c]
-            }
-            normalise(&alpha[i])
-        }
+        let (e, alpha, _) = forward(l)
         guard isFinal else { return alpha.map(StageProbabilities.init) }
         var beta = [Double](repeating: 1, count: k)
         var post = alpha
