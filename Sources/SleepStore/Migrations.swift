@@ -17,7 +17,7 @@ import GRDB
 ///   how the alarm went (`wake_records`: the window, when and why it fired, repeats, snoozes).
 package enum StoreMigrations {
     /// Identifiers of all migrations, oldest first.
-    package static let versions = ["v1", "v2", "v3", "v4", "v5", "v6", "v7"]
+    package static let versions = ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8"]
 
     package static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -241,6 +241,20 @@ package enum StoreMigrations {
                     side       TEXT NOT NULL CHECK (side IN ('left', 'right')),
                     enabled    INTEGER NOT NULL,
                     set_at     INTEGER NOT NULL,
+                    PRIMARY KEY (pod_serial, side)
+                );
+                """)
+        }
+        // The open stay of each side, so a hub restarted in the night carries the night on
+        // (OpenStays.swift).
+        migrator.registerMigration("v8") { db in
+            try db.execute(sql: """
+                CREATE TABLE open_stays (
+                    pod_serial  TEXT NOT NULL REFERENCES pods(serial) ON DELETE CASCADE,
+                    side        TEXT NOT NULL CHECK (side IN ('left', 'right')),
+                    last_second INTEGER NOT NULL,
+                    saved_at    INTEGER NOT NULL,
+                    data        BLOB NOT NULL,
                     PRIMARY KEY (pod_serial, side)
                 );
                 """)

@@ -181,6 +181,106 @@ import Glibc
         #expect(left.first?.isFinal == false)
         #expect(try await store.allSessions(side: .right).isEmpty)
     }
+
+    /// The daemon as a process, as systemd runs it, logging to a file.
+    final class DaemonProcess {
+        let process = Process()
+        let logPath: String
+        init(binary: URL, tty: String, state: String, speed: Double, clockStart: Date, logPath: String) throws {
+            self.logPath = logPath
+            process.executableURL = binary
+            process.arguments = ["run", "--path", tty, "--state-dir", state, "--tz", "UTC", "--log-level", "info",
+                                 "--clock-speed", "\(speed)", "--clock-start", ISO8601DateFormatter().string(from: clockStart)]
+            FileManager.default.createFile(atPath: logPath, contents: nil)
+            let log = try #require(FileHandle(forWritingAtPath: logPath))
+            process.standardOutput = log
+            process.standardError = log
+            try process.run()
+        }
+        var said: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+        func stop() {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+        }
+        deinit { if process.isRunning { process.terminate() } }
+    }
+
+    @Test func aHubRestartedInTheNightCarriesTheNightOn() async throws {
+        let binary = try #require(Self.podbridgeURL(), "podbridge must be built beside the tests")
+        let dir = try ScheduleTempDir()
+        defer { dir.cleanup() }
+        let speed = 300.0
+        // Up 30 min before the pod stops, so the default 20-min gap ends the night in the data.
+        let sleeper = SideConfig(sleeper: SleeperProfile(getsIn: 120, getsOutBeforeEnd: 30 * 60, bathroomTrip: false))
+        let pod = try VirtualPod(configuration: VirtualPodConfiguration(
+            identity: PodIdentity(serial: "HUBTEST1"),
+            night: NightConfig(seed: 23, duration: 4 * 3600, sides: [sleeper, .empty], noise: .normal,
+                               pumpVibration: true, channelsPerSide: 2),
+            speed: speed))
+        let tty = try pod.start()
+        defer { pod.stop() }
+        let state = dir.path("state")
+        let database = (state as NSString).appendingPathComponent("podbridge.sqlite")
+        let utc = TimeZone(identifier: "UTC")!
+
+        let launched = Date()
+        let first = try DaemonProcess(binary: binary, tty: tty, state: state, speed: speed, clockStart: Self.nightStart,
+                                      logPath: dir.path("first.log"))
+        #expect(await eventually(120) { first.said.contains("streaming from pod") }, "the daemon said: \(first.said)")
+        var preliminary: StoredSession?
+        #expect(await eventually(120) {
+            guard FileManager.default.fileExists(atPath: database),
+                  let store = try? NightStore(path: database, timeZone: utc),
+                  let s = try? await store.allSessions(side: .left).first else { return false }
+            preliminary = s
+            return true
+        }, "no preliminary session appeared; the daemon said: \(first.said)")
+        try await Task.sleep(for: .seconds(2))
+        first.stop()
+        #expect(first.process.terminationStatus == 0, "the daemon said: \(first.said)")
+        #expect(first.said.contains("to be carried on when the hub starts again"), "the daemon said: \(first.said)")
+        let kept = try NightStore(path: database, timeZone: utc)
+        #expect(try await kept.openStay(podSerial: "HUBTEST1", side: .left) != nil)
+        #expect(try await kept.openStay(podSerial: "HUBTEST1", side: .right) == nil)
+        try kept.close()
+
+        // Started again on the clock the pod's night has reached (a real hub's clock simply
+        // went on), a little ahead so no second is read twice.
+        let restartAt = Self.nightStart.addingTimeInterval(Date().timeIntervalSince(launched) * speed + 120)
+        let second = try DaemonProcess(binary: binary, tty: tty, state: state, speed: speed, clockStart: restartAt,
+                                       logPath: dir.path("second.log"))
+        #expect(await eventually(120) { second.said.contains("carrying on the session open since 22:0") },
+                "the daemon said: \(second.said)")
+        let ended = await eventually(180) {
+            guard let store = try? NightStore(path: database, timeZone: utc),
+                  let sessions = try? await store.allSessions(side: .left) else { return false }
+            return sessions.contains { $0.isFinal }
+        }
+        second.stop()
+        #expect(ended, "no final session; the daemon said: \(second.said.suffix(3000))")
+
+        let store = try NightStore(path: database, timeZone: utc)
+        let left = try await store.allSessions(side: .left)
+        // One night, from the first hub's start of it to the sleeper getting up.
+        #expect(left.count == 1, "sessions \(left.map { ($0.start, $0.end, $0.isFinal) })")
+        let night = try #require(left.first)
+        #expect(night.isFinal && night.start == preliminary?.start)
+        let truth = try #require(pod.groundTruth?.sides.first)
+        let anchor = try #require(pod.clock)
+        let gotUp = anchor.unixTime(ofTick: UInt64(try #require(truth.present.lastIndex(of: true)) + 1) * 500)
+        #expect(abs(Double(night.end) - gotUp) < 180, "night ends \(night.end), sleeper got up \(gotUp)")
+        // The restart is a short hole in the data, neither sleep nor waking, and no trip out of bed.
+        let m = night.metrics
+        let unmeasured = m.timeInBedMinutes - (m.awakeMinutes + m.coreMinutes + m.deepMinutes + m.remMinutes)
+        #expect((1...20).contains(unmeasured), "minutes without data \(unmeasured)")
+        let epochs = try await store.epochs(sessionID: night.id)
+        let gap = try #require(zip(epochs, epochs.dropFirst()).max { ($0.1.start - $0.0.start) < ($1.1.start - $1.0.start) })
+        #expect(gap.1.start - gap.0.start > 60)
+        let certain = epochs.filter { abs($0.start - gap.1.start) <= 300 && $0.probabilities?.awake == 1 }
+        #expect(certain.isEmpty, "awake for certain around the restart: \(certain.map(\.start))")
+        #expect(try await store.openStay(podSerial: "HUBTEST1", side: .left) == nil)
+        #expect(try await store.allSessions(side: .right).isEmpty)
+    }
 }
 
 /// Collects a bus subscription's events on a task of its own (as the API's streams will).

@@ -19,6 +19,7 @@ struct PodPipeline {
     private let hubZone: TimeZone
     private var router = PodSignalRouter()
     private var trackers: [BedSide: SessionTracker]
+    private let rules: SessionTracker.Rules
     /// Smart wake, offered each side's night at every epoch inside a wake window.
     private let wake: SmartWakeService?
     private var lastOffered: [BedSide: Double] = [:]
@@ -36,6 +37,7 @@ struct PodPipeline {
         hubZone = configuration.hubTimeZone
         let rules = SessionTracker.Rules(maxGap: configuration.sessions.maxGapMinutes * 60,
                                          preliminaryEvery: configuration.sessions.preliminaryEveryMinutes * 60)
+        self.rules = rules
         trackers = [.left: SessionTracker(rules: rules), .right: SessionTracker(rules: rules)]
     }
 
@@ -82,15 +84,75 @@ struct PodPipeline {
                 ended += 1
             }
         }
+        if events.contains(where: { if case .started = $0 { false } else { true } }) {
+            await keepOpenStay(side)
+        }
         return ended
     }
 
-    /// The hub is stopping: what the open sessions hold is kept as preliminary, never lost.
+    /// Keeps the side's open stay in the store (or forgets it when none is open), so a hub
+    /// restarted in the night carries the night on: at every preliminary snapshot, at the end
+    /// of a stay and at shutdown. A crash loses at most the data since the last snapshot,
+    /// which the restarted hub then sees as a hole.
+    private func keepOpenStay(_ side: BedSide) async {
+        do {
+            if let stay = trackers[side]?.openStay {
+                try await keeper.store.keepOpenStay(podSerial: serial, side: side, lastSecond: Int64(stay.lastSecond),
+                                                    data: OpenStayArchive.encode(stay),
+                                                    at: Int64(Date().timeIntervalSince1970))
+            } else {
+                try await keeper.store.dropOpenStay(podSerial: serial, side: side)
+            }
+        } catch {
+            reporter.warning("\(side): could not keep the open session for a restart: \(error)")
+        }
+    }
+
+    /// Carries on the stays a stopped hub left open for this pod (its store's `open_stays`):
+    /// the night goes on as one session instead of a preliminary half and a second night.
+    mutating func resume() async {
+        for side in BedSide.allCases {
+            let kept: Data?
+            do {
+                kept = try await keeper.store.openStay(podSerial: serial, side: side)
+            } catch {
+                reporter.warning("\(side): cannot read the open session a stopped hub left: \(error)")
+                continue
+            }
+            guard let kept else { continue }
+            do {
+                let stay = try OpenStayArchive.decode(kept)
+                trackers[side] = SessionTracker(rules: rules, resuming: stay)
+                let start = stay.seconds.first?.time ?? stay.lastPresent
+                bus.publish(.presence(serial: serial, side: side, inBed: true, at: Date(timeIntervalSince1970: start)))
+                reporter.event("\(side): carrying on the session open since \(Self.clockTime(start, hubZone)) "
+                               + "(\(Int((stay.lastPresent + 1 - start) / 60)) min kept before the hub stopped)")
+            } catch {
+                // What is stored of the night (its preliminary session) stays; only the data kept
+                // to carry it on are unreadable, and are dropped so the next stop can keep new ones.
+                reporter.warning("\(side): the open session a stopped hub left cannot be carried on: \(error)")
+                await keepOpenStay(side)
+            }
+        }
+    }
+
+    static func clockTime(_ t: Double, _ zone: TimeZone) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = zone
+        f.dateFormat = "HH:mm"
+        return f.string(from: Date(timeIntervalSince1970: t))
+    }
+
+    /// The hub is stopping: what the open sessions hold is kept as preliminary, never lost,
+    /// and their data for `resume()`.
     mutating func flush() async {
         for side in BedSide.allCases {
+            await keepOpenStay(side)
             guard let night = trackers[side]?.flush() else { continue }
             await keeper.keep(night, serial: serial, side: side, isFinal: false)
-            reporter.event("\(side): open session (\(Int((night.end - night.start) / 60)) min) kept as preliminary")
+            reporter.event("\(side): open session (\(Int((night.end - night.start) / 60)) min) kept as preliminary, "
+                           + "to be carried on when the hub starts again")
         }
     }
 }

@@ -46,6 +46,19 @@ package struct SessionTracker: Sendable {
         case ended(Night)
     }
 
+    /// What a restarted hub needs to carry an open stay on: its data so far and what the
+    /// tracker knew of the side (`openStay`, `init(rules:resuming:)`; kept by the pipeline in
+    /// the store as an `OpenStayArchive`).
+    package struct OpenStay: Sendable, Hashable {
+        package var seconds: [SecondVitals]
+        package var beats: [Double]
+        package var lastPresent: Double
+        package var lastSnapshot: Double
+        package var entrySeen: Bool
+        package var emptySince: Double?
+        package var lastSecond: Double
+    }
+
     package let rules: Rules
     private var seconds: [SecondVitals] = []
     private var beats: [Double] = []
@@ -61,8 +74,37 @@ package struct SessionTracker: Sendable {
     private var occupiedSeen = false
     /// The last second seen, present or not.
     private var lastSecond: Double?
+    /// After a resume, the empty seconds read since (nil once someone was seen or the side
+    /// has read empty for longer than a start-up). A restarted front end reads a sleeper
+    /// already in bed as empty until its presence override has seen a minute of strong body
+    /// signal (`SleepAnalyzer.emptyStartBeforeEntry`); taken as they come, those seconds
+    /// would be a trip out of bed in the middle of the night.
+    private var startUpAfterResume: [SecondVitals]?
 
     package init(rules: Rules = Rules()) { self.rules = rules }
+
+    /// A tracker that carries on `stay` (a hub restarted in the night): the data that come
+    /// next join it, or end it as any stay ends (after the side was seen empty for longer
+    /// than `maxGap`, or data resume more than `maxDataGap` after its last second).
+    package init(rules: Rules = Rules(), resuming stay: OpenStay) {
+        self.rules = rules
+        seconds = stay.seconds
+        beats = stay.beats
+        lastPresent = stay.lastPresent
+        lastSnapshot = stay.lastSnapshot
+        entrySeen = stay.entrySeen
+        emptySince = stay.emptySince
+        lastSecond = stay.lastSecond
+        occupiedSeen = true
+        startUpAfterResume = []
+    }
+
+    /// The open stay, for a restarted hub to carry on; nil if none is open.
+    package var openStay: OpenStay? {
+        guard let lastPresent, let lastSecond else { return nil }
+        return OpenStay(seconds: seconds, beats: beats, lastPresent: lastPresent, lastSnapshot: lastSnapshot,
+                        entrySeen: entrySeen, emptySince: emptySince, lastSecond: lastSecond)
+    }
 
     package var isInSession: Bool { lastPresent != nil }
     package var sessionStart: Double? { isInSession ? seconds.first?.time : nil }
@@ -74,46 +116,70 @@ package struct SessionTracker: Sendable {
         var consumed = 0
         defer { pendingBeats.removeFirst(consumed) }
         for second in output.seconds {
-            if lastPresent != nil, let previous = lastSecond, second.time - previous > rules.maxDataGap {
-                // No data for longer than a night can be bridged: the stay ended unseen, and data
-                // resuming with someone present opens a new one (its entry unseen too).
-                events.append(.ended(close(exitSeen: false)))
-                emptySince = nil
-            } else if let last = lastPresent, !second.present, second.time - last > rules.maxGap {
-                // Seen only if the side was seen empty before this second, not across a hole.
-                events.append(.ended(close(exitSeen: emptySince != nil)))
-            }
-            lastSecond = second.time
-            if !second.present && emptySince == nil { emptySince = second.time }
-            if second.present {
-                if lastPresent == nil {
-                    seconds.removeAll(keepingCapacity: true)
-                    beats.removeAll(keepingCapacity: true)
-                    entrySeen = SleepAnalyzer.isEntry(emptySeconds: emptySince.map { second.time - $0 } ?? 0,
-                                                      occupiedBefore: occupiedSeen)
-                    occupiedSeen = true
-                    lastSnapshot = second.time
-                    events.append(.started(at: second.time))
-                }
-                lastPresent = second.time
-                emptySince = nil
-            }
-            if lastPresent == nil {
-                // Nobody in bed: beats up to here belong to no session.
-                while consumed < pendingBeats.count, pendingBeats[consumed] < second.time + 1 { consumed += 1 }
-            } else {
-                seconds.append(second)
-                while consumed < pendingBeats.count, pendingBeats[consumed] < second.time + 1 {
-                    if pendingBeats[consumed] >= second.time { beats.append(pendingBeats[consumed]) }
-                    consumed += 1
-                }
-                if second.time - lastSnapshot >= rules.preliminaryEvery {
-                    lastSnapshot = second.time
-                    events.append(.preliminary(snapshot()))
+            // A stay's data run forward in time: a second not after the last one seen (a clock
+            // stepped back, a restarted hub whose clock is behind the stay it carries on) is left out.
+            if let previous = lastSecond, second.time <= previous { continue }
+            if var held = startUpAfterResume {
+                if held.isEmpty, let previous = lastSecond, second.time - previous > rules.maxDataGap {
+                    startUpAfterResume = nil  // too late to carry the stay on: it ends as any would
+                } else if !second.present,
+                          second.time - (held.first?.time ?? second.time) < SleepAnalyzer.emptyStartBeforeEntry {
+                    held.append(second)
+                    startUpAfterResume = held
+                    while consumed < pendingBeats.count, pendingBeats[consumed] < second.time + 1 { consumed += 1 }
+                    continue
+                } else {
+                    startUpAfterResume = nil
+                    // Empty for longer than a start-up: those seconds were an absence, taken as they
+                    // came. Someone seen sooner: they were the start-up, left out (a hole in the data).
+                    if !second.present { for h in held { step(h, into: &events, consumed: &consumed) } }
                 }
             }
+            step(second, into: &events, consumed: &consumed)
         }
         return events
+    }
+
+    /// One second of the side, in time order.
+    private mutating func step(_ second: SecondVitals, into events: inout [Event], consumed: inout Int) {
+        if lastPresent != nil, let previous = lastSecond, second.time - previous > rules.maxDataGap {
+            // No data for longer than a night can be bridged: the stay ended unseen, and data
+            // resuming with someone present opens a new one (its entry unseen too).
+            events.append(.ended(close(exitSeen: false)))
+            emptySince = nil
+        } else if let last = lastPresent, !second.present, second.time - last > rules.maxGap {
+            // Seen only if the side was seen empty before this second, not across a hole.
+            events.append(.ended(close(exitSeen: emptySince != nil)))
+        }
+        lastSecond = second.time
+        if !second.present && emptySince == nil { emptySince = second.time }
+        if second.present {
+            if lastPresent == nil {
+                seconds.removeAll(keepingCapacity: true)
+                beats.removeAll(keepingCapacity: true)
+                entrySeen = SleepAnalyzer.isEntry(emptySeconds: emptySince.map { second.time - $0 } ?? 0,
+                                                  occupiedBefore: occupiedSeen)
+                occupiedSeen = true
+                lastSnapshot = second.time
+                events.append(.started(at: second.time))
+            }
+            lastPresent = second.time
+            emptySince = nil
+        }
+        if lastPresent == nil {
+            // Nobody in bed: beats up to here belong to no session.
+            while consumed < pendingBeats.count, pendingBeats[consumed] < second.time + 1 { consumed += 1 }
+        } else {
+            seconds.append(second)
+            while consumed < pendingBeats.count, pendingBeats[consumed] < second.time + 1 {
+                if pendingBeats[consumed] >= second.time { beats.append(pendingBeats[consumed]) }
+                consumed += 1
+            }
+            if second.time - lastSnapshot >= rules.preliminaryEvery {
+                lastSnapshot = second.time
+                events.append(.preliminary(snapshot()))
+            }
+        }
     }
 
     /// The open session so far (smart wake stages it live); nil if none is open.

@@ -109,6 +109,7 @@ package final class PodLinkService: Service, Sendable {
                                            keeper: NightKeeper(store: service.store, configuration: service.configuration,
                                                                bus: service.bus, reporter: reporter),
                                            reporter: reporter, wake: service.wake)
+                    await pipeline?.resume()
                 }
                 let now = service.clock.now()
                 do {

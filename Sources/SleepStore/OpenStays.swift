@@ -1,0 +1,49 @@
+import Foundation
+import GRDB
+import SleepDomain
+
+// Each side's open stay (migration v8): the data of the night so far, as the hub's session
+// tracker archived it at its last preliminary snapshot or at shutdown, so a hub restarted in
+// the night (an upgrade, a crash, a power cut) carries the night on instead of starting a
+// second one. The store keeps the bytes; their format is the tracker's (Hub's OpenStayArchive).
+
+struct OpenStayRow: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "open_stays"
+    typealias Columns = CodingKeys
+    enum CodingKeys: String, CodingKey, ColumnExpression {
+        case podSerial = "pod_serial", side, lastSecond = "last_second", savedAt = "saved_at", data
+    }
+    var podSerial: String
+    var side: String
+    var lastSecond: Int64
+    var savedAt: Int64
+    var data: Data
+}
+
+extension NightStore {
+    /// Keeps a side's open stay, replacing the one kept before.
+    package func keepOpenStay(podSerial: String, side: BedSide, lastSecond: Int64, data: Data, at: Int64) async throws {
+        guard !podSerial.isEmpty else { throw StoreError.invalidSchedule("pod serial is empty") }
+        try await write { db in
+            try PodRow.upsert(db, serial: podSerial, firmware: nil, seenAt: at)
+            try OpenStayRow(podSerial: podSerial, side: side.rawValue, lastSecond: lastSecond, savedAt: at, data: data)
+                .insert(db, onConflict: .replace)
+        }
+    }
+
+    /// The open stay kept for a side, if any.
+    package func openStay(podSerial: String, side: BedSide) async throws -> Data? {
+        try await read { db in
+            try OpenStayRow.filter(OpenStayRow.Columns.podSerial == podSerial && OpenStayRow.Columns.side == side.rawValue)
+                .fetchOne(db)?.data
+        }
+    }
+
+    /// Forgets a side's open stay (it ended, or could not be read).
+    package func dropOpenStay(podSerial: String, side: BedSide) async throws {
+        try await write { db in
+            _ = try OpenStayRow.filter(OpenStayRow.Columns.podSerial == podSerial
+                                       && OpenStayRow.Columns.side == side.rawValue).deleteAll(db)
+        }
+    }
+}
