@@ -21,9 +21,10 @@ struct OpenStayRow: Codable, FetchableRecord, PersistableRecord {
 }
 
 extension NightStore {
-    /// Keeps a side's open stay, replacing the one kept before.
-    package func keepOpenStay(podSerial: String, side: BedSide, lastSecond: Int64, data: Data, at: Int64) async throws {
+    /// Keeps a side's open stay, replacing the one kept before (`saved_at` from the store's clock).
+    package func keepOpenStay(podSerial: String, side: BedSide, lastSecond: Int64, data: Data) async throws {
         guard !podSerial.isEmpty else { throw StoreError.invalidSchedule("pod serial is empty") }
+        let at = clock.unixSeconds()
         try await write { db in
             try PodRow.upsert(db, serial: podSerial, firmware: nil, seenAt: at)
             try OpenStayRow(podSerial: podSerial, side: side.rawValue, lastSecond: lastSecond, savedAt: at, data: data)

@@ -2,11 +2,11 @@ import Foundation
 @testable import Hub
 import SleepAnalysis
 import SleepDomain
-import SleepStore
 import Testing
 
-/// A night carried across a hub restart: the tracker's open stay taken, archived, kept in a
-/// real SQLite file, read back by a new tracker, which ends the night as one that never stopped.
+/// A night carried across a hub restart: the tracker's open stay taken, archived, read back
+/// by a new tracker, which ends the night as one that never stopped (the store's side:
+/// SleepStoreTests.OpenStayStoreTests; the daemon's: HubDaemonTests).
 @Suite struct OpenStayTests {
     static let rules = SessionTracker.Rules(maxGap: 600, preliminaryEvery: 1800)
 
@@ -133,21 +133,5 @@ import Testing
             damaged[i] ^= 0xA5
             _ = try? OpenStayArchive.decode(damaged)
         }
-    }
-
-    @Test func theStoreKeepsOneStayPerSideUntilItIsDropped() async throws {
-        let dir = try ScheduleTempDir()
-        defer { dir.cleanup() }
-        let store = try NightStore(path: dir.path("podbridge.sqlite"), timeZone: TimeZone(identifier: "UTC")!)
-        #expect(try await store.openStay(podSerial: "STAY1", side: .left) == nil)
-        try await store.keepOpenStay(podSerial: "STAY1", side: .left, lastSecond: 10, data: Data([1, 2]), at: 100)
-        try await store.keepOpenStay(podSerial: "STAY1", side: .left, lastSecond: 20, data: Data([3]), at: 200)
-        try await store.keepOpenStay(podSerial: "STAY1", side: .right, lastSecond: 20, data: Data([4]), at: 200)
-        #expect(try await store.openStay(podSerial: "STAY1", side: .left) == Data([3]))
-        #expect(try await store.openStay(podSerial: "OTHER", side: .left) == nil)
-        try await store.dropOpenStay(podSerial: "STAY1", side: .left)
-        #expect(try await store.openStay(podSerial: "STAY1", side: .left) == nil)
-        #expect(try await store.openStay(podSerial: "STAY1", side: .right) == Data([4]))
-        try store.close()
     }
 }

@@ -98,8 +98,7 @@ struct PodPipeline {
         do {
             if let stay = trackers[side]?.openStay {
                 try await keeper.store.keepOpenStay(podSerial: serial, side: side, lastSecond: Int64(stay.lastSecond),
-                                                    data: OpenStayArchive.encode(stay),
-                                                    at: Int64(Date().timeIntervalSince1970))
+                                                    data: OpenStayArchive.encode(stay))
             } else {
                 try await keeper.store.dropOpenStay(podSerial: serial, side: side)
             }
