@@ -120,7 +120,7 @@ let package = Package(
         ),
         .executableTarget(name: "podbridge-bench", dependencies: [
             "SleepDomain", "PodProtocol", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore", "PodAnalysis",
-            "SmartWake", "SyntheticNights",
+            "SmartWake", "SyntheticNights", "Hub",
         ], swiftSettings: strict),
         /// A child process for the store's crash test: writes sessions until it is killed.
         .executableTarget(name: "sleepstore-crash-writer", dependencies: ["SleepDomain", "SleepStore"], swiftSettings: strict),

@@ -1,10 +1,13 @@
 import Foundation
+import Hub
+import SleepAnalysis
 import SleepStore
 import SleepDomain
 
 /// Store figures: time to store a night (960 epochs per side, blocks, session and outbox
-/// event, one transaction per side) and to export a month of nights, on a real SQLite file
-/// in a temporary directory.
+/// event, one transaction per side), to export a month of nights, and to keep and read back
+/// a 10-hour open stay (what the hub does at every preliminary snapshot and after a restart),
+/// on a real SQLite file in a temporary directory.
 func runStoreBench(options: BenchOptions) async throws {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("podbridge-storebench-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -34,6 +37,35 @@ func runStoreBench(options: BenchOptions) async throws {
         let ms = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6
         print("export_\(nights)_nights_\(label): \(String(format: "%.1f", ms)) ms (\(text.utf8.count / 1024) KiB)")
     }
+
+    // An open stay of 10 hours: every second with readings, a beat a second.
+    let hours = 10.0, t0 = Double(firstStart)
+    let seconds = (0..<Int(hours * 3600)).map { (i: Int) -> SecondVitals in
+        let heartRate: Reading = i % 50 == 0 ? .none(.movement) : .value(55 + Double(i % 7))
+        let breathing = 14 + Double(i % 3) / 10
+        return SecondVitals(time: t0 + Double(i), heartRate: heartRate, breathingRate: .value(breathing),
+                            movement: Double(i % 5) / 10, present: true, quality: 0.9)
+    }
+    let stay = SessionTracker.OpenStay(seconds: seconds, beats: seconds.map { $0.time + 0.4 }, lastPresent: seconds.last!.time,
+                                       lastSnapshot: seconds.last!.time, entrySeen: true, emptySince: nil,
+                                       lastSecond: seconds.last!.time)
+    var keep: [Double] = [], read: [Double] = []
+    var size = 0
+    for _ in 0..<(options.quick ? 2 : 7) {
+        var t = DispatchTime.now().uptimeNanoseconds
+        let data = OpenStayArchive.encode(stay)
+        try await store.keepOpenStay(podSerial: "PB-BENCH", side: .left, lastSecond: Int64(stay.lastSecond), data: data)
+        keep.append(Double(DispatchTime.now().uptimeNanoseconds - t) / 1e6)
+        t = DispatchTime.now().uptimeNanoseconds
+        guard let back = try await store.openStay(podSerial: "PB-BENCH", side: .left),
+              try OpenStayArchive.decode(back) == stay else { throw BenchFailure("the open stay did not come back whole") }
+        read.append(Double(DispatchTime.now().uptimeNanoseconds - t) / 1e6)
+        size = data.count
+    }
+    keep.sort()
+    read.sort()
+    print("open_stay_10h_keep_median: \(String(format: "%.1f", keep[keep.count / 2])) ms (encode and write, \(size / 1024) KiB)")
+    print("open_stay_10h_resume_median: \(String(format: "%.1f", read[read.count / 2])) ms (read and decode)")
 }
 
 /// An 8-hour night of 960 epochs cycling through the stages in 20-minute runs.

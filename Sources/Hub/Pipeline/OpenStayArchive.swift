@@ -2,18 +2,18 @@ import Foundation
 import SleepAnalysis
 
 /// The bytes a side's open stay is kept in (the store's `open_stays`), written at every
-/// preliminary snapshot and at shutdown: about 45 bytes a second of data, 1.6 MB for a
-/// 10-hour night, every value exactly as the tracker held it, so a night carried across a
+/// preliminary snapshot and at shutdown: about 50 bytes a second with its beats, 1.8 MB for
+/// a 10-hour night, every value exactly as the tracker held it, so a night carried across a
 /// restart is staged from the same numbers as one that never was.
 ///
 /// Layout, little-endian: the magic "PBSTAY", version 1; the tracker's state (last present
 /// second, last snapshot, entry seen, empty since or NaN, last second); the second count and
 /// each second (time, heart rate and breathing rate as a tag 0 and the value or the tag of the
 /// reason, movement, present, quality); the beat count and each beat time.
-enum OpenStayArchive {
-    enum Error: Swift.Error, Equatable, CustomStringConvertible {
+package enum OpenStayArchive {
+    package enum Error: Swift.Error, Equatable, CustomStringConvertible {
         case malformed(String)
-        var description: String {
+        package var description: String {
             switch self { case .malformed(let why): "not an open stay: \(why)" }
         }
     }
@@ -23,7 +23,7 @@ enum OpenStayArchive {
     /// Tags 1… of a reading without a value, in a fixed order (never reorder: stored files use it).
     private static let reasons: [NoReadingReason] = [.absent, .movement, .lowQuality, .implausible, .warmingUp]
 
-    static func encode(_ stay: SessionTracker.OpenStay) -> Data {
+    package static func encode(_ stay: SessionTracker.OpenStay) -> Data {
         var w = Writer()
         w.bytes.reserveCapacity(40 + stay.seconds.count * 45 + stay.beats.count * 8)
         w.bytes += magic
@@ -47,7 +47,7 @@ enum OpenStayArchive {
         return Data(w.bytes)
     }
 
-    static func decode(_ data: Data) throws -> SessionTracker.OpenStay {
+    package static func decode(_ data: Data) throws -> SessionTracker.OpenStay {
         var r = Reader(bytes: [UInt8](data))
         guard Array(try r.take(magic.count)) == magic else { throw Error.malformed("no PBSTAY magic") }
         let v = try r.byte()

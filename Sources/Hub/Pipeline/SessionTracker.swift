@@ -57,6 +57,17 @@ package struct SessionTracker: Sendable {
         package var entrySeen: Bool
         package var emptySince: Double?
         package var lastSecond: Double
+
+        package init(seconds: [SecondVitals], beats: [Double], lastPresent: Double, lastSnapshot: Double,
+                     entrySeen: Bool, emptySince: Double?, lastSecond: Double) {
+            self.seconds = seconds
+            self.beats = beats
+            self.lastPresent = lastPresent
+            self.lastSnapshot = lastSnapshot
+            self.entrySeen = entrySeen
+            self.emptySince = emptySince
+            self.lastSecond = lastSecond
+        }
     }
 
     package let rules: Rules
