@@ -69,7 +69,7 @@ package enum OpenStayArchive {
         let times = seconds.map(\.time)
         guard zip(times, times.dropFirst()).allSatisfy({ $0 < $1 }), lastPresent.isFinite, lastSecond.isFinite,
               let first = times.first, first <= lastPresent, lastPresent <= lastSecond else {
-            throw Error.malformed("its seconds are not in order")
+            throw Error.malformed("its seconds are missing or out of order")
         }
         return SessionTracker.OpenStay(seconds: seconds, beats: beats, lastPresent: lastPresent, lastSnapshot: lastSnapshot,
                                        entrySeen: entrySeen, emptySince: emptySince.isNaN ? nil : emptySince,
