@@ -33,6 +33,13 @@ import Testing
         events.compactMap { if case .ended(let n) = $0 { n } else { nil } }
     }
 
+    /// A tracker that carries on an hour in bed from `start`, as a restarted hub's would.
+    static func resumedAfterAnHour(from start: Double) throws -> SessionTracker {
+        var first = SessionTracker(rules: rules)
+        _ = first.add(output(from: start, count: 3600))
+        return SessionTracker(rules: rules, resuming: try #require(first.openStay))
+    }
+
     @Test func aStayCarriedAcrossARestartEndsAsTheUninterruptedOne() throws {
         let start = 1_794_866_400.0
         let before = Self.output(from: start, count: 5000), after = Self.output(from: start + 5000, count: 4000)
@@ -59,9 +66,7 @@ import Testing
         // The hub was down two minutes; the new front end read the sleeper as empty for 100 s
         // (its capacitance baseline learnt with them in bed) before its presence override.
         let start = 1_794_866_400.0
-        var first = SessionTracker(rules: Self.rules)
-        _ = first.add(Self.output(from: start, count: 3600))
-        var tracker = SessionTracker(rules: Self.rules, resuming: try #require(first.openStay))
+        var tracker = try Self.resumedAfterAnHour(from: start)
         _ = tracker.add(Self.output(from: start + 3720, count: 100, present: false))
         _ = tracker.add(Self.output(from: start + 3820, count: 1800))
         let flushed = tracker.flush()
@@ -79,16 +84,14 @@ import Testing
     @Test func anEmptySideAfterTheRestartIsStillAnAbsence() throws {
         // Longer empty than a start-up: the sleeper got up while the hub was down, and back.
         let start = 1_794_866_400.0
-        var first = SessionTracker(rules: Self.rules)
-        _ = first.add(Self.output(from: start, count: 3600))
-        var tracker = SessionTracker(rules: Self.rules, resuming: try #require(first.openStay))
+        var tracker = try Self.resumedAfterAnHour(from: start)
         _ = tracker.add(Self.output(from: start + 3660, count: 400, present: false))
         _ = tracker.add(Self.output(from: start + 4060, count: 600))
         let flushed = tracker.flush()
         let night = try #require(flushed)
         #expect(night.seconds.filter { !$0.present }.count == 400)
         // And longer than maxGap: the stay ended when the sleeper left, the return is a new one.
-        var gone = SessionTracker(rules: Self.rules, resuming: try #require(first.openStay))
+        var gone = try Self.resumedAfterAnHour(from: start)
         let events = gone.add(Self.output(from: start + 3660, count: 900, present: false)) + gone.add(Self.output(from: start + 4560, count: 60))
         #expect(Self.ended(events).map(\.end) == [start + 3600])
         #expect(events.contains(.started(at: start + 4560)))
@@ -96,9 +99,7 @@ import Testing
 
     @Test func dataBeyondTheLongestHoleEndTheStayUnseen() throws {
         let start = 1_794_866_400.0
-        var first = SessionTracker(rules: Self.rules)
-        _ = first.add(Self.output(from: start, count: 3600))
-        var tracker = SessionTracker(rules: Self.rules, resuming: try #require(first.openStay))
+        var tracker = try Self.resumedAfterAnHour(from: start)
         let events = tracker.add(Self.output(from: start + 3600 + SessionRules.defaultMaxDataGap + 60, count: 60))
         #expect(Self.ended(events).map(\.seconds.count) == [3600])
         #expect(Self.ended(events).first?.seen == [])
