@@ -1,6 +1,7 @@
 import TestSupport
 import Foundation
-import Hub
+@testable import Hub
+import SleepAnalysis
 import Logging
 import NightModel
 import PodDevice
@@ -180,6 +181,42 @@ import Glibc
         #expect((left.first?.end ?? 0) > firstEnd + 60)
         #expect(left.first?.isFinal == false)
         #expect(try await store.allSessions(side: .right).isEmpty)
+    }
+
+    @Test func aCarriedOnNightShowsTheSideInBedFromTheStart() async throws {
+        // What a stopped hub left: an hour of the left side in bed, up to a minute before now.
+        let dir = try ScheduleTempDir()
+        defer { dir.cleanup() }
+        let speed = 300.0
+        let pod = try Self.pod(hours: 0.5, speed: speed, seed: 24)
+        let tty = try pod.start()
+        defer { pod.stop() }
+        let config = Self.configuration(state: dir.path("state"), podPath: tty)
+        try FileManager.default.createDirectory(atPath: config.stateDirectory, withIntermediateDirectories: true)
+        let start = Self.nightStart.timeIntervalSince1970 - 3600
+        var before = SessionTracker()
+        _ = before.add(FrontEndOutput(seconds: (0..<3540).map {
+            SecondVitals(time: start + Double($0), heartRate: .value(56), breathingRate: .value(13), movement: 0,
+                         present: true, quality: 1)
+        }))
+        let seeded = try NightStore(path: config.databasePath, timeZone: config.hubTimeZone)
+        try await seeded.keepOpenStay(podSerial: "HUBTEST1", side: .left, lastSecond: Int64(start) + 3539,
+                                      data: OpenStayArchive.encode(try #require(before.openStay)))
+        try seeded.close()
+
+        let lines = ReportedLines()
+        let reporter = HubReporter(logger: Logger(label: "hub-test") { _ in CapturingLogHandler(sink: lines) },
+                                   console: false)
+        let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(start: Self.nightStart, speed: speed),
+                                                  reporter: reporter)
+        let running = Task { try await daemon.run(handleSignals: false) }
+        #expect(await eventually(60) { lines.all.contains { $0.contains("left: carrying on the session open since 21:00") } },
+                "the hub said: \(lines.all.suffix(20))")
+        // The pod is on the bus before the side is said to be in bed, so the state has both.
+        #expect(await eventually(30) { daemon.bus.state.pods["HUBTEST1"]?.inBed[.left] == true },
+                "state: \(String(describing: daemon.bus.state.pods["HUBTEST1"]?.inBed))")
+        running.cancel()
+        _ = await running.result
     }
 
     /// The daemon as a process, as systemd runs it, logging to a file.

@@ -103,13 +103,13 @@ package final class PodLinkService: Service, Sendable {
                 reporter.logger.debug("opening \(endpoint)")
             case .connected(let info, let endpoint):
                 lastFailure = nil
-                if pipeline?.serial != info.serial {
+                let newPipeline = pipeline?.serial != info.serial
+                if newPipeline {
                     await pipeline?.flush()
                     pipeline = PodPipeline(serial: info.serial, configuration: service.configuration, bus: service.bus,
                                            keeper: NightKeeper(store: service.store, configuration: service.configuration,
                                                                bus: service.bus, reporter: reporter),
                                            reporter: reporter, wake: service.wake)
-                    await pipeline?.resume()
                 }
                 let now = service.clock.now()
                 do {
@@ -120,6 +120,8 @@ package final class PodLinkService: Service, Sendable {
                 }
                 service.control.register(service.connection, serial: info.serial)
                 service.bus.publish(.podConnected(PodSummary(info), endpoint: endpoint, at: now))
+                // After the pod is on the bus, so the side it says is in bed lands in its state.
+                if newPipeline { await pipeline?.resume() }
             case .clockSet(let anchor):
                 pipeline?.anchor(anchor)
                 if let serial { service.bus.publish(.clockSet(serial: serial, anchor: anchor)) }
