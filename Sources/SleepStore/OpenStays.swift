@@ -23,7 +23,7 @@ struct OpenStayRow: Codable, FetchableRecord, PersistableRecord {
 extension NightStore {
     /// Keeps a side's open stay, replacing the one kept before (`saved_at` from the store's clock).
     package func keepOpenStay(podSerial: String, side: BedSide, lastSecond: Int64, data: Data) async throws {
-        guard !podSerial.isEmpty else { throw StoreError.invalidSchedule("pod serial is empty") }
+        guard !podSerial.isEmpty else { throw StoreError.invalidOpenStay("pod serial is empty") }
         let at = clock.unixSeconds()
         try await write { db in
             try PodRow.upsert(db, serial: podSerial, firmware: nil, seenAt: at)

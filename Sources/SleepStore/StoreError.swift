@@ -4,6 +4,8 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
     case invalidNight(sourceID: String, reason: String)
     /// A schedule that cannot be stored as given.
     case invalidSchedule(String)
+    /// An open stay that cannot be kept as given.
+    case invalidOpenStay(String)
     /// The database file was written by a newer podbridge (unknown migrations).
     case newerSchema(unknown: [String])
     /// The database file does not exist (and opening read-only was asked for).
@@ -13,6 +15,7 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
         switch self {
         case let .invalidNight(id, reason): "cannot store session \(id): \(reason)"
         case let .invalidSchedule(reason): "cannot store schedule: \(reason)"
+        case let .invalidOpenStay(reason): "cannot keep the open session: \(reason)"
         case let .newerSchema(unknown): "database was written by a newer podbridge (unknown migrations: \(unknown.joined(separator: ", ")))"
         case let .missingDatabase(path): "no database at \(path)"
         }

@@ -12,6 +12,9 @@ import Testing
         let clock = ManualClock(1_794_866_400)
         let store = try NightStore(path: dir.path("podbridge.sqlite"), timeZone: TimeZone(identifier: "UTC")!, clock: clock)
         #expect(try await store.openStay(podSerial: "STAY1", side: .left) == nil)
+        await #expect(throws: StoreError.invalidOpenStay("pod serial is empty")) {
+            try await store.keepOpenStay(podSerial: "", side: .left, lastSecond: 10, data: Data([1]))
+        }
         try await store.keepOpenStay(podSerial: "STAY1", side: .left, lastSecond: 10, data: Data([1, 2]))
         try await store.keepOpenStay(podSerial: "STAY1", side: .left, lastSecond: 20, data: Data([3]))
         clock.advance(by: 60)
