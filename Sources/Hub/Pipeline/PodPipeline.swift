@@ -123,8 +123,9 @@ struct PodPipeline {
                 let stay = try OpenStayArchive.decode(kept)
                 trackers[side] = SessionTracker(rules: rules, resuming: stay)
                 let start = stay.seconds.first?.time ?? stay.lastPresent
+                let since = LocalDateTime(Date(timeIntervalSince1970: start), in: hubZone).timeOfDay
                 bus.publish(.presence(serial: serial, side: side, inBed: true, at: Date(timeIntervalSince1970: start)))
-                reporter.event("\(side): carrying on the session open since \(Self.clockTime(start, hubZone)) "
+                reporter.event("\(side): carrying on the session open since \(since) "
                                + "(\(Int((stay.lastPresent + 1 - start) / 60)) min kept before the hub stopped)")
             } catch {
                 // What is stored of the night (its preliminary session) stays; only the data kept
@@ -133,14 +134,6 @@ struct PodPipeline {
                 await keepOpenStay(side)
             }
         }
-    }
-
-    static func clockTime(_ t: Double, _ zone: TimeZone) -> String {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = zone
-        f.dateFormat = "HH:mm"
-        return f.string(from: Date(timeIntervalSince1970: t))
     }
 
     /// The hub is stopping: what the open sessions hold is kept as preliminary, never lost,

@@ -137,7 +137,7 @@ package struct SessionTracker: Sendable {
                           second.time - (held.first?.time ?? second.time) < SleepAnalyzer.emptyStartBeforeEntry {
                     held.append(second)
                     startUpAfterResume = held
-                    while consumed < pendingBeats.count, pendingBeats[consumed] < second.time + 1 { consumed += 1 }
+                    skipBeats(through: second.time, consumed: &consumed)
                     continue
                 } else {
                     startUpAfterResume = nil
@@ -179,7 +179,7 @@ package struct SessionTracker: Sendable {
         }
         if lastPresent == nil {
             // Nobody in bed: beats up to here belong to no session.
-            while consumed < pendingBeats.count, pendingBeats[consumed] < second.time + 1 { consumed += 1 }
+            skipBeats(through: second.time, consumed: &consumed)
         } else {
             seconds.append(second)
             while consumed < pendingBeats.count, pendingBeats[consumed] < second.time + 1 {
@@ -191,6 +191,11 @@ package struct SessionTracker: Sendable {
                 events.append(.preliminary(snapshot()))
             }
         }
+    }
+
+    /// Passes over the pending beats up to the end of second `time`, keeping none.
+    private func skipBeats(through time: Double, consumed: inout Int) {
+        while consumed < pendingBeats.count, pendingBeats[consumed] < time + 1 { consumed += 1 }
     }
 
     /// The open session so far (smart wake stages it live); nil if none is open.
