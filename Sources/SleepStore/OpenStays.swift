@@ -20,7 +20,29 @@ struct OpenStayRow: Codable, FetchableRecord, PersistableRecord {
     var data: Data
 }
 
+/// Which open stays the store keeps, without their data.
+package struct KeptOpenStay: Sendable, Hashable {
+    package var podSerial: String
+    package var side: BedSide
+    /// The stay's last second (Unix time, from the pod's clock).
+    package var lastSecond: Int64
+}
+
 extension NightStore {
+    /// Every open stay kept, oldest last second first.
+    package func keptOpenStays() async throws -> [KeptOpenStay] {
+        try await read { db in
+            let c = OpenStayRow.Columns.self
+            return try OpenStayRow.select(c.podSerial, c.side, c.lastSecond)
+                .order(c.lastSecond, c.podSerial, c.side).asRequest(of: Row.self).fetchAll(db)
+                .compactMap { row in
+                    BedSide(rawValue: row[c.side]).map {
+                        KeptOpenStay(podSerial: row[c.podSerial], side: $0, lastSecond: row[c.lastSecond])
+                    }
+                }
+        }
+    }
+
     /// Keeps a side's open stay, replacing the one kept before (`saved_at` from the store's clock).
     package func keepOpenStay(podSerial: String, side: BedSide, lastSecond: Int64, data: Data) async throws {
         guard !podSerial.isEmpty else { throw StoreError.invalidOpenStay("pod serial is empty") }

@@ -219,6 +219,104 @@ import Glibc
         _ = await running.result
     }
 
+    @Test func aPodGoneInTheNightEndsTheNightByTheHubsClock() async throws {
+        let dir = try ScheduleTempDir()
+        defer { dir.cleanup() }
+        let speed = 300.0
+        let pod = try Self.pod(hours: 1.5, speed: speed, seed: 25)
+        let tty = try pod.start()
+        defer { pod.stop() }
+        let config = Self.configuration(state: dir.path("state"), podPath: tty)
+        let lines = ReportedLines()
+        let reporter = HubReporter(logger: Logger(label: "hub-test") { _ in CapturingLogHandler(sink: lines) },
+                                   console: false)
+        let clock = HubClock(start: Self.nightStart, speed: speed)
+        let daemon = try await HubDaemon.assemble(configuration: config, clock: clock, reporter: reporter)
+        let running = Task { try await daemon.run(handleSignals: false) }
+        defer { running.cancel() }
+        // The sleeper is in bed and a preliminary night is stored; then the pod is unplugged for good.
+        #expect(await eventually(120) { (try? await daemon.store.allSessions(side: .left).isEmpty) == false },
+                "no preliminary session; the hub said: \(lines.all.suffix(20))")
+        pod.stop()
+        let unplugged = clock.now()
+        #expect(await eventually(60) { daemon.bus.state.pods["HUBTEST1"]?.connected == false })
+        #expect(daemon.bus.state.pods["HUBTEST1"]?.inBed[.left] == true)
+
+        var endedAt: Date?
+        let ended = await eventually(120) {
+            guard let sessions = try? await daemon.store.allSessions(side: .left), sessions.contains(where: \.isFinal)
+            else { return false }
+            endedAt = clock.now()
+            return true
+        }
+        #expect(ended, "the night was never ended; the hub said: \(lines.all.suffix(20))")
+        // Not before the data had stopped for longer than a link outage a night is kept across.
+        let waited = try #require(endedAt).timeIntervalSince(unplugged)
+        #expect(waited > SessionRules.defaultMaxDataGap - 120, "ended \(waited) s after the pod went")
+        let left = try await daemon.store.allSessions(side: .left)
+        #expect(left.count == 1, "sessions \(left.map { ($0.start, $0.end, $0.isFinal) })")
+        let night = try #require(left.first)
+        // It ends at the last data, before the pod went; nobody saw the sleeper leave.
+        #expect(Double(night.end) <= unplugged.timeIntervalSince1970 + 60
+                && Double(night.end) > unplugged.timeIntervalSince1970 - 600,
+                "night ends \(night.end), pod unplugged at \(unplugged.timeIntervalSince1970)")
+        let last = try await daemon.store.epochs(sessionID: night.id).last
+        #expect(last?.probabilities?.awake != 1, "last epoch \(String(describing: last))")
+        #expect(daemon.bus.state.pods["HUBTEST1"]?.inBed[.left] == false)
+        #expect(try await daemon.store.keptOpenStays().isEmpty)
+        #expect(lines.all.contains { $0.contains("left: no data from pod HUBTEST1 since") })
+        #expect(try await daemon.store.allSessions(side: .right).isEmpty)
+        running.cancel()
+        _ = await running.result
+    }
+
+    @Test func aKeptNightWhosePodNeverCameBackIsEndedByTheHubsClock() async throws {
+        // What a stopped hub left: two open stays of a pod that is not plugged in now, the left
+        // one's data 4 h old, the right one's 1 h.
+        let dir = try ScheduleTempDir()
+        defer { dir.cleanup() }
+        let speed = 300.0
+        let config = Self.configuration(state: dir.path("state"), podPath: dir.path("no-pod-here"))
+        try FileManager.default.createDirectory(atPath: config.stateDirectory, withIntermediateDirectories: true)
+        func stay(endingAt end: Double) throws -> Data {
+            var tracker = SessionTracker()
+            _ = tracker.add(FrontEndOutput(seconds: (0..<5400).map {
+                SecondVitals(time: end - 5400 + Double($0), heartRate: .value(56), breathingRate: .value(13), movement: 0,
+                             present: true, quality: 1)
+            }))
+            return OpenStayArchive.encode(try #require(tracker.openStay))
+        }
+        let now = Self.nightStart.timeIntervalSince1970
+        let seeded = try NightStore(path: config.databasePath, timeZone: config.hubTimeZone)
+        try await seeded.keepOpenStay(podSerial: "HUBTEST1", side: .left, lastSecond: Int64(now - 4 * 3600) - 1,
+                                      data: try stay(endingAt: now - 4 * 3600))
+        try await seeded.keepOpenStay(podSerial: "HUBTEST1", side: .right, lastSecond: Int64(now - 3600) - 1,
+                                      data: try stay(endingAt: now - 3600))
+        try seeded.close()
+
+        let lines = ReportedLines()
+        let reporter = HubReporter(logger: Logger(label: "hub-test") { _ in CapturingLogHandler(sink: lines) },
+                                   console: false)
+        let clock = HubClock(start: Self.nightStart, speed: speed)
+        let daemon = try await HubDaemon.assemble(configuration: config, clock: clock, reporter: reporter)
+        let running = Task { try await daemon.run(handleSignals: false) }
+        defer { running.cancel() }
+        #expect(await eventually(60) { (try? await daemon.store.allSessions(side: .left).contains(where: \.isFinal)) == true },
+                "the left night was never ended; the hub said: \(lines.all.suffix(20))")
+        let left = try await daemon.store.allSessions(side: .left)
+        #expect(left.count == 1 && left.first?.end == Int64(now - 4 * 3600) && left.first?.start == Int64(now - 4 * 3600 - 5400))
+        #expect(lines.all.contains { $0.contains("left: pod HUBTEST1 has sent nothing since 18:00") })
+        // The right one's data are 1 h old: it is kept until they are 3 h old, and then ended.
+        #expect(await eventually(30) { (try? await daemon.store.keptOpenStays().map(\.side)) == [.right] })
+        #expect(try await daemon.store.allSessions(side: .right).isEmpty)
+        #expect(await eventually(90) { (try? await daemon.store.allSessions(side: .right).contains(where: \.isFinal)) == true },
+                "the right night was never ended; the hub said: \(lines.all.suffix(20))")
+        #expect(clock.now().timeIntervalSince1970 - (now - 3600) > SessionRules.defaultMaxDataGap)
+        #expect(try await daemon.store.keptOpenStays().isEmpty)
+        running.cancel()
+        _ = await running.result
+    }
+
     /// The daemon as a process, as systemd runs it, logging to a file.
     final class DaemonProcess {
         let process = Process()

@@ -124,6 +124,21 @@ import Testing
         #expect(left.seen == [])
     }
 
+    @Test func aStayEndedForAPodGoneInTheNightLeavesTheNextStayUnseen() {
+        // The sleeper stepped out for 5 min (less than maxGap), then the pod went away; the hub
+        // ends the stay by its clock. Data come back hours later with someone in bed: nobody saw
+        // them get in, so the new stay's entry is not seen (not the 5 min before the outage).
+        var tracker = SessionTracker(rules: .init(maxGap: 600, preliminaryEvery: 1e9))
+        _ = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 0, count: 3600, present: true)))
+        _ = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 3600, count: 300, present: false)))
+        let gone = tracker.flush()
+        #expect(gone?.start == 0 && gone?.end == 3600 && gone?.seen == [])
+        #expect(!tracker.isInSession)
+        let events = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 4 * 3600, count: 1800, present: true)))
+        #expect(events == [.started(at: 4 * 3600)])
+        #expect(tracker.flush()?.seen == [])
+    }
+
     @Test func flushWithNobodyInBedGivesNothing() {
         var tracker = SessionTracker()
         _ = tracker.add(FrontEndOutput(seconds: Self.seconds(from: 0, count: 100, present: false)))

@@ -25,6 +25,12 @@ import Testing
         #expect(savedAt == [1_794_866_400, 1_794_866_460])
         #expect(try await store.openStay(podSerial: "STAY1", side: .left) == Data([3]))
         #expect(try await store.openStay(podSerial: "OTHER", side: .left) == nil)
+        try await store.keepOpenStay(podSerial: "OTHER", side: .left, lastSecond: 5, data: Data([5]))
+        // What is kept, without the data: oldest last second first (the hub ends those first).
+        #expect(try await store.keptOpenStays() == [KeptOpenStay(podSerial: "OTHER", side: .left, lastSecond: 5),
+                                                    KeptOpenStay(podSerial: "STAY1", side: .left, lastSecond: 20),
+                                                    KeptOpenStay(podSerial: "STAY1", side: .right, lastSecond: 20)])
+        try await store.dropOpenStay(podSerial: "OTHER", side: .left)
         try await store.dropOpenStay(podSerial: "STAY1", side: .left)
         #expect(try await store.openStay(podSerial: "STAY1", side: .left) == nil)
         #expect(try await store.openStay(podSerial: "STAY1", side: .right) == Data([4]))

@@ -23,20 +23,24 @@ struct PodPipeline {
     /// Smart wake, offered each side's night at every epoch inside a wake window.
     private let wake: SmartWakeService?
     private var lastOffered: [BedSide: Double] = [:]
+    private let clock: HubClock
+    /// When, by the hub's clock, each side's data last arrived: a stay whose data stopped (the
+    /// pod unplugged or dead in the night) is ended by `expire()`, since no data will end it.
+    private var lastDataAt: [BedSide: Date] = [:]
 
     /// Final sessions stored by this pipeline.
     private(set) var nightsStored = 0
 
     init(serial: String, configuration: HubConfiguration, bus: HubBus, keeper: NightKeeper, reporter: HubReporter,
-         wake: SmartWakeService? = nil) {
+         clock: HubClock, wake: SmartWakeService? = nil) {
         self.serial = serial
+        self.clock = clock
         self.wake = wake
         self.bus = bus
         self.keeper = keeper
         self.reporter = reporter
         hubZone = configuration.hubTimeZone
-        let rules = SessionTracker.Rules(maxGap: configuration.sessions.maxGapMinutes * 60,
-                                         preliminaryEvery: configuration.sessions.preliminaryEveryMinutes * 60)
+        let rules = SessionTracker.Rules(configuration.sessions)
         self.rules = rules
         trackers = [.left: SessionTracker(rules: rules), .right: SessionTracker(rules: rules)]
     }
@@ -60,6 +64,7 @@ struct PodPipeline {
         for second in output.seconds {
             bus.publish(.live(serial: serial, side: side, LiveSecond(second)))
         }
+        if !output.seconds.isEmpty { lastDataAt[side] = clock.now() }
         // Mutated in place: a copy of the tracker would copy the night it holds on every call.
         guard let events = trackers[side]?.add(output) else { return 0 }
         if let wake, let last = output.seconds.last {
@@ -78,14 +83,38 @@ struct PodPipeline {
             case .preliminary(let night):
                 await keeper.keep(night, serial: serial, side: side, isFinal: false)
             case .ended(let night):
-                bus.publish(.presence(serial: serial, side: side, inBed: false, at: Date(timeIntervalSince1970: night.end)))
-                let stored = await keeper.keep(night, serial: serial, side: side, isFinal: true)
-                nightsStored += stored
+                await end(night, side: side)
                 ended += 1
             }
         }
         if events.contains(where: { if case .started = $0 { false } else { true } }) {
             await keepOpenStay(side)
+        }
+        return ended
+    }
+
+    private mutating func end(_ night: SessionTracker.Night, side: BedSide) async {
+        bus.publish(.presence(serial: serial, side: side, inBed: false, at: Date(timeIntervalSince1970: night.end)))
+        nightsStored += await keeper.keep(night, serial: serial, side: side, isFinal: true)
+    }
+
+    /// Ends, as final, the open stays no data reached for longer than `maxDataGap` by the hub's
+    /// clock: a pod unplugged or dead in the night sends nothing that could end them, and
+    /// without this the night would stay preliminary, and the side in bed, until it came back.
+    /// The stay ends at its last present second, its exit unseen, as when data resume that
+    /// late. Returns how many ended.
+    mutating func expire() async -> Int {
+        let now = clock.now()
+        var ended = 0
+        for side in BedSide.allCases {
+            guard let since = lastDataAt[side], now.timeIntervalSince(since) > rules.maxDataGap,
+                  let night = trackers[side]?.flush() else { continue }
+            let last = LocalDateTime(since, in: hubZone).timeOfDay
+            reporter.event("\(side): no data from pod \(serial) since \(last): the session open since "
+                           + "\(LocalDateTime(Date(timeIntervalSince1970: night.start), in: hubZone).timeOfDay) ends there")
+            await end(night, side: side)
+            await keepOpenStay(side)
+            ended += 1
         }
         return ended
     }
@@ -122,6 +151,8 @@ struct PodPipeline {
             do {
                 let stay = try OpenStayArchive.decode(kept)
                 trackers[side] = SessionTracker(rules: rules, resuming: stay)
+                // Its data stopped when the stopped hub last kept it, by that hub's clock.
+                lastDataAt[side] = Date(timeIntervalSince1970: stay.lastSecond + 1)
                 let start = stay.seconds.first?.time ?? stay.lastPresent
                 let since = LocalDateTime(Date(timeIntervalSince1970: start), in: hubZone).timeOfDay
                 bus.publish(.presence(serial: serial, side: side, inBed: true, at: Date(timeIntervalSince1970: start)))
@@ -146,5 +177,12 @@ struct PodPipeline {
             reporter.event("\(side): open session (\(Int((night.end - night.start) / 60)) min) kept as preliminary, "
                            + "to be carried on when the hub starts again")
         }
+    }
+}
+
+extension SessionTracker.Rules {
+    /// The rules the hub's configuration asks for.
+    init(_ settings: HubConfiguration.SessionSettings) {
+        self.init(maxGap: settings.maxGapMinutes * 60, preliminaryEvery: settings.preliminaryEveryMinutes * 60)
     }
 }

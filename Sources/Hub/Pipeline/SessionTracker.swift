@@ -201,9 +201,14 @@ package struct SessionTracker: Sendable {
     /// The open session so far (smart wake stages it live); nil if none is open.
     package var openNight: Night? { isInSession ? snapshot() : nil }
 
-    /// Closes the open session now (shutdown, a pod gone for good); nil if none is open.
+    /// Closes the open session now (shutdown, a pod gone for good); nil if none is open. Its
+    /// end was not seen, and neither is the start of whatever the side does next: data that
+    /// come after open a stay whose entry is unseen, as after a hole longer than `maxDataGap`.
     package mutating func flush() -> Night? {
-        isInSession ? close(exitSeen: false) : nil
+        guard isInSession else { return nil }
+        emptySince = nil
+        startUpAfterResume = nil
+        return close(exitSeen: false)
     }
 
     private func snapshot() -> Night {

@@ -8,7 +8,9 @@ import SleepStore
 /// (which reconnects and re-handshakes on its own), says what the link does, records the
 /// pod in the store, publishes connect/disconnect/clock/counter events on the bus, feeds
 /// the pod's readings to its `PodPipeline`, its events to the schedule service, and makes
-/// the pod reachable through `HubControl` while it is connected.
+/// the pod reachable through `HubControl` while it is connected. Once a minute of the hub's
+/// clock it ends the nights whose pod went away for good (`PodPipeline.expire()`,
+/// `AbandonedStays`).
 ///
 /// On graceful shutdown it stops the link and keeps what the open nights hold.
 package final class PodLinkService: Service, Sendable {
@@ -57,10 +59,26 @@ package final class PodLinkService: Service, Sendable {
                     do throws(PodLinkError) { try await connection.run(); return .success(()) } catch { return .failure(error) }
                 }
                 group.addTask { [self] in await publishCountersPeriodically(); return nil }
+                // The link's events and the hub clock's ticks, in one stream the follower takes in order.
+                let (inputs, feed) = AsyncStream.makeStream(of: LinkFollower.Input.self)
+                group.addTask {
+                    // The event stream ends when the connection stops (shutdown, or it gave up).
+                    for await event in connection.events { feed.yield(.link(event)) }
+                    feed.finish()
+                    return nil
+                }
+                group.addTask { [self] in
+                    while case .enqueued = feed.yield(.tick) {
+                        do { try await Task.sleep(for: tickEvery) } catch { break }
+                    }
+                    return nil
+                }
                 var link = LinkFollower(service: self)
-                // The event stream ends when the connection stops (shutdown, or it gave up).
-                for await event in connection.events {
-                    await link.handle(event)
+                for await input in inputs {
+                    switch input {
+                    case .link(let event): await link.handle(event)
+                    case .tick: await link.tick()
+                    }
                 }
                 await link.shutdown()
                 var result: Result<Void, PodLinkError>?
@@ -73,6 +91,10 @@ package final class PodLinkService: Service, Sendable {
         }
         if case .failure(let error)? = outcome { throw error }
     }
+
+    /// How often the follower looks for stays whose data stopped: a minute of the hub's clock
+    /// (a fraction of a second of real time on the demo's and the tests' fast clocks).
+    private var tickEvery: Duration { max(clock.realDuration(of: 60), .milliseconds(250)) }
 
     private func publishCountersPeriodically() async {
         while !Task.isCancelled {
@@ -88,11 +110,21 @@ package final class PodLinkService: Service, Sendable {
 
     /// Follows the link's events in order; owns the pipeline of the pod on the link.
     private struct LinkFollower {
+        enum Input { case link(LinkEvent), tick }
+
         let service: PodLinkService
         var pipeline: PodPipeline?
         var lastFailure: LinkFailure?
+        /// Ends the stays a stopped hub kept for pods other than the one on the link.
+        let abandoned: AbandonedStays
+        private var lastSwept: Date?
 
-        init(service: PodLinkService) { self.service = service }
+        init(service: PodLinkService) {
+            self.service = service
+            abandoned = AbandonedStays(keeper: NightKeeper(store: service.store, configuration: service.configuration,
+                                                           bus: service.bus, reporter: service.reporter),
+                                       rules: SessionTracker.Rules(service.configuration.sessions), reporter: service.reporter)
+        }
 
         var reporter: HubReporter { service.reporter }
         var serial: String? { pipeline?.serial }
@@ -107,9 +139,8 @@ package final class PodLinkService: Service, Sendable {
                 if newPipeline {
                     await pipeline?.flush()
                     pipeline = PodPipeline(serial: info.serial, configuration: service.configuration, bus: service.bus,
-                                           keeper: NightKeeper(store: service.store, configuration: service.configuration,
-                                                               bus: service.bus, reporter: reporter),
-                                           reporter: reporter, wake: service.wake)
+                                           keeper: abandoned.keeper, reporter: reporter, clock: service.clock,
+                                           wake: service.wake)
                 }
                 let now = service.clock.now()
                 do {
@@ -159,6 +190,20 @@ package final class PodLinkService: Service, Sendable {
             case .stopped(let error):
                 if let error { reporter.warning("link stopped: \(error)") }
             }
+        }
+
+        /// A minute of the hub's clock went by: nights whose data stopped more than `maxDataGap`
+        /// ago (the pod gone in the night, now or before a restart) end, as the data would have
+        /// ended them.
+        mutating func tick() async {
+            var ended = await pipeline?.expire() ?? 0
+            // The store is read once a minute of the hub's clock, however many ticks a busy follower let queue.
+            let now = service.clock.now()
+            if lastSwept.map({ now.timeIntervalSince($0) >= 60 }) ?? true {
+                lastSwept = now
+                ended += await abandoned.end(now: now, except: serial)
+            }
+            if ended > 0 { await service.schedule?.sessionsChanged() }
         }
 
         mutating func shutdown() async {
