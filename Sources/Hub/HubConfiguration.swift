@@ -1,4 +1,5 @@
 import Foundation
+import SleepAnalysis
 import SleepSchedule
 
 /// Everything `podbridge run` can be told, with defaults that work.
@@ -50,6 +51,9 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
         package var minSessionMinutes: Double = 15
         /// While someone is in bed, preliminary stages are stored this often (data time).
         package var preliminaryEveryMinutes: Double = 30
+        /// A hole in the data (the pod's link down, the hub stopped, the pod unplugged) that a
+        /// session is kept across; a longer one ends it, at its last data.
+        package var maxDataGapMinutes: Double = SessionRules.defaultMaxDataGap / 60
         package init() {}
     }
 
@@ -267,7 +271,8 @@ extension HubConfiguration {
                 throw .badValue(key: key, reason: "expected 4 hex digits, got '\(hex)'")
             }
         }
-        guard sessions.maxGapMinutes > 0, sessions.minSessionMinutes >= 0, sessions.preliminaryEveryMinutes > 0 else {
+        guard sessions.maxGapMinutes > 0, sessions.minSessionMinutes >= 0, sessions.preliminaryEveryMinutes > 0,
+              sessions.maxDataGapMinutes > 0 else {
             throw .badValue(key: "sessions", reason: "durations must be positive")
         }
         guard ["json", "csv", "blocks"].contains(export.format) else {

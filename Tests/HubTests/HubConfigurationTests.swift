@@ -9,6 +9,7 @@ import Testing
         #expect(config.timeZone == "Europe/Berlin")
         #expect(config.sessions.maxGapMinutes == 30)
         #expect(config.sessions.minSessionMinutes == HubConfiguration().sessions.minSessionMinutes)
+        #expect(config.sessions.maxDataGapMinutes == 180)
         #expect(config.schedule.inference.minimumNights == 2)
         #expect(config.schedule.inference.lookbackDays == HubConfiguration().schedule.inference.lookbackDays)
         #expect(config.databasePath == "state/podbridge.sqlite")
@@ -33,6 +34,9 @@ import Testing
         }
         #expect(throws: ConfigurationError.self) {
             try HubConfiguration.decode(Data("not json".utf8), path: "c.json")
+        }
+        #expect(throws: ConfigurationError.badValue(key: "sessions", reason: "durations must be positive")) {
+            try HubConfiguration.decode(Data(#"{"sessions": {"maxDataGapMinutes": 0}}"#.utf8), path: "c.json")
         }
     }
 

@@ -7,8 +7,8 @@ import SleepStore
 /// What happens to a night the session tracker handed over: it is staged, stored
 /// (preliminary or final) and, when final, summarised on the bus and exported to a file.
 ///
-/// Session boundaries are the tracker's alone: the analyzer gets an unlimited `maxGap`, so
-/// it never splits what the tracker kept together; it only drops stays shorter than
+/// Session boundaries are the tracker's alone: the analyzer gets an unlimited `maxGap` and
+/// `maxDataGap`, so it never splits what the tracker kept together; it only drops stays shorter than
 /// `sessions.minSessionMinutes` and stages the epochs.
 struct NightKeeper: Sendable {
     let store: NightStore
@@ -22,7 +22,8 @@ struct NightKeeper: Sendable {
         self.configuration = configuration
         self.bus = bus
         self.reporter = reporter
-        analyzer = SleepAnalyzer(rules: SessionRules(maxGap: .infinity, minDuration: configuration.sessions.minSessionMinutes * 60),
+        analyzer = SleepAnalyzer(rules: SessionRules(maxGap: .infinity, minDuration: configuration.sessions.minSessionMinutes * 60,
+                                                     maxDataGap: .infinity),
                                  timeZone: configuration.hubTimeZone)
     }
 

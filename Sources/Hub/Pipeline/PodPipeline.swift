@@ -183,6 +183,7 @@ struct PodPipeline {
 extension SessionTracker.Rules {
     /// The rules the hub's configuration asks for.
     init(_ settings: HubConfiguration.SessionSettings) {
-        self.init(maxGap: settings.maxGapMinutes * 60, preliminaryEvery: settings.preliminaryEveryMinutes * 60)
+        self.init(maxGap: settings.maxGapMinutes * 60, preliminaryEvery: settings.preliminaryEveryMinutes * 60,
+                  maxDataGap: settings.maxDataGapMinutes * 60)
     }
 }

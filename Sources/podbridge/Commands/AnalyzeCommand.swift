@@ -59,6 +59,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(name: .customLong("min-session"), help: "Shortest session in minutes that is kept (default: sessions.minSessionMinutes, 15).")
     var minSession: Double?
 
+    @Option(name: .customLong("max-data-gap"), help: "Longest stretch without data in minutes that a session is kept across (default: sessions.maxDataGapMinutes, 180).")
+    var maxDataGap: Double?
+
     func validate() throws {
         guard [capture, beats, vitals].compactMap({ $0 }).count == 1 else {
             throw ValidationError("give exactly one of --capture FILE, --beats FILE or --vitals FILE")
@@ -66,13 +69,22 @@ struct AnalyzeCommand: AsyncParsableCommand {
         if side != nil, capture == nil { throw ValidationError("--side goes with --capture") }
         if Self.sides(side) == nil { throw ValidationError("unknown side '\(side ?? "")' (use left, right or both)") }
         if let tz, TimeZone(identifier: tz) == nil { throw ValidationError("unknown time zone '\(tz)'") }
+        if let minSession, !(minSession >= 0 && minSession.isFinite) {
+            throw ValidationError("--min-session takes minutes, 0 or more, not \(minSession)")
+        }
+        for (name, minutes) in [("--max-gap", maxGap), ("--max-data-gap", maxDataGap)] {
+            if let minutes, !(minutes > 0 && minutes.isFinite) {
+                throw ValidationError("\(name) takes minutes, a number above 0, not \(minutes)")
+            }
+        }
     }
 
     func run() async throws {
         let settings = try common.load()
         var zone = tz.flatMap(TimeZone.init(identifier:)) ?? settings.hubTimeZone
         let rules = SessionRules(maxGap: (maxGap ?? settings.sessions.maxGapMinutes) * 60,
-                                 minDuration: (minSession ?? settings.sessions.minSessionMinutes) * 60)
+                                 minDuration: (minSession ?? settings.sessions.minSessionMinutes) * 60,
+                                 maxDataGap: (maxDataGap ?? settings.sessions.maxDataGapMinutes) * 60)
         // (label, sessions): one entry, or one per side of a capture.
         var results: [(label: String?, sessions: [SleepSession])] = []
         var noSession = "nobody in bed long enough"

@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+
+/// `podbridge analyze --vitals` with a hole in the data: kept across up to the longest hole
+/// the user allows (`--max-data-gap`, else `sessions.maxDataGapMinutes`, else 3 h), as the hub
+/// keeps a night across its link's outages.
+@Suite struct AnalyzeVitalsCommandTests {
+    /// 40 min in bed, 2 h without a row, 40 min in bed.
+    static func vitalsWithAHole() throws -> URL {
+        let start = 1_700_000_000
+        let rows = (Array(0..<2400) + Array((2400 + 7200)..<(2400 + 7200 + 2400))).map { "\(start + $0),58,1" }
+        let file = CommandRunner.temporaryFile("vitals.csv")
+        try Data((["time,heart_rate,present"] + rows).joined(separator: "\n").utf8).write(to: file)
+        return file
+    }
+
+    static func sessions(_ stdout: String) -> [String] {
+        stdout.split(separator: "\n").filter { $0.hasPrefix("session ") }.map { String($0.prefix(46)) }
+    }
+
+    @Test func aTwoHourHoleIsKeptInTheNightByDefault() async throws {
+        let file = try Self.vitalsWithAHole()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let r = try await CommandRunner.run(["analyze", "--vitals", file.path, "--tz", "UTC"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(Self.sessions(r.stdout) == ["session 1: 2023-11-14 22:13 – 2023-11-15 01:33"], "\(r.stdout)")
+    }
+
+    @Test func theLongestHoleIsTheUsersToSetOnTheCommandLineOrInTheConfiguration() async throws {
+        let file = try Self.vitalsWithAHole()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let split = ["session 1: 2023-11-14 22:13 – 2023-11-14 22:53", "session 2: 2023-11-15 00:53 – 2023-11-15 01:33"]
+        let r = try await CommandRunner.run(["analyze", "--vitals", file.path, "--tz", "UTC", "--max-data-gap", "60"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(Self.sessions(r.stdout) == split, "\(r.stdout)")
+
+        let config = CommandRunner.temporaryFile("config.json")
+        defer { try? FileManager.default.removeItem(at: config) }
+        try Data(#"{"sessions": {"maxDataGapMinutes": 60}}"#.utf8).write(to: config)
+        let configured = try await CommandRunner.run(["analyze", "--vitals", file.path, "--tz", "UTC", "--config", config.path])
+        #expect(configured.status == 0, "\(configured.stderr)")
+        #expect(Self.sessions(configured.stdout) == split, "\(configured.stdout)")
+    }
+
+    @Test(arguments: ["0", "-5", "nan"]) func aHoleThatIsNoLengthIsRefusedWithTheOptionNamed(_ minutes: String) async throws {
+        let file = try Self.vitalsWithAHole()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let r = try await CommandRunner.run(["analyze", "--vitals", file.path, "--max-data-gap=\(minutes)"])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("--max-data-gap takes minutes, a number above 0"), "\(r.stderr)")
+    }
+}
