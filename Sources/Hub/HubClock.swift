@@ -27,6 +27,19 @@ package struct HubClock: WallClock {
         start.addingTimeInterval(Date().timeIntervalSince(origin) * speed)
     }
 
+    /// Seconds of this clock gone by since `instant`, on the monotonic clock: unlike the
+    /// difference of two `now()`s, not thrown off when the system's clock is stepped (NTP
+    /// setting a hub that booted without a real-time clock).
+    package func seconds(since instant: ContinuousClock.Instant) -> TimeInterval {
+        let elapsed = (ContinuousClock.now - instant).components
+        return (Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18) * speed
+    }
+
+    /// The monotonic instant at which this clock read `seconds` ago.
+    package func instant(secondsAgo seconds: TimeInterval) -> ContinuousClock.Instant {
+        ContinuousClock.now - .milliseconds(Int64(max(0, seconds) / speed * 1000))
+    }
+
     /// How long to sleep in real time for `simulated` seconds to pass on this clock.
     package func realDuration(of simulated: TimeInterval) -> Duration {
         .milliseconds(Int64(max(0, simulated / speed) * 1000))

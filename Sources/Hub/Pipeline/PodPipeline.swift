@@ -24,9 +24,10 @@ struct PodPipeline {
     private let wake: SmartWakeService?
     private var lastOffered: [BedSide: Double] = [:]
     private let clock: HubClock
-    /// When, by the hub's clock, each side's data last arrived: a stay whose data stopped (the
-    /// pod unplugged or dead in the night) is ended by `expire()`, since no data will end it.
-    private var lastDataAt: [BedSide: Date] = [:]
+    /// When each side's data last arrived (monotonic: a stepped system clock is no outage): a
+    /// stay whose data stopped (the pod unplugged or dead in the night) is ended by `expire()`,
+    /// since no data will end it.
+    private var lastDataAt: [BedSide: ContinuousClock.Instant] = [:]
 
     /// Final sessions stored by this pipeline.
     private(set) var nightsStored = 0
@@ -64,7 +65,7 @@ struct PodPipeline {
         for second in output.seconds {
             bus.publish(.live(serial: serial, side: side, LiveSecond(second)))
         }
-        if !output.seconds.isEmpty { lastDataAt[side] = clock.now() }
+        if !output.seconds.isEmpty { lastDataAt[side] = .now }
         // Mutated in place: a copy of the tracker would copy the night it holds on every call.
         guard let events = trackers[side]?.add(output) else { return 0 }
         if let wake, let last = output.seconds.last {
@@ -104,12 +105,11 @@ struct PodPipeline {
     /// The stay ends at its last present second, its exit unseen, as when data resume that
     /// late. Returns how many ended.
     mutating func expire() async -> Int {
-        let now = clock.now()
         var ended = 0
         for side in BedSide.allCases {
-            guard let since = lastDataAt[side], now.timeIntervalSince(since) > rules.maxDataGap,
+            guard let since = lastDataAt[side].map(clock.seconds(since:)), since > rules.maxDataGap,
                   let night = trackers[side]?.flush() else { continue }
-            let last = LocalDateTime(since, in: hubZone).timeOfDay
+            let last = LocalDateTime(clock.now().addingTimeInterval(-since), in: hubZone).timeOfDay
             reporter.event("\(side): no data from pod \(serial) since \(last): the session open since "
                            + "\(LocalDateTime(Date(timeIntervalSince1970: night.start), in: hubZone).timeOfDay) ends there")
             await end(night, side: side)
@@ -151,8 +151,8 @@ struct PodPipeline {
             do {
                 let stay = try OpenStayArchive.decode(kept)
                 trackers[side] = SessionTracker(rules: rules, resuming: stay)
-                // Its data stopped when the stopped hub last kept it, by that hub's clock.
-                lastDataAt[side] = Date(timeIntervalSince1970: stay.lastSecond + 1)
+                // Its data stopped at its last second, by the clock of the hub that kept it.
+                lastDataAt[side] = clock.instant(secondsAgo: clock.now().timeIntervalSince1970 - (stay.lastSecond + 1))
                 let start = stay.seconds.first?.time ?? stay.lastPresent
                 let since = LocalDateTime(Date(timeIntervalSince1970: start), in: hubZone).timeOfDay
                 bus.publish(.presence(serial: serial, side: side, inBed: true, at: Date(timeIntervalSince1970: start)))
