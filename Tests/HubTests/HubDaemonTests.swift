@@ -28,6 +28,19 @@ import Glibc
             identity: PodIdentity(serial: "HUBTEST1"), night: night, speed: speed))
     }
 
+    /// The virtual pod playing a night on a pty at `speed`, and a hub configuration that opens it.
+    static func podAndConfiguration(hours: Double, seed: UInt64, speed: Double, in dir: ScheduleTempDir) throws
+        -> (pod: VirtualPod, config: HubConfiguration) {
+        let pod = try Self.pod(hours: hours, speed: speed, seed: seed)
+        let tty = try pod.start()
+        return (pod, Self.configuration(state: dir.path("state"), podPath: tty))
+    }
+
+    /// A reporter whose lines the test reads.
+    static func reporter(_ lines: ReportedLines) -> HubReporter {
+        HubReporter(logger: Logger(label: "hub-test") { _ in CapturingLogHandler(sink: lines) }, console: false)
+    }
+
     static func configuration(state: String, podPath: String) -> HubConfiguration {
         var c = HubConfiguration()
         c.stateDirectory = state
@@ -41,13 +54,10 @@ import Glibc
         let dir = try ScheduleTempDir()
         defer { dir.cleanup() }
         let speed = 300.0
-        let pod = try Self.pod(hours: 1.5, speed: speed, seed: 21)
-        let tty = try pod.start()
+        let (pod, config) = try Self.podAndConfiguration(hours: 1.5, seed: 21, speed: speed, in: dir)
         defer { pod.stop() }
-        let config = Self.configuration(state: dir.path("state"), podPath: tty)
         let lines = ReportedLines()
-        let reporter = HubReporter(logger: Logger(label: "hub-test") { _ in CapturingLogHandler(sink: lines) },
-                                   console: false)
+        let reporter = Self.reporter(lines)
         let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(start: Self.nightStart, speed: speed),
                                                   reporter: reporter)
         // What an API or MQTT client would see: everything on the bus, from before the pod connects.
@@ -188,10 +198,8 @@ import Glibc
         let dir = try ScheduleTempDir()
         defer { dir.cleanup() }
         let speed = 300.0
-        let pod = try Self.pod(hours: 0.5, speed: speed, seed: 24)
-        let tty = try pod.start()
+        let (pod, config) = try Self.podAndConfiguration(hours: 0.5, seed: 24, speed: speed, in: dir)
         defer { pod.stop() }
-        let config = Self.configuration(state: dir.path("state"), podPath: tty)
         try FileManager.default.createDirectory(atPath: config.stateDirectory, withIntermediateDirectories: true)
         let start = Self.nightStart.timeIntervalSince1970 - 3600
         var before = SessionTracker()
@@ -205,8 +213,7 @@ import Glibc
         try seeded.close()
 
         let lines = ReportedLines()
-        let reporter = HubReporter(logger: Logger(label: "hub-test") { _ in CapturingLogHandler(sink: lines) },
-                                   console: false)
+        let reporter = Self.reporter(lines)
         let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(start: Self.nightStart, speed: speed),
                                                   reporter: reporter)
         let running = Task { try await daemon.run(handleSignals: false) }
@@ -223,13 +230,10 @@ import Glibc
         let dir = try ScheduleTempDir()
         defer { dir.cleanup() }
         let speed = 300.0
-        let pod = try Self.pod(hours: 1.5, speed: speed, seed: 25)
-        let tty = try pod.start()
+        let (pod, config) = try Self.podAndConfiguration(hours: 1.5, seed: 25, speed: speed, in: dir)
         defer { pod.stop() }
-        let config = Self.configuration(state: dir.path("state"), podPath: tty)
         let lines = ReportedLines()
-        let reporter = HubReporter(logger: Logger(label: "hub-test") { _ in CapturingLogHandler(sink: lines) },
-                                   console: false)
+        let reporter = Self.reporter(lines)
         let clock = HubClock(start: Self.nightStart, speed: speed)
         let daemon = try await HubDaemon.assemble(configuration: config, clock: clock, reporter: reporter)
         let running = Task { try await daemon.run(handleSignals: false) }
@@ -295,8 +299,7 @@ import Glibc
         try seeded.close()
 
         let lines = ReportedLines()
-        let reporter = HubReporter(logger: Logger(label: "hub-test") { _ in CapturingLogHandler(sink: lines) },
-                                   console: false)
+        let reporter = Self.reporter(lines)
         let clock = HubClock(start: Self.nightStart, speed: speed)
         let daemon = try await HubDaemon.assemble(configuration: config, clock: clock, reporter: reporter)
         let running = Task { try await daemon.run(handleSignals: false) }

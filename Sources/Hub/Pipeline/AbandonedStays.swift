@@ -25,23 +25,20 @@ struct AbandonedStays {
         var stored = 0
         for stay in kept where stay.podSerial != serial
             && now.timeIntervalSince1970 - Double(stay.lastSecond + 1) > rules.maxDataGap {
-            stored += await end(stay, now: now)
+            stored += await end(stay)
         }
         return stored
     }
 
-    private func end(_ kept: KeptOpenStay, now: Date) async -> Int {
+    private func end(_ kept: KeptOpenStay) async -> Int {
         let serial = kept.podSerial, side = kept.side
         var stored = 0
         do {
             if let data = try await keeper.store.openStay(podSerial: serial, side: side) {
                 var tracker = SessionTracker(rules: rules, resuming: try OpenStayArchive.decode(data))
                 if let night = tracker.flush() {
-                    let zone = keeper.configuration.hubTimeZone
-                    reporter.event("\(side): pod \(serial) has sent nothing since "
-                                   + "\(LocalDateTime(Date(timeIntervalSince1970: Double(kept.lastSecond + 1)), in: zone).timeOfDay): "
-                                   + "the session it left open since "
-                                   + "\(LocalDateTime(Date(timeIntervalSince1970: night.start), in: zone).timeOfDay) ends there")
+                    reporter.event("\(side): pod \(serial) has sent nothing since \(timeOfDay(Double(kept.lastSecond + 1))): "
+                                   + "the session it left open since \(timeOfDay(night.start)) ends there")
                     keeper.bus.publish(.presence(serial: serial, side: side, inBed: false,
                                                  at: Date(timeIntervalSince1970: night.end)))
                     stored = await keeper.keep(night, serial: serial, side: side, isFinal: true)
@@ -57,5 +54,9 @@ struct AbandonedStays {
             reporter.warning("\(side): cannot forget the open session pod \(serial) left: \(error)")
         }
         return stored
+    }
+
+    private func timeOfDay(_ unixTime: Double) -> TimeOfDay {
+        LocalDateTime(Date(timeIntervalSince1970: unixTime), in: keeper.configuration.hubTimeZone).timeOfDay
     }
 }

@@ -117,7 +117,7 @@ package final class PodLinkService: Service, Sendable {
         var lastFailure: LinkFailure?
         /// Ends the stays a stopped hub kept for pods other than the one on the link.
         let abandoned: AbandonedStays
-        private var lastSwept: Date?
+        private var lastSwept: ContinuousClock.Instant?
 
         init(service: PodLinkService) {
             self.service = service
@@ -198,10 +198,9 @@ package final class PodLinkService: Service, Sendable {
         mutating func tick() async {
             var ended = await pipeline?.expire() ?? 0
             // The store is read once a minute of the hub's clock, however many ticks a busy follower let queue.
-            let now = service.clock.now()
-            if lastSwept.map({ now.timeIntervalSince($0) >= 60 }) ?? true {
-                lastSwept = now
-                ended += await abandoned.end(now: now, except: serial)
+            if lastSwept.map({ service.clock.seconds(since: $0) >= 60 }) ?? true {
+                lastSwept = .now
+                ended += await abandoned.end(now: service.clock.now(), except: serial)
             }
             if ended > 0 { await service.schedule?.sessionsChanged() }
         }
