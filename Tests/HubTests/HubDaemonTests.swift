@@ -5,6 +5,7 @@ import SleepAnalysis
 import Logging
 import NightModel
 import PodDevice
+import SleepDomain
 import SleepStore
 import Synchronization
 import Testing
@@ -282,20 +283,23 @@ import Glibc
         let speed = 300.0
         let config = Self.configuration(state: dir.path("state"), podPath: dir.path("no-pod-here"))
         try FileManager.default.createDirectory(atPath: config.stateDirectory, withIntermediateDirectories: true)
-        func stay(endingAt end: Double) throws -> Data {
+        let seeded = try NightStore(path: config.databasePath, timeZone: config.hubTimeZone)
+        // Each kept as the stopped hub did: the data to carry it on, and the night so far as preliminary.
+        let keeper = NightKeeper(store: seeded, configuration: config, bus: HubBus(), reporter: Self.reporter(ReportedLines()))
+        func keepStay(_ side: BedSide, endingAt end: Double) async throws {
             var tracker = SessionTracker()
             _ = tracker.add(FrontEndOutput(seconds: (0..<5400).map {
                 SecondVitals(time: end - 5400 + Double($0), heartRate: .value(56), breathingRate: .value(13), movement: 0,
                              present: true, quality: 1)
             }))
-            return OpenStayArchive.encode(try #require(tracker.openStay))
+            try await seeded.keepOpenStay(podSerial: "HUBTEST1", side: side, lastSecond: Int64(end) - 1,
+                                          data: OpenStayArchive.encode(try #require(tracker.openStay)))
+            await keeper.keep(try #require(tracker.flush()), serial: "HUBTEST1", side: side, isFinal: false)
         }
         let now = Self.nightStart.timeIntervalSince1970
-        let seeded = try NightStore(path: config.databasePath, timeZone: config.hubTimeZone)
-        try await seeded.keepOpenStay(podSerial: "HUBTEST1", side: .left, lastSecond: Int64(now - 4 * 3600) - 1,
-                                      data: try stay(endingAt: now - 4 * 3600))
-        try await seeded.keepOpenStay(podSerial: "HUBTEST1", side: .right, lastSecond: Int64(now - 3600) - 1,
-                                      data: try stay(endingAt: now - 3600))
+        try await keepStay(.left, endingAt: now - 4 * 3600)
+        try await keepStay(.right, endingAt: now - 3600)
+        #expect(try await seeded.allSessions(side: .left).map(\.isFinal) == [false])
         try seeded.close()
 
         let lines = ReportedLines()
@@ -306,13 +310,14 @@ import Glibc
         defer { running.cancel() }
         #expect(await eventually(60) { (try? await daemon.store.allSessions(side: .left).contains(where: \.isFinal)) == true },
                 "the left night was never ended; the hub said: \(lines.all.suffix(20))")
+        // The preliminary night became the final one, not a second night beside it.
         let left = try await daemon.store.allSessions(side: .left)
         #expect(left.count == 1 && left.first?.end == Int64(now - 4 * 3600) && left.first?.start == Int64(now - 4 * 3600 - 5400))
         #expect(lines.all.contains { $0.contains("left: pod HUBTEST1 has sent nothing since 18:00") })
         // The right one's data are 1 h old: it is kept until they are 3 h old, and then ended.
         #expect(await eventually(30) { (try? await daemon.store.keptOpenStays().map(\.side)) == [.right] })
-        #expect(try await daemon.store.allSessions(side: .right).isEmpty)
-        #expect(await eventually(90) { (try? await daemon.store.allSessions(side: .right).contains(where: \.isFinal)) == true },
+        #expect(try await daemon.store.allSessions(side: .right).map(\.isFinal) == [false])
+        #expect(await eventually(90) { (try? await daemon.store.allSessions(side: .right).map(\.isFinal)) == [true] },
                 "the right night was never ended; the hub said: \(lines.all.suffix(20))")
         #expect(clock.now().timeIntervalSince1970 - (now - 3600) > SessionRules.defaultMaxDataGap)
         // (The kept stay is dropped just after its night is stored.)
