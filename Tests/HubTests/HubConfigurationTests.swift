@@ -1,5 +1,6 @@
 import Foundation
 @testable import Hub
+import SleepAnalysis
 import Testing
 
 @Suite struct HubConfigurationTests {
@@ -9,7 +10,7 @@ import Testing
         #expect(config.timeZone == "Europe/Berlin")
         #expect(config.sessions.maxGapMinutes == 30)
         #expect(config.sessions.minSessionMinutes == HubConfiguration().sessions.minSessionMinutes)
-        #expect(config.sessions.maxDataGapMinutes == 180)
+        #expect(config.sessions.maxDataGapMinutes == SessionRules.defaultMaxDataGap / 60)
         #expect(config.schedule.inference.minimumNights == 2)
         #expect(config.schedule.inference.lookbackDays == HubConfiguration().schedule.inference.lookbackDays)
         #expect(config.databasePath == "state/podbridge.sqlite")
