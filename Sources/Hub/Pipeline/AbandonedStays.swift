@@ -39,9 +39,7 @@ struct AbandonedStays {
                 if let night = tracker.flush() {
                     reporter.event("\(side): pod \(serial) has sent nothing since \(timeOfDay(Double(kept.lastSecond + 1))): "
                                    + "the session it left open since \(timeOfDay(night.start)) ends there")
-                    keeper.bus.publish(.presence(serial: serial, side: side, inBed: false,
-                                                 at: Date(timeIntervalSince1970: night.end)))
-                    stored = await keeper.keep(night, serial: serial, side: side, isFinal: true)
+                    stored = await keeper.keepEnded(night, serial: serial, side: side)
                 }
             }
         } catch {

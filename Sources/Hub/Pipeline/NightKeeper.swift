@@ -65,6 +65,13 @@ struct NightKeeper: Sendable {
         return stored
     }
 
+    /// A stay ended: the side is out of bed from its end, and the night is stored as final.
+    /// Returns how many final sessions were stored.
+    func keepEnded(_ night: SessionTracker.Night, serial: String, side: BedSide) async -> Int {
+        bus.publish(.presence(serial: serial, side: side, inBed: false, at: Date(timeIntervalSince1970: night.end)))
+        return await keep(night, serial: serial, side: side, isFinal: true)
+    }
+
     /// The one-line summary the console prints for a finished night.
     static func summary(_ s: SleepSession, side: BedSide, wakeDate: String) -> String {
         let m = s.metrics

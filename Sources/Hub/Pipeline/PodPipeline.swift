@@ -84,7 +84,7 @@ struct PodPipeline {
             case .preliminary(let night):
                 await keeper.keep(night, serial: serial, side: side, isFinal: false)
             case .ended(let night):
-                await end(night, side: side)
+                nightsStored += await keeper.keepEnded(night, serial: serial, side: side)
                 ended += 1
             }
         }
@@ -92,11 +92,6 @@ struct PodPipeline {
             await keepOpenStay(side)
         }
         return ended
-    }
-
-    private mutating func end(_ night: SessionTracker.Night, side: BedSide) async {
-        bus.publish(.presence(serial: serial, side: side, inBed: false, at: Date(timeIntervalSince1970: night.end)))
-        nightsStored += await keeper.keep(night, serial: serial, side: side, isFinal: true)
     }
 
     /// Ends, as final, the open stays no data reached for longer than `maxDataGap` by the hub's
@@ -112,7 +107,7 @@ struct PodPipeline {
             let last = LocalDateTime(clock.now().addingTimeInterval(-since), in: hubZone).timeOfDay
             reporter.event("\(side): no data from pod \(serial) since \(last): the session open since "
                            + "\(LocalDateTime(Date(timeIntervalSince1970: night.start), in: hubZone).timeOfDay) ends there")
-            await end(night, side: side)
+            nightsStored += await keeper.keepEnded(night, serial: serial, side: side)
             await keepOpenStay(side)
             ended += 1
         }
