@@ -8,7 +8,7 @@ FUZZ_TIME ?= 300
 SWIFT_TEST_SKIP ?= --skip UmockdevTests
 FUZZ_DIR := .build-fuzz
 
-.PHONY: deps build demo test test-unit test-device test-install install uninstall bench model fuzz clean
+.PHONY: deps build demo test test-unit test-device test-install install uninstall bench heldout model fuzz clean
 
 deps:
 	@scripts/install-deps.sh
@@ -68,6 +68,13 @@ bench: deps
 	swift build -c release --product podbridge
 	.build/release/podbridge-bench $(BENCH_ARGS)
 	scripts/bench-api.sh
+
+## The shipped staging models on scored nights the project never saw: HELDOUT names one or
+## more folders in Data/'s layouts (slpdb beats and stages, sleep-accel's PhysioNet files).
+heldout: deps
+	@test -n "$(HELDOUT)" || { echo "usage: make heldout HELDOUT='folder [folder ...]'"; exit 2; }
+	swift build -c release --product podbridge-bench
+	.build/release/podbridge-bench $(foreach d,$(HELDOUT),--held-out $(d))
 
 ## Refit the staging model on the labelled nights in Data/ and write the shipped constants
 ## (Sources/SleepAnalysis/DefaultStagingModel.swift); a test keeps them equal to a fresh fit.

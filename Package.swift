@@ -75,6 +75,9 @@ let package = Package(
         /// Synthetic nights (NightModel, TextbookNight) through the real front end, with their stages: what staging is judged by beyond real data.
         .target(name: "SyntheticNights", dependencies: ["SleepDomain", "NightModel", "SleepAnalysis"], swiftSettings: strict),
         .target(name: "PodAnalysis", dependencies: ["SleepDomain", "PodProtocol", "SleepAnalysis"], swiftSettings: strict),
+        /// The scored research nights of Data/ (or any folder of the same layouts) read as the
+        /// analyzer's public inputs: what the model fit, the tests and `--held-out` share.
+        .target(name: "LabelledNights", dependencies: ["SleepAnalysis"], swiftSettings: strict),
         /// The daemon: per-pod pipeline, session tracking, schedule driver, service lifecycle.
         .target(name: "Hub", dependencies: [
             "SleepDomain", "PodProtocol", "PodDevice", "PodAnalysis", "SleepAnalysis", "SleepSchedule", "SleepStore",
@@ -120,7 +123,7 @@ let package = Package(
         ),
         .executableTarget(name: "podbridge-bench", dependencies: [
             "SleepDomain", "PodProtocol", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore", "PodAnalysis",
-            "SmartWake", "SyntheticNights", "Hub",
+            "SmartWake", "SyntheticNights", "Hub", "LabelledNights",
         ], swiftSettings: strict),
         /// A child process for the store's crash test: writes sessions until it is killed.
         .executableTarget(name: "sleepstore-crash-writer", dependencies: ["SleepDomain", "SleepStore"], swiftSettings: strict),
@@ -131,7 +134,9 @@ let package = Package(
         .testTarget(name: "SleepDomainTests", dependencies: ["SleepDomain"], swiftSettings: strict),
         .testTarget(name: "PodProtocolTests", dependencies: ["SleepDomain", "PodProtocol"], swiftSettings: strict),
         .testTarget(name: "NightModelTests", dependencies: ["SleepDomain", "NightModel"], swiftSettings: strict),
-        .testTarget(name: "SleepAnalysisTests", dependencies: ["SleepDomain", "SleepAnalysis", "NightModel", "SyntheticNights"], swiftSettings: strict),
+        .testTarget(name: "SleepAnalysisTests", dependencies: ["SleepDomain", "SleepAnalysis", "NightModel", "SyntheticNights", "LabelledNights"],
+                    swiftSettings: strict),
+        .testTarget(name: "LabelledNightsTests", dependencies: ["SleepDomain", "SleepAnalysis", "LabelledNights"], swiftSettings: strict),
         .testTarget(name: "VirtualPodTests", dependencies: ["SleepDomain", "VirtualPod", "PodProtocol", "NightModel"], swiftSettings: strict),
         .testTarget(name: "PodAnalysisTests", dependencies: ["SleepDomain", "PodAnalysis", "PodProtocol", "SleepAnalysis", "NightModel"],
                     swiftSettings: strict),
@@ -158,7 +163,7 @@ let package = Package(
         ], swiftSettings: strict),
         /// The command line as a user runs it: the built `podbridge` in a child process.
         .testTarget(name: "PodbridgeCommandTests", dependencies: [
-            "podbridge", "SleepDomain", "PodProtocol", "PodDevice", "PodAnalysis", "SleepAnalysis", "NightModel",
+            "podbridge", "SleepDomain", "PodProtocol", "PodDevice", "PodAnalysis", "SleepAnalysis", "NightModel", "LabelledNights",
         ],
                     swiftSettings: strict),
         /// HubMQTT's pure parts, the client against a real mosquitto, and the hub with MQTT

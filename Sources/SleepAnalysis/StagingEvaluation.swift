@@ -13,6 +13,18 @@ package struct StagingEvaluation: Sendable {
     package init(reference: [InputFormats.StagedInterval], predicted sessions: [SleepSession]) {
         var lookup: [Int: SleepStage] = [:]
         for s in sessions { for e in s.epochs { lookup[Int(e.start / epochLength)] = e.stage } }
+        self.init(reference: reference, lookup: lookup)
+    }
+
+    /// Scored against predicted epochs as `podbridge analyze --epochs-out` writes them
+    /// (`start,end,stage`, read by `InputFormats.parseStages`).
+    package init(reference: [InputFormats.StagedInterval], predictedEpochs: [InputFormats.StagedInterval]) {
+        var lookup: [Int: SleepStage] = [:]
+        for e in predictedEpochs { if let stage = e.stage { lookup[Int((e.start / epochLength).rounded(.down))] = stage } }
+        self.init(reference: reference, lookup: lookup)
+    }
+
+    private init(reference: [InputFormats.StagedInterval], lookup: [Int: SleepStage]) {
         pairs = reference.compactMap { r in
             guard let truth = r.stage else { return nil }
             let mid = (r.start + r.end) / 2

@@ -4,7 +4,9 @@
 // refits the staging model on Data/ and writes it as Swift (`make model`). `--wake-seeds N`
 // runs the wake area on 360 seeds from N (default 2000; the rule was chosen on 700–819), `--wake-dump FILE` writes
 // every window epoch's observation with the truth as CSV (docs/smart-wake.md). `--spread-offset N`
-// stages the synthetic area's spread nights N seeds further on (docs/staging.md).
+// stages the synthetic area's spread nights N seeds further on (docs/staging.md). `--held-out DIR`
+// (repeatable) stages folders of scored nights the project never saw with the shipped models
+// and prints issue 14's figures for them (`make heldout HELDOUT=DIR`).
 import Foundation
 
 struct BenchOptions: Sendable {
@@ -45,6 +47,17 @@ if let i = arguments.firstIndex(of: "--write-model") {
 if let i = arguments.firstIndex(of: "--dump-staging-features"), arguments.index(after: i) < arguments.endIndex {
     do { try dumpStagingFeatures(repoRoot: root, to: arguments[arguments.index(after: i)]) } catch {
         print("dump-staging-features: FAILED: \(error)"); exit(1)
+    }
+    exit(0)
+}
+
+let heldOut = arguments.indices.filter { arguments[$0] == "--held-out" }.map { i in
+    arguments.index(after: i) < arguments.endIndex ? arguments[arguments.index(after: i)] : ""
+}
+if !heldOut.isEmpty {
+    guard !heldOut.contains("") else { print("--held-out needs a folder"); exit(2) }
+    do { try runHeldOutBench(folders: heldOut) } catch {
+        print("held-out: FAILED: \(error)"); exit(1)
     }
     exit(0)
 }
