@@ -1,5 +1,6 @@
 import Foundation
 import NightModel
+import LabelledNights
 import PodAnalysis
 import SleepAnalysis
 import SleepDomain
@@ -22,6 +23,7 @@ func runStagingBench(options: BenchOptions) throws {
     stagingSummary("loso", Array(zip(all, bySubject)))
     stagingSummary("loso.slpdb", Array(zip(all, bySubject)).filter { $0.0.dataset == "slpdb" })
     stagingSummary("loso.sleep_accel", Array(zip(all, bySubject)).filter { $0.0.dataset == "sleep-accel" })
+    print(stagingTargetsLine("loso", Array(zip(all, bySubject))))
 
     let byRecord = try StagingTraining.crossValidate(all, group: \.name)
     stagingSummary("loro", Array(zip(all, byRecord)))
