@@ -9,11 +9,17 @@ import SleepAnalysis
 /// `make heldout HELDOUT=DIR` prints them for any such folder.
 func runHeldOutBench(folders: [String]) throws {
     var records: [StagingTraining.Record] = []
+    var readFrom: [String: String] = [:]
     for path in folders {
         let folder = try LabelledNightFolder(URL(fileURLWithPath: path))
         print("heldout.folder \(path): \(folder.records.count) nights read, \(folder.skipped.count) skipped")
         for s in folder.skipped { print("heldout.skipped \(s)") }
-        records += folder.records
+        for r in folder.records {
+            // A night given twice would count twice in the pooled figures.
+            if let first = readFrom[r.name] { print("heldout.skipped \(r.name): already read from \(first)"); continue }
+            readFrom[r.name] = path
+            records.append(r)
+        }
     }
     guard !records.isEmpty else {
         throw LabelledNightFolder.FolderError(description: "no scored night in \(folders.joined(separator: ", "))")
