@@ -53,6 +53,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Write sessions with metrics as JSON.")
     var json: String?
 
+    @Option(name: .long, help: "A scoring of the same night to compare with (CSV start,end,stage, as --epochs-out writes; stage awake, core, deep, rem or unscored): prints the agreement, each scored epoch against the stage at its middle.")
+    var reference: String?
+
     @Option(name: .customLong("max-gap"), help: "Longest absence in minutes that does not split a session (default: sessions.maxGapMinutes, 20).")
     var maxGap: Double?
 
@@ -67,6 +70,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
             throw ValidationError("give exactly one of --capture FILE, --beats FILE or --vitals FILE")
         }
         if side != nil, capture == nil { throw ValidationError("--side goes with --capture") }
+        if reference != nil, capture != nil, side == nil || side == "both" {
+            throw ValidationError("--reference scores one night: with --capture, name its --side (left or right)")
+        }
         if Self.sides(side) == nil { throw ValidationError("unknown side '\(side ?? "")' (use left, right or both)") }
         if let tz, TimeZone(identifier: tz) == nil { throw ValidationError("unknown time zone '\(tz)'") }
         if let minSession, !(minSession >= 0 && minSession.isFinite) {
@@ -128,6 +134,13 @@ struct AnalyzeCommand: AsyncParsableCommand {
             }
             results.append((nil, sessions))
         }
+        // Read before anything is printed, so a bad reference fails the command cleanly.
+        let referenceEpochs: [InputFormats.StagedInterval]?
+        do {
+            referenceEpochs = try reference.map { try InputFormats.parseStages(try read($0), file: $0) }
+        } catch let error as InputError {
+            throw CommandFailure(error.description)
+        }
         for (label, sessions) in results {
             if let epochsOut {
                 let path = Self.path(epochsOut, label: label)
@@ -148,7 +161,31 @@ struct AnalyzeCommand: AsyncParsableCommand {
                       + "\(fmt.string(from: Date(timeIntervalSince1970: s.end))) \(zone.identifier), wake date \(s.wakeDate)")
                 print(HypnogramText.render(s))
             }
+            if let referenceEpochs, let reference {
+                print(Self.agreement(StagingEvaluation(reference: referenceEpochs, predicted: sessions), with: reference))
+            }
         }
+    }
+
+    /// How the night's stages agree with a reference scoring (the held-out rule of docs/staging.md).
+    static func agreement(_ e: StagingEvaluation, with file: String) -> String {
+        guard !e.pairs.isEmpty else { return "agreement with \(file): no scored epoch to compare" }
+        let counts = e.confusion(.four)
+        func sleep(_ minutes: (Int) -> Int) -> Double { Double((1..<4).map(minutes).reduce(0, +)) * epochLength / 60 }
+        let scored = sleep { counts[$0].reduce(0, +) }, staged = sleep { c in counts.map { $0[c] }.reduce(0, +) }
+        func f(_ x: Double) -> String { x.isNaN ? "–" : String(format: "%.3f", x) }
+        func r(_ x: Double) -> String { x.isNaN ? "–" : String(format: "%.2f", x) }
+        return """
+        agreement with \(file): \(e.pairs.count) scored epochs, each against the stage at its middle (none there: awake)
+          awake/core/deep/rem: accuracy \(f(e.accuracy(.four))), kappa \(f(e.kappa(.four)))
+          awake/NREM/REM: accuracy \(f(e.accuracy(.three))), kappa \(f(e.kappa(.three)))
+          awake/asleep: accuracy \(f(e.accuracy(.two))), kappa \(f(e.kappa(.two)))
+          recall: awake \(r(e.recall(.awake))), core \(r(e.recall(.core))), deep \(r(e.recall(.deep))), rem \(r(e.recall(.rem))); \
+        wake specificity \(r(e.wakeSpecificity))
+          total sleep: \(String(format: "%.1f", staged)) min staged, \(String(format: "%.1f", scored)) min scored \
+        (\(String(format: "%+.1f", e.totalSleepBiasMinutes)) min)
+          confusion (rows scored awake/core/deep/rem, columns staged): \(counts)
+        """
     }
 
     /// Seconds as minutes for a message: "0.5", "15".
