@@ -12,10 +12,12 @@ scripts/spec-vectors-to-corpus.sh "$out/decoder"
 for f in Fuzz/seeds/capture/*.podcap; do
   { printf '\x3f'; tail -c +9 "$f"; } > "$out/capture/$(basename "$f")"
 done
-# Beats (byte 0 even) and vitals (byte 0 odd) CSVs: the first 60 lines of real nights.
+# Beats (byte 0 = 0) and vitals (byte 0 = 1) CSVs: the first 60 lines of real nights.
 for f in Data/slpdb-dev/slp01a.beats.csv Data/slpdb-dev/slp04.beats.csv; do
   { printf '\x00'; head -n 60 "$f"; } > "$out/input-formats/$(basename "$f")"
 done
+# Stages (byte 0 = 2 modulo 3): the reference scoring `analyze --reference` reads.
+{ printf '\x02'; head -n 60 Data/slpdb-dev/slp01a.stages.csv; } > "$out/input-formats/slp01a.stages.csv"
 for f in Fuzz/seeds/input-formats/*.csv; do
   case "$f" in *vitals*) b='\x01' ;; *) b='\x00' ;; esac
   { printf "$b"; cat "$f"; } > "$out/input-formats/$(basename "$f")"

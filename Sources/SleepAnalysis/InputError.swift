@@ -17,6 +17,8 @@ package struct InputError: Error, CustomStringConvertible, Equatable, Sendable {
         /// Times spanning longer than `InputFormats.maximumSpan`: not the recording of a
         /// night or a few, and a timeline that long would not fit in memory.
         case spanTooLong(column: String, days: Double)
+        /// A staged interval whose end is not after its start.
+        case endNotAfterStart
     }
     package var file: String
     /// 1-based line number; 1 is the header.
@@ -42,6 +44,7 @@ package struct InputError: Error, CustomStringConvertible, Equatable, Sendable {
         case .spanTooLong(let c, let d):
             "the times in column '\(c)' span \(d.formatted2) days; a file may span at most "
                 + "\(Int(InputFormats.maximumSpan / 86_400)) (split it by night)"
+        case .endNotAfterStart: "'end' is not after 'start'"
         }
         return "\(file):\(line): \(what)"
     }

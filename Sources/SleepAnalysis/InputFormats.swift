@@ -141,6 +141,10 @@ package enum InputFormats {
                 throw InputError(file: file, line: line, kind: .missingValue(column: "end"))
             }
             try order.check(a, line: line)
+            guard b <= InputFormats.latestTime else {
+                throw InputError(file: file, line: line, kind: .timeOutOfRange(column: "end", text: f[e]))
+            }
+            guard b > a else { throw InputError(file: file, line: line, kind: .endNotAfterStart) }
             let stage: SleepStage?
             if f[g] == "unscored" { stage = nil } else if let st = SleepStage(rawValue: f[g]) { stage = st } else {
                 throw InputError(file: file, line: line, kind: .unknownStage(f[g]))

@@ -87,6 +87,15 @@ import SleepDomain
         #expect(throws: InputError(file: "s.csv", line: 2, kind: .unknownStage("light"))) {
             try InputFormats.parseStages("start,end,stage\n0,30,light\n", file: "s.csv")
         }
+        // An end that is no time, or not after its start, is refused: the scoring rule takes
+        // each interval's middle, and `--reference` reads files from anywhere.
+        #expect(throws: InputError(file: "s.csv", line: 3, kind: .timeOutOfRange(column: "end", text: "1e300"))) {
+            try InputFormats.parseStages("start,end,stage\n0,30,awake\n30,1e300,core\n", file: "s.csv")
+        }
+        #expect(throws: InputError(file: "s.csv", line: 2, kind: .endNotAfterStart)) {
+            try InputFormats.parseStages("start,end,stage\n30,30,awake\n", file: "s.csv")
+        }
+        #expect(InputError(file: "s.csv", line: 2, kind: .endNotAfterStart).description == "s.csv:2: 'end' is not after 'start'")
         let session = SleepSession(start: 0, end: 60, wakeDate: CalendarDay("1970-01-01")!, timeZone: "UTC", isFinal: true,
                                    epochs: [Epoch(start: 0, stage: .core, probabilities: .certain(.core), features: EpochFeatures()),
                                             Epoch(start: 30, stage: .deep, probabilities: .certain(.deep), features: EpochFeatures())],
