@@ -22,6 +22,9 @@ package struct SleepAccelNight: Sendable {
         package var description: String
     }
 
+    /// The largest magnitude any number in a night's files may have (about 30 years in seconds).
+    static let largestValue = 1e9
+
     /// 2020-09-13 12:27 UTC, a multiple of 30 s (the study's clock times are not published).
     package static let defaultBase = 1_600_000_020.0
 
@@ -37,6 +40,11 @@ package struct SleepAccelNight: Sendable {
                 return try parts.map { p in
                     guard let v = Double(p.trimmingCharacters(in: .whitespaces)), v.isFinite else {
                         throw ConversionError(description: "\(file):\(i + 1): '\(p)' is not a number")
+                    }
+                    // Seconds, hours, stage codes, counts and heart rates are all far below this;
+                    // a value beyond it is no reading of a night (and would not fit an epoch index).
+                    guard abs(v) <= Self.largestValue else {
+                        throw ConversionError(description: "\(file):\(i + 1): '\(p)' is out of range for a night's file")
                     }
                     return v
                 }
@@ -54,6 +62,9 @@ package struct SleepAccelNight: Sendable {
         let scored = labelled.filter { $0[1] >= 0 }.map { Int($0[0].rounded()) }
         guard let firstScored = scored.first, let lastScored = scored.last else {
             throw ConversionError(description: "labeled_sleep has no scored epoch")
+        }
+        guard Double(lastScored - firstScored) <= InputFormats.maximumSpan else {
+            throw ConversionError(description: "labeled_sleep's scored epochs span more than \(Int(InputFormats.maximumSpan / 86_400)) days")
         }
         // The .out files start at some scored epoch and skip epochs without data; their time
         // feature gives each line's offset. Choose the start that makes the labels agree.

@@ -22,6 +22,29 @@ import Testing
         }
     }
 
+    /// Files that are no night of the study are refused with what is wrong, not trapped on:
+    /// `--held-out` reads such folders from anywhere.
+    @Test func filesThatAreNoNightAreRefusedWithTheReason() throws {
+        func convert(labeled: String = "0 0\n30 2\n60 0\n", labels: String = "0\n2\n0\n",
+                     hours: String = "0\n0.0083333\n0.0166667\n") throws -> SleepAccelNight {
+            try SleepAccelNight(heartRate: "1,60\n31,58\n", labeledSleep: labeled, psgLabels: labels,
+                                countFeature: "0\n0\n0\n", timeFeature: hours)
+        }
+        #expect(try convert().reference.map(\.stage) == [.awake, .core, .awake])
+        #expect(throws: SleepAccelNight.ConversionError(description: "labeled_sleep:2: '1e300' is out of range for a night's file")) {
+            try convert(labeled: "0 0\n1e300 2\n")
+        }
+        #expect(throws: SleepAccelNight.ConversionError(description: "time_feature:3: '9e99' is out of range for a night's file")) {
+            try convert(hours: "0\n0.0083333\n9e99\n")
+        }
+        #expect(throws: SleepAccelNight.ConversionError(description: "labeled_sleep's scored epochs span more than 31 days")) {
+            try convert(labeled: "0 0\n30 2\n2700000 0\n")
+        }
+        #expect(throws: SleepAccelNight.ConversionError(description: "psg_labels:2: 'x' is not a number")) {
+            try convert(labels: "0\nx\n0\n")
+        }
+    }
+
     @Test func aNightLeftOutOfTraining() throws {
         let all = try LabelledNights.all()
         let model = try StagingTraining.fit(all.filter { $0.subject != "accel5498603" })
