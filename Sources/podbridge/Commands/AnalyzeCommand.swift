@@ -171,7 +171,8 @@ struct AnalyzeCommand: AsyncParsableCommand {
     static func agreement(_ e: StagingEvaluation, with file: String) -> String {
         guard !e.pairs.isEmpty else { return "agreement with \(file): no scored epoch to compare" }
         let counts = e.confusion(.four)
-        func sleep(_ minutes: (Int) -> Int) -> Double { Double((1..<4).map(minutes).reduce(0, +)) * epochLength / 60 }
+        // Minutes of the sleep stages (indices 1–3), counting the epochs `epochs` gives per stage.
+        func sleep(_ epochs: (Int) -> Int) -> Double { Double((1..<4).map(epochs).reduce(0, +)) * epochLength / 60 }
         let scored = sleep { counts[$0].reduce(0, +) }, staged = sleep { c in counts.map { $0[c] }.reduce(0, +) }
         func f(_ x: Double) -> String { x.isNaN ? "–" : String(format: "%.3f", x) }
         func r(_ x: Double) -> String { x.isNaN ? "–" : String(format: "%.2f", x) }
