@@ -164,6 +164,8 @@ let package = Package(
         /// The command line as a user runs it: the built `podbridge` in a child process.
         .testTarget(name: "PodbridgeCommandTests", dependencies: [
             "podbridge", "SleepDomain", "PodProtocol", "PodDevice", "PodAnalysis", "SleepAnalysis", "NightModel", "LabelledNights",
+            // `make heldout` as its user runs it.
+            "podbridge-bench",
         ],
                     swiftSettings: strict),
         /// HubMQTT's pure parts, the client against a real mosquitto, and the hub with MQTT

@@ -8,20 +8,20 @@ struct CommandRunner {
         var stderr: String
     }
 
-    static func podbridge() -> URL? {
+    static func podbridge(_ product: String = "podbridge") -> URL? {
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for _ in 0..<4 {
-            let candidate = dir.appendingPathComponent("podbridge")
+            let candidate = dir.appendingPathComponent(product)
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
             dir = dir.deletingLastPathComponent()
         }
         return nil
     }
 
-    /// Runs `podbridge arguments…` to its end, with no stdin; output goes to files (a pipe
+    /// Runs `podbridge arguments…` (or another of the package's executables) to its end, with no stdin; output goes to files (a pipe
     /// could fill up and stall the child).
-    static func run(_ arguments: [String]) async throws -> Outcome {
-        guard let binary = podbridge() else { throw RunnerError("podbridge must be built beside the tests") }
+    static func run(_ arguments: [String], product: String = "podbridge") async throws -> Outcome {
+        guard let binary = podbridge(product) else { throw RunnerError("\(product) must be built beside the tests") }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("podbridge-cmd-\(UUID())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -92,4 +92,42 @@ import Testing
         #expect(r.status != 0)
         #expect(r.stderr.contains("--reference scores one night: with --capture, name its --side (left or right)"), "\(r.stderr)")
     }
+
+    /// `make heldout` as its user runs it: the bench on a folder of nights it is given.
+    @Test func theHeldOutBenchPrintsEachNightThePooledFiguresAndTheTargets() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("held-out-\(UUID())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let slpdb = Self.data.appendingPathComponent("slpdb-dev"), accel = Self.data.appendingPathComponent("sleep-accel-dev")
+        for f in ["slp03.beats.csv", "slp03.stages.csv"] {
+            try FileManager.default.copyItem(at: slpdb.appendingPathComponent(f), to: dir.appendingPathComponent(f))
+        }
+        for f in LabelledNightFolder.sleepAccelFiles.map({ "46343_\($0)" }) {
+            try FileManager.default.copyItem(at: accel.appendingPathComponent(f), to: dir.appendingPathComponent(f))
+        }
+        try Data("0,60\n".utf8).write(to: dir.appendingPathComponent("77_heartrate.txt"))
+        let r = try await CommandRunner.run(["--held-out", dir.path], product: "podbridge-bench")
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        let nights = try [LabelledNightFolder.slpdbRecord(in: slpdb, name: "slp03"),
+                          LabelledNightFolder.sleepAccelRecord(in: accel, id: "46343")]
+        let evaluations = nights.map { StagingTraining.evaluate(StagingModels.default, on: $0) }
+        #expect(r.stdout.contains("heldout.folder \(dir.path): 2 nights read, 1 skipped"), "\(r.stdout)")
+        #expect(r.stdout.contains("heldout.skipped 77: missing 77_labeled_sleep.txt"), "\(r.stdout)")
+        for (night, e) in zip(nights, evaluations) {
+            #expect(r.stdout.contains(String(format: "staging.heldout.%@: acc4 %.3f k4 %.3f", night.name, e.accuracy(.four), e.kappa(.four))),
+                    "\(r.stdout)")
+        }
+        let pooled = StagingEvaluation.pooled(evaluations)
+        #expect(r.stdout.contains(String(format: "staging.heldout.pooled: 2 nights, %d epochs: acc4 %.3f k4 %.3f",
+                                         pooled.pairs.count, pooled.accuracy(.four), pooled.kappa(.four))), "\(r.stdout)")
+        #expect(r.stdout.contains("staging.heldout.slpdb.pooled: 1 nights"), "\(r.stdout)")
+        #expect(r.stdout.contains(String(format: "staging.heldout.targets: k4 %.3f", pooled.kappa(.four))), "\(r.stdout)")
+
+        let none = try await CommandRunner.run(["--held-out", dir.appendingPathComponent("nothing-here").path], product: "podbridge-bench")
+        #expect(none.status == 1)
+        #expect(none.stdout.contains("held-out: FAILED: \(dir.path)/nothing-here: no such folder"), "\(none.stdout)")
+        let bare = try await CommandRunner.run(["--held-out"], product: "podbridge-bench")
+        #expect(bare.status == 2)
+        #expect(bare.stdout.contains("--held-out needs a folder"), "\(bare.stdout)")
+    }
 }
