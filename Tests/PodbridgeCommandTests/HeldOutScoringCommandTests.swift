@@ -11,40 +11,35 @@ import Testing
     static let data = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Data")
 
-    /// Runs `podbridge analyze` on `input` and scores its epochs file against `record`.
-    static func commandScore(_ option: String, _ input: URL, _ record: StagingTraining.Record) async throws -> StagingEvaluation {
+    /// Runs `podbridge analyze option input --epochs-out`, scores its epochs file against
+    /// `record` and expects the bench's in-process staging of `record`, epoch for epoch.
+    static func expectTheCommandStagesAsTheBench(_ option: String, _ input: URL, _ record: StagingTraining.Record) async throws {
         let epochs = CommandRunner.temporaryFile("epochs.csv")
         defer { try? FileManager.default.removeItem(at: epochs) }
         let r = try await CommandRunner.run(["analyze", option, input.path, "--tz", "UTC", "--epochs-out", epochs.path])
         #expect(r.status == 0, "\(r.stderr)")
         let predicted = try InputFormats.parseStages(String(contentsOf: epochs, encoding: .utf8), file: epochs.path)
-        return StagingEvaluation(reference: record.reference, predictedEpochs: predicted)
+        let command = StagingEvaluation(reference: record.reference, predictedEpochs: predicted)
+        let bench = StagingTraining.evaluate(StagingModels.default, on: record)
+        func stages(_ e: StagingEvaluation) -> [String] { e.pairs.map { "\($0.reference)>\($0.predicted)" } }
+        #expect(command.pairs.count == record.reference.filter { $0.stage != nil }.count)
+        #expect(stages(command) == stages(bench))
+        #expect(command.kappa(.four) > 0.2, "the night is staged, not all awake")
     }
-
-    static func stages(_ e: StagingEvaluation) -> [String] { e.pairs.map { "\($0.reference)>\($0.predicted)" } }
 
     @Test func aBeatsRecordStagesTheSameThroughTheCommand() async throws {
         let dir = Self.data.appendingPathComponent("slpdb-dev")
         let record = try LabelledNightFolder.slpdbRecord(in: dir, name: "slp03")
-        let bench = StagingTraining.evaluate(StagingModels.default, on: record)
-        let command = try await Self.commandScore("--beats", dir.appendingPathComponent("slp03.beats.csv"), record)
-        #expect(command.pairs.count == record.reference.filter { $0.stage != nil }.count)
-        #expect(Self.stages(command) == Self.stages(bench))
-        #expect(command.kappa(.four) > 0.2, "the night is staged, not all awake")
+        try await Self.expectTheCommandStagesAsTheBench("--beats", dir.appendingPathComponent("slp03.beats.csv"), record)
     }
 
     @Test func aSleepAccelNightStagesTheSameThroughTheCommandFromItsVitalsFile() async throws {
         let dir = Self.data.appendingPathComponent("sleep-accel-dev")
         let night = try LabelledNightFolder.sleepAccelNight(in: dir, id: "46343")
-        let record = try LabelledNightFolder.sleepAccelRecord(in: dir, id: "46343")
         let vitals = CommandRunner.temporaryFile("vitals.csv")
         defer { try? FileManager.default.removeItem(at: vitals) }
         try Data(night.vitalsCSV.utf8).write(to: vitals)
-        let bench = StagingTraining.evaluate(StagingModels.default, on: record)
-        let command = try await Self.commandScore("--vitals", vitals, record)
-        #expect(command.pairs.count == record.reference.filter { $0.stage != nil }.count)
-        #expect(Self.stages(command) == Self.stages(bench))
-        #expect(command.kappa(.four) > 0.2, "the night is staged, not all awake")
+        try await Self.expectTheCommandStagesAsTheBench("--vitals", vitals, try LabelledNightFolder.sleepAccelRecord(in: dir, id: "46343"))
     }
 
     @Test func theReferenceOptionPrintsTheAgreementTheBenchMeasures() async throws {
