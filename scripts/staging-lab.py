@@ -22,6 +22,7 @@ Commands:
     staging-lab.py trend FEAT                the night's heart-rate trend removed (beats model), nested choice
     staging-lab.py nested FEAT               the beats model's settings, nested leave-one-subject-out
     staging-lab.py shares FEAT               each night's stage mix estimated from its own evidence
+    staging-lab.py decoding FEAT             Viterbi, or the awake count the posteriors expect, for the argmax
 
 `centring` and `spectral` start from the beats model as it was before it read the detrended
 heart rate (FOURTH_ROUND_KINDS), as their rows in docs/staging.md do.
@@ -393,9 +394,57 @@ def cmd_shares(feat):
                 print("  estimated / true wake share:", " ".join(f"{k} {wake[k]:.2f}/{(r[0] == 0).mean():.2f}" for k, r in out.items()))
 
 
+def viterbi(m, L):
+    """The single likeliest stage path (instead of each epoch's likeliest stage)."""
+    logT, n = np.log(m["T"]), len(L)
+    d, back = np.log(m["pi"]) + L[0], np.zeros((n, 4), dtype=int)
+    for i in range(1, n):
+        s = d[:, None] + logT
+        back[i] = s.argmax(0)
+        d = s.max(0) + L[i]
+    path = np.zeros(n, dtype=int)
+    path[-1] = d.argmax()
+    for i in range(n - 1, 0, -1):
+        path[i - 1] = back[i, path[i]]
+    return path
+
+
+def expected_wake(post, scale=1.0):
+    """As many awake epochs as the posteriors expect (scale x the sum of P(awake)), the likeliest
+    ones; the others take their likeliest sleep stage."""
+    n = int(round(scale * post[:, 0].sum()))
+    p = post[:, 1:].argmax(1) + 1
+    if n > 0:
+        p[np.argsort(-post[:, 0], kind="stable")[:n]] = 0
+    return p
+
+
+def cmd_decoding(feat):
+    """The stages read from the same posteriors in other ways: Viterbi, and the awake count the
+    posteriors expect (the night's wake share from its own evidence, decided once per night)."""
+    nights = load_features(feat)
+    rules = [("argmax (shipped)", lambda m, L: forward_backward(m, L).argmax(1)),
+             ("viterbi", viterbi)]
+    rules += [(f"expected wake x{s}", (lambda s: lambda m, L: expected_wake(forward_backward(m, L), s))(s))
+              for s in (0.8, 1.0, 1.2)]
+    for ds, (use, w) in KINDS.items():
+        sel = {k: v for k, v in nights.items() if v["dataset"] == ds}
+        for label, rule in rules:
+            out = {}
+            for subject in sorted({v["subject"] for v in sel.values()}):
+                m = fit([v for v in sel.values() if v["subject"] != subject], use, w)
+                for k, v in sel.items():
+                    if v["subject"] == subject:
+                        p = rule(m, emissions(m, v["X"]))
+                        ok = v["y"] >= 0
+                        out[k] = (v["y"][ok], p[ok])
+            report(out, f"{label} / {ds}")
+
+
 if __name__ == "__main__":
     commands = {"loso": cmd_loso, "centring": cmd_centring, "spectral": cmd_spectral,
-                "separation": cmd_separation, "lookalike": cmd_lookalike, "trend": cmd_trend, "nested": cmd_nested, "shares": cmd_shares}
+                "separation": cmd_separation, "lookalike": cmd_lookalike, "trend": cmd_trend, "nested": cmd_nested, "shares": cmd_shares,
+                "decoding": cmd_decoding}
     if len(sys.argv) < 3 or sys.argv[1] not in commands:
         sys.exit(__doc__)
     commands[sys.argv[1]](*sys.argv[2:])

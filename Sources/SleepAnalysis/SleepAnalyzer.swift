@@ -95,21 +95,26 @@ package struct SleepAnalyzer: Sendable {
     /// Whether the epochs at which the sleeper was seen getting into or out of bed are awake
     /// (`bedEdgeRows`); false leaves them to the model (the bench measures both).
     package var awakeAtBedEdges: Bool
+    /// Whether the night's awake epochs are as many as its stage probabilities expect
+    /// (`NightWakeShare`); false takes each epoch's likeliest stage on its own (the bench
+    /// measures both).
+    package var decidesWakeByNight: Bool
 
     package init(models: StagingModels = .default, rules: SessionRules = SessionRules(),
                 timeZone: TimeZone = .current, learnsBreathing: Bool = true, learnsMovement: Bool = true,
-                awakeAtBedEdges: Bool = true) {
+                awakeAtBedEdges: Bool = true, decidesWakeByNight: Bool = true) {
         self.models = models; self.rules = rules; self.timeZone = timeZone
         self.learnsBreathing = learnsBreathing; self.learnsMovement = learnsMovement
-        self.awakeAtBedEdges = awakeAtBedEdges
+        self.awakeAtBedEdges = awakeAtBedEdges; self.decidesWakeByNight = decidesWakeByNight
     }
 
     /// One model for every kind of night.
     package init(model: StagingModel, rules: SessionRules = SessionRules(),
                 timeZone: TimeZone = .current, learnsBreathing: Bool = true, learnsMovement: Bool = true,
-                awakeAtBedEdges: Bool = true) {
+                awakeAtBedEdges: Bool = true, decidesWakeByNight: Bool = true) {
         self.init(models: StagingModels(single: model), rules: rules, timeZone: timeZone,
-                  learnsBreathing: learnsBreathing, learnsMovement: learnsMovement, awakeAtBedEdges: awakeAtBedEdges)
+                  learnsBreathing: learnsBreathing, learnsMovement: learnsMovement, awakeAtBedEdges: awakeAtBedEdges,
+                  decidesWakeByNight: decidesWakeByNight)
     }
 
     /// The entry point for the pod: beats and vitals from the front end. With no vitals
@@ -181,9 +186,10 @@ package struct SleepAnalyzer: Sendable {
         // An epoch seen empty is a trip out of bed: awake. An epoch without data (the link was
         // down) gets no epoch at all: its stage is unknown, and calling it awake would put
         // the outage into the night's WASO and efficiency.
-        var epochs = features.indices.filter { features[$0].present || seenEmpty[$0] }.map { i in
-            Epoch(start: start + Double(i) * epochLength, stage: p[i].mostLikely,
-                  probabilities: p[i], features: features[i])
+        let kept = features.indices.filter { features[$0].present || seenEmpty[$0] }
+        let stages = decidesWakeByNight ? NightWakeShare.stages(kept.map { p[$0] }) : kept.map { p[$0].mostLikely }
+        var epochs = zip(kept, stages).map { i, stage in
+            Epoch(start: start + Double(i) * epochLength, stage: stage, probabilities: p[i], features: features[i])
         }
         if let onset = epochs.first(where: { $0.stage != .awake })?.start {
             for i in epochs.indices where epochs[i].start >= onset {

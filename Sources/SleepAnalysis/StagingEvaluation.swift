@@ -141,8 +141,11 @@ package enum StagingTraining {
     }
 
     /// The record staged by `models` (the one for its kind), scored against its reference.
-    package static func evaluate(_ models: StagingModels, on record: Record) -> StagingEvaluation {
-        let sessions = SleepAnalyzer(models: models, timeZone: TimeZone(identifier: "UTC")!).analyze(record.input)
+    /// `decidesWakeByNight` false takes each epoch's likeliest stage (`SleepAnalyzer`).
+    package static func evaluate(_ models: StagingModels, on record: Record,
+                                 decidesWakeByNight: Bool = true) -> StagingEvaluation {
+        let sessions = SleepAnalyzer(models: models, timeZone: TimeZone(identifier: "UTC")!,
+                                     decidesWakeByNight: decidesWakeByNight).analyze(record.input)
         return StagingEvaluation(reference: record.reference, predicted: sessions)
     }
 
@@ -156,7 +159,8 @@ package enum StagingTraining {
     /// one subject out. `pooledOnly` stages every record by the pooled model, as a night with
     /// beats and movement (the pod's) is staged.
     package static func crossValidate(_ records: [Record], group: (Record) -> String,
-                                     pooledOnly: Bool = false) throws -> [StagingEvaluation] {
+                                     pooledOnly: Bool = false,
+                                     decidesWakeByNight: Bool = true) throws -> [StagingEvaluation] {
         let nights = records.map(labelledNight)
         let groups = records.map(group)
         var out = [StagingEvaluation?](repeating: nil, count: records.count)
@@ -164,7 +168,9 @@ package enum StagingTraining {
             let train = records.indices.filter { groups[$0] != g }.map { nights[$0] }
             var models = try StagingModels.fit(train)
             if pooledOnly { models = StagingModels(single: models.pooled) }
-            for i in records.indices where groups[i] == g { out[i] = evaluate(models, on: records[i]) }
+            for i in records.indices where groups[i] == g {
+                out[i] = evaluate(models, on: records[i], decidesWakeByNight: decidesWakeByNight)
+            }
         }
         return out.map { $0! }
     }

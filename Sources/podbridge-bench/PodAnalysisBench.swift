@@ -28,6 +28,8 @@ func runPodAnalysisBench(options: BenchOptions) throws {
          "the fitted movement emission instead of the night's"),
         ("no_bed_edges", SleepAnalyzer(timeZone: utc, awakeAtBedEdges: false),
          "getting into and out of bed not taken as awake"),
+        ("epoch_argmax", SleepAnalyzer(timeZone: utc, decidesWakeByNight: false),
+         "each epoch's likeliest stage instead of the night's wake share"),
     ]
     var variantEvaluations = [[StagingEvaluation]](repeating: [], count: variants.count)
     var captureCPU: [Double] = [], stagingCPU: [Double] = [], wall: [Double] = []

@@ -10,7 +10,8 @@ import SyntheticNights
 /// sleep-accel-dev: heart rate and movement of healthy sleepers), every figure on nights the
 /// scoring models did not see: leave one subject out and leave one record out over both
 /// datasets (each night staged by the model for its kind), the pooled model alone, fit on
-/// one dataset and stage the other, and sleep-accel with its movement removed. Then
+/// one dataset and stage the other, and sleep-accel with its movement removed; the subject
+/// folds once more with each epoch's likeliest stage instead of the night's wake share. Then
 /// staging speed.
 func runStagingBench(options: BenchOptions) throws {
     let slpdb = try StagingData.slpdb(repoRoot: options.repoRoot)
@@ -24,6 +25,12 @@ func runStagingBench(options: BenchOptions) throws {
     stagingSummary("loso.slpdb", Array(zip(all, bySubject)).filter { $0.0.dataset == "slpdb" })
     stagingSummary("loso.sleep_accel", Array(zip(all, bySubject)).filter { $0.0.dataset == "sleep-accel" })
     print(stagingTargetsLine("loso", Array(zip(all, bySubject))))
+
+    // Each epoch's likeliest stage instead of the night's wake share (`NightWakeShare`): the
+    // same folds, the same probabilities, read epoch by epoch (as before 2026-11-26).
+    let byEpoch = try StagingTraining.crossValidate(all, group: \.subject, decidesWakeByNight: false)
+    stagingSummary("loso_epoch_argmax", Array(zip(all, byEpoch)))
+    print(stagingTargetsLine("loso_epoch_argmax", Array(zip(all, byEpoch))))
 
     let byRecord = try StagingTraining.crossValidate(all, group: \.name)
     stagingSummary("loro", Array(zip(all, byRecord)))
@@ -222,7 +229,8 @@ func meetsSyntheticTargets(_ e: StagingEvaluation) -> Bool {
 /// deep and REM recall above 0.5), as users run it (each night's breathing and movement learnt
 /// from the night, `NightBreathing`, `NightMovement`), without breathing, with the fitted
 /// movement emission instead of the night's, with neither (the fitted features alone), and
-/// without the awake epochs at the sleeper's trips out of bed (`SleepAnalyzer.bedEdgeRows`).
+/// without the awake epochs at the sleeper's trips out of bed (`SleepAnalyzer.bedEdgeRows`),
+/// and with each epoch's likeliest stage instead of the night's wake share (`NightWakeShare`).
 func runSyntheticStagingBench(options: BenchOptions) throws {
     let utc = TimeZone(identifier: "UTC")!
     let ways: [(label: String, analyzer: SleepAnalyzer)] = [
@@ -231,6 +239,7 @@ func runSyntheticStagingBench(options: BenchOptions) throws {
         (".fitted_movement", SleepAnalyzer(timeZone: utc, learnsMovement: false)),
         (".fitted_only", SleepAnalyzer(timeZone: utc, learnsBreathing: false, learnsMovement: false)),
         (".no_bed_edges", SleepAnalyzer(timeZone: utc, awakeAtBedEdges: false)),
+        (".epoch_argmax", SleepAnalyzer(timeZone: utc, decidesWakeByNight: false)),
     ]
     let nights = syntheticNights(quick: options.quick)
     for way in ways {

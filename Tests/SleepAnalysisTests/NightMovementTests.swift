@@ -98,8 +98,8 @@ import Testing
 
     /// On a NightModel night (the virtual pod's physiology, through the real front end) the
     /// fitted watch movement misses awakenings the night's own movement finds. Measured
-    /// (release bench, docs/staging.md): wake recall 0.67 against 0.52, TST bias −15.0
-    /// against +15.0 min.
+    /// (release bench, docs/staging.md): wake recall 0.66 against 0.53, TST bias −13.0
+    /// against +13.5 min.
     @Test func theNightsOwnMovementFindsNightModelsAwakenings() {
         let night = SyntheticNight.nightModel(seed: 31)
         let utc = TimeZone(identifier: "UTC")!
