@@ -64,11 +64,8 @@ import Testing
         let all = try LabelledNights.all()
         let models = try StagingTraining.fit(all.filter { $0.subject != "slp14" })
         let r = try LabelledNights.slpdb("slp14")
-        let utc = TimeZone(identifier: "UTC")!
-        let byNight = StagingEvaluation(reference: r.reference,
-                                        predicted: SleepAnalyzer(models: models, timeZone: utc).analyze(r.input))
-        let byEpoch = StagingEvaluation(reference: r.reference,
-                                        predicted: SleepAnalyzer(models: models, timeZone: utc, decidesWakeByNight: false).analyze(r.input))
+        let byNight = StagingTraining.evaluate(models, on: r)
+        let byEpoch = StagingTraining.evaluate(models, on: r, decidesWakeByNight: false)
         #expect(byEpoch.totalSleepBiasMinutes > 90)
         #expect(byNight.totalSleepBiasMinutes < byEpoch.totalSleepBiasMinutes - 15)
         #expect(byNight.recall(.awake) > byEpoch.recall(.awake))
