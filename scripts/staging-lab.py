@@ -4,8 +4,10 @@ to the staging model quickly, outside Swift (docs/staging.md, "What was tried").
 
 Not part of the build or the tests; needs Python 3 and numpy. The figures that count are the
 bench's (`make bench`); this replica reproduces its leave-one-subject-out figures per kind of
-night exactly (slpdb-dev κ4 0.335, κ2 0.384, TST +10.1 min; sleep-accel-dev 0.367 / 0.427,
-+8.3 min), which is what makes the variants below comparable.
+night exactly, which is what makes the variants below comparable: read epoch by epoch (`loso`,
+the bench's `staging.loso_epoch_argmax`: slpdb-dev κ4 0.332, κ2 0.384, TST +9.5 min;
+sleep-accel-dev 0.367 / 0.427, +8.3 min), and by the night's wake share as shipped (`decoding`,
+"expected wake x1.0": 0.341 / 0.394, +5.0; 0.367 / 0.424, +2.6).
 
 Inputs come from the bench:
 
