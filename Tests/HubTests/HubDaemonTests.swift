@@ -191,7 +191,8 @@ import Glibc
         // Nothing lost: the session reaches past the last snapshot, up to the shutdown.
         #expect((left.first?.end ?? 0) > firstEnd + 60)
         #expect(left.first?.isFinal == false)
-        #expect(try await store.allSessions(side: .right).isEmpty)
+        let right = try await store.allSessions(side: .right)
+        #expect(right.isEmpty, "right side: \(right.map { ($0.start, $0.end, $0.isFinal) })")
     }
 
     @Test func aCarriedOnNightShowsTheSideInBedFromTheStart() async throws {
@@ -367,7 +368,6 @@ import Glibc
         let database = (state as NSString).appendingPathComponent("podbridge.sqlite")
         let utc = TimeZone(identifier: "UTC")!
 
-        let launched = Date()
         let first = try DaemonProcess(binary: binary, tty: tty, state: state, speed: speed, clockStart: Self.nightStart,
                                       logPath: dir.path("first.log"))
         #expect(await eventually(120) { first.said.contains("streaming from pod") }, "the daemon said: \(first.said)")
@@ -386,15 +386,25 @@ import Glibc
         let kept = try NightStore(path: database, timeZone: utc)
         #expect(try await kept.openStay(podSerial: "HUBTEST1", side: .left) != nil)
         #expect(try await kept.openStay(podSerial: "HUBTEST1", side: .right) == nil)
+        // The first hub's last data: the end of what it kept as preliminary.
+        let firstDataEnd = try #require(try await kept.allSessions(side: .left).first).end
         try kept.close()
 
         // Started again on the clock the pod's night has reached (a real hub's clock simply
-        // went on), a little ahead so no second is read twice.
-        let restartAt = Self.nightStart.addingTimeInterval(Date().timeIntervalSince(launched) * speed + 120)
+        // went on), a little ahead so no second is read twice. Read from the pod's own tick:
+        // on a loaded machine the pod's night runs behind 300× of the wall clock.
+        let firstAnchor = try #require(pod.clock)
+        let restartAt = Date(timeIntervalSince1970: firstAnchor.unixTime(ofTick: pod.snapshot.tick) + 120)
         let second = try DaemonProcess(binary: binary, tty: tty, state: state, speed: speed, clockStart: restartAt,
                                        logPath: dir.path("second.log"))
         #expect(await eventually(120) { second.said.contains("carrying on the session open since 22:0") },
                 "the daemon said: \(second.said)")
+        #expect(await eventually(120) { second.said.contains("streaming from pod") }, "the daemon said: \(second.said)")
+        // The hole the restart leaves in the data, measured, not assumed: from the first hub's last
+        // data to the pod's time now by the clock the second hub set (at most where its data starts).
+        // On a loaded machine a restart takes longer, and each real second at 300× is 5 minutes.
+        let secondAnchor = try #require(pod.clock)
+        let holeMinutes = (secondAnchor.unixTime(ofTick: pod.snapshot.tick) - Double(firstDataEnd)) / 60
         let ended = await eventually(180) {
             guard let store = try? NightStore(path: database, timeZone: utc),
                   let sessions = try? await store.allSessions(side: .left) else { return false }
@@ -416,15 +426,21 @@ import Glibc
         // The restart is a short hole in the data, neither sleep nor waking, and no trip out of bed.
         let m = night.metrics
         let unmeasured = m.timeInBedMinutes - (m.awakeMinutes + m.coreMinutes + m.deepMinutes + m.remMinutes)
-        // (The hole's length is the restart's, a few seconds of real time at 300×: minutes.)
-        #expect(unmeasured >= 1 && unmeasured < 60, "minutes without data \(unmeasured)")
+        #expect(unmeasured >= 1, "minutes without data \(unmeasured)")
+        // The hole lies where the first hub's data ended, and is the restart's hole in the data, no
+        // longer (an epoch of slack at each edge). Measured on the epochs around it: on a loaded
+        // machine the 300× pod can also outrun the hub elsewhere in the night.
         let epochs = try await store.epochs(sessionID: night.id)
-        let gap = try #require(zip(epochs, epochs.dropFirst()).max { ($0.1.start - $0.0.start) < ($1.1.start - $1.0.start) })
-        #expect(gap.1.start - gap.0.start > 60)
-        let certain = epochs.filter { abs($0.start - gap.1.start) <= 300 && $0.probabilities?.awake == 1 }
+        let before = try #require(epochs.last { $0.start < firstDataEnd })
+        let after = try #require(epochs.first { $0.start >= firstDataEnd })
+        let unstaged = Double(after.start - (before.start + EpochRecord.duration))
+        #expect(unstaged >= 60 && unstaged <= holeMinutes * 60 + 60,
+                "epochs stop at \(before.start) and start again at \(after.start); hole in the data \(holeMinutes) min")
+        let certain = epochs.filter { abs($0.start - after.start) <= 300 && $0.probabilities?.awake == 1 }
         #expect(certain.isEmpty, "awake for certain around the restart: \(certain.map(\.start))")
         #expect(try await store.openStay(podSerial: "HUBTEST1", side: .left) == nil)
-        #expect(try await store.allSessions(side: .right).isEmpty)
+        let right = try await store.allSessions(side: .right)
+        #expect(right.isEmpty, "right side: \(right.map { ($0.start, $0.end, $0.isFinal) })")
     }
 }
 
