@@ -20,19 +20,12 @@ package enum NightWakeShare {
     package static func stages(_ probabilities: [StageProbabilities]) -> [SleepStage] {
         let expected = probabilities.reduce(0.0) { $0 + $1.awake }
         let awakeCount = Int(expected.rounded())
-        var stages = probabilities.map(likeliestSleepStage)
+        var stages = probabilities.map { $0.mostLikely(among: [.core, .deep, .rem]) }
         let mostAwake = probabilities.indices.sorted {
             probabilities[$0].awake > probabilities[$1].awake
                 || (probabilities[$0].awake == probabilities[$1].awake && $0 < $1)
         }
         for i in mostAwake.prefix(awakeCount) { stages[i] = .awake }
         return stages
-    }
-
-    /// The likeliest of core, deep and REM (ties to the earlier, as `mostLikely`).
-    static func likeliestSleepStage(_ p: StageProbabilities) -> SleepStage {
-        var best = SleepStage.core
-        for stage in [SleepStage.deep, .rem] where p[stage] > p[best] { best = stage }
-        return best
     }
 }

@@ -24,9 +24,12 @@ public struct StageProbabilities: Sendable, Codable, Hashable {
     }
 
     /// The stage with the highest probability (ties go to the earlier stage, awake first).
-    public var mostLikely: SleepStage {
-        var best = SleepStage.awake
-        for stage in SleepStage.allCases where self[stage] > self[best] { best = stage }
+    public var mostLikely: SleepStage { mostLikely(among: SleepStage.allCases) }
+
+    /// The likeliest of `stages` (not empty; ties go to the one listed first).
+    public func mostLikely(among stages: [SleepStage]) -> SleepStage {
+        var best = stages[0]
+        for stage in stages.dropFirst() where self[stage] > self[best] { best = stage }
         return best
     }
 
