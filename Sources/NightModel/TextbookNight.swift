@@ -25,25 +25,87 @@ package struct TextbookNight: Sendable {
     /// Stage per 30-s epoch from `start`.
     package private(set) var stages: [SleepStage] = []
 
-    package init(seed: UInt64, restingHeartRate: Double = 64, breathingRate: Double = 15) {
+    /// How the night is laid out. `.typical` is the night every earlier figure was measured
+    /// on; the others move the stage mix far from it, so the stager can be judged on nights
+    /// whose wake share and deep sleep are unlike the labelled nights' (issue 14: each night's
+    /// own stage mix, not an imposed one). Written down from the sleep-medicine literature
+    /// before any of them was staged.
+    package enum Pattern: String, Sendable, CaseIterable {
+        /// ~100-min cycles, 15-min sleep onset, two brief awakenings, ~7 % awake.
+        case typical
+        /// A young sound sleeper: asleep in 5 min, long early deep sleep, no awakening until
+        /// the end (~2 % awake).
+        case sound
+        /// An older sleeper (Ohayon et al. 2004: deep sleep falls and waking after sleep onset
+        /// grows with age): little deep sleep, a 10-min awakening after each of the first four
+        /// cycles and a 4-min one inside every cycle's light sleep (~20 % awake).
+        case fragmented
+        /// Sleep-maintenance insomnia: 40 min to fall asleep, then 80 min awake in the middle
+        /// of the night after the second cycle, lying still (a body shift every couple of
+        /// minutes, not a restless waking), ~25 % awake.
+        case insomnia
+    }
+
+    package var pattern: Pattern
+    /// Epochs awake but lying still (the insomniac's long waking): movement as in light sleep.
+    package private(set) var lyingStill: [Bool] = []
+
+    package init(seed: UInt64, restingHeartRate: Double = 64, breathingRate: Double = 15, pattern: Pattern = .typical) {
         self.seed = seed; self.restingHeartRate = restingHeartRate; self.breathingRate = breathingRate
+        self.pattern = pattern
         var rng = Self.rng(seed)
-        var list: [SleepStage] = []
-        func add(_ s: SleepStage, minutes: Double) {
+        var list: [SleepStage] = [], still: [Bool] = []
+        func add(_ s: SleepStage, minutes: Double, lyingStill: Bool = false) {
             let n = max(1, Int((minutes * rng.uniform(0.8, 1.2) * 2).rounded()))
             list += [SleepStage](repeating: s, count: n)
+            still += [Bool](repeating: lyingStill, count: n)
         }
-        add(.awake, minutes: 15) // sleep-onset latency
-        let deep: [Double] = [35, 25, 10, 0, 0], rem: [Double] = [8, 15, 22, 28, 32]
-        for c in 0..<5 {
-            add(.core, minutes: 4) // N1
-            add(.core, minutes: 25) // N2
-            if deep[c] > 0 { add(.deep, minutes: deep[c]); add(.core, minutes: 10) }
-            add(.rem, minutes: rem[c])
-            if c == 1 || c == 3 { add(.awake, minutes: 2) } // brief awakening at a cycle end
+        switch pattern {
+        case .typical:
+            add(.awake, minutes: 15) // sleep-onset latency
+            let deep: [Double] = [35, 25, 10, 0, 0], rem: [Double] = [8, 15, 22, 28, 32]
+            for c in 0..<5 {
+                add(.core, minutes: 4) // N1
+                add(.core, minutes: 25) // N2
+                if deep[c] > 0 { add(.deep, minutes: deep[c]); add(.core, minutes: 10) }
+                add(.rem, minutes: rem[c])
+                if c == 1 || c == 3 { add(.awake, minutes: 2) } // brief awakening at a cycle end
+            }
+            add(.awake, minutes: 10) // final awakening
+        case .sound:
+            add(.awake, minutes: 5)
+            let deep: [Double] = [45, 30, 15, 0, 0], rem: [Double] = [10, 18, 24, 30, 35]
+            for c in 0..<5 {
+                add(.core, minutes: 3); add(.core, minutes: 22)
+                if deep[c] > 0 { add(.deep, minutes: deep[c]); add(.core, minutes: 8) }
+                add(.rem, minutes: rem[c])
+            }
+            add(.awake, minutes: 3)
+        case .fragmented:
+            add(.awake, minutes: 20)
+            let deep: [Double] = [15, 8, 0, 0, 0], rem: [Double] = [12, 18, 20, 22, 20]
+            for c in 0..<5 {
+                add(.core, minutes: 6); add(.core, minutes: 12)
+                add(.awake, minutes: 4) // an arousal into waking inside light sleep
+                add(.core, minutes: 12)
+                if deep[c] > 0 { add(.deep, minutes: deep[c]); add(.core, minutes: 8) }
+                add(.rem, minutes: rem[c])
+                if c < 4 { add(.awake, minutes: 10) }
+            }
+            add(.awake, minutes: 10)
+        case .insomnia:
+            add(.awake, minutes: 40)
+            let deep: [Double] = [30, 20, 5, 0, 0], rem: [Double] = [8, 15, 22, 28, 30]
+            for c in 0..<5 {
+                add(.core, minutes: 5); add(.core, minutes: 25)
+                if deep[c] > 0 { add(.deep, minutes: deep[c]); add(.core, minutes: 10) }
+                add(.rem, minutes: rem[c])
+                if c == 1 { add(.awake, minutes: 80, lyingStill: true) }
+            }
+            add(.awake, minutes: 10)
         }
-        add(.awake, minutes: 10) // final awakening
         stages = list
+        lyingStill = still
     }
 
     package var duration: Double { Double(stages.count) * Self.epochLength }
@@ -70,8 +132,10 @@ package struct TextbookNight: Sendable {
         var shift = 0.0, shiftLeft = 0.0
         let seconds = Int(duration)
         for sec in 0..<seconds {
-            let stage = stages[min(stages.count - 1, sec / 30)]
-            let p = Self.physiology(stage)
+            let epoch = min(stages.count - 1, sec / 30)
+            let stage = stages[epoch]
+            var p = Self.physiology(stage)
+            if lyingStill[epoch] { p.moving = Self.physiology(.core).moving * 2 }
             // Slow AR(1) wanders around the stage's level, which falls 4 bpm over the night.
             hrDrift = 0.97 * hrDrift + p.hrSD * 0.243 * rng.gaussian()
             brDrift = 0.95 * brDrift + p.brCV * breathingRate * 0.31 * rng.gaussian()

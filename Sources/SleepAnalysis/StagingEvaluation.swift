@@ -85,6 +85,14 @@ package struct StagingEvaluation: Sendable {
         return Double(predicted - reference) * epochLength / 60
     }
 
+    /// Share of the scored epochs awake in the reference and as staged: whether the stager
+    /// follows a night's own wake share or imposes one.
+    package var referenceAwakeShare: Double { awakeShare(pairs.map(\.reference)) }
+    package var stagedAwakeShare: Double { awakeShare(pairs.map(\.predicted)) }
+    private func awakeShare(_ stages: [SleepStage]) -> Double {
+        stages.isEmpty ? .nan : Double(stages.filter { $0 == .awake }.count) / Double(stages.count)
+    }
+
     /// Share of reference-awake epochs predicted awake (wake sensitivity).
     package var wakeSensitivity: Double { recall(.awake) }
 

@@ -13,15 +13,17 @@ package struct SyntheticNight: Sendable {
     package var reference: [InputFormats.StagedInterval]
 
     /// A `TextbookNight` (one channel, capacitance of a sleeper in bed throughout).
-    package static func textbook(seed: UInt64, restingHeartRate: Double, breathingRate: Double) -> SyntheticNight {
-        let night = TextbookNight(seed: seed, restingHeartRate: restingHeartRate, breathingRate: breathingRate)
+    package static func textbook(seed: UInt64, restingHeartRate: Double, breathingRate: Double,
+                                 pattern: TextbookNight.Pattern = .typical) -> SyntheticNight {
+        let night = TextbookNight(seed: seed, restingHeartRate: restingHeartRate, breathingRate: breathingRate, pattern: pattern)
         let samples = night.samples()
         let out = frontEnd(piezo: samples, sampleRate: TextbookNight.fs, start: TextbookNight.start) { _ in [1800, 2050, 1600] }
         let reference = night.stages.enumerated().map { i, s in
             InputFormats.StagedInterval(start: TextbookNight.start + Double(i) * epochLength,
                                         end: TextbookNight.start + Double(i + 1) * epochLength, stage: s)
         }
-        return SyntheticNight(name: "textbook\(seed)", output: out, reference: reference)
+        let name = pattern == .typical ? "textbook\(seed)" : "textbook_\(pattern.rawValue)\(seed)"
+        return SyntheticNight(name: name, output: out, reference: reference)
     }
 
     /// A NightModel night of one sleeper on the left side (one channel, no pump), in bed the

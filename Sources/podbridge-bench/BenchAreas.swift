@@ -5,6 +5,7 @@ let benchAreas: [(name: String, run: @Sendable (BenchOptions) async throws -> Vo
     ("podanalysis", { try runPodAnalysisBench(options: $0) }),
     ("staging", { try runStagingBench(options: $0) }),
     ("synthetic", { try runSyntheticStagingBench(options: $0) }),
+    ("patterns", { runNightPatternBench(options: $0) }),
     ("schedule", { try runScheduleBench(options: $0) }),
     ("wake", { try runWakeBench(options: $0) }),
     ("store", { try await runStoreBench(options: $0) }),

@@ -281,3 +281,32 @@ func runSyntheticStagingBench(options: BenchOptions) throws {
                      named.isEmpty ? "" : "; missed by " + named.joined(separator: ", ")))
     }
 }
+
+/// The textbook generator's night patterns (`TextbookNight.Pattern`) for each of its four
+/// sleepers (seeds 3–6, as `syntheticNights`): nights whose wake share runs from 2 % to a
+/// quarter of the night, staged as shipped. Prints each night's true and staged share of the
+/// night awake beside the per-night targets, so a stager that imposes one stage mix shows.
+func runNightPatternBench(options: BenchOptions) {
+    let analyzer = SleepAnalyzer(timeZone: TimeZone(identifier: "UTC")!)
+    for (label, seeds) in [("pattern", [UInt64](3...6))] + (options.quick ? [] : [("pattern_spread", [UInt64](7...22))]) {
+        for pattern in TextbookNight.Pattern.allCases {
+            let list = seeds.map { seed in
+                let sleeper = textbookSleepers[Int((seed - 3) % 4)]
+                let night = SyntheticNight.textbook(seed: seed, restingHeartRate: sleeper.heartRate,
+                                                    breathingRate: sleeper.breathing, pattern: pattern)
+                let e = night.evaluate(analyzer)
+                print(syntheticNightLine("\(label).\(pattern.rawValue).seed\(seed)", e)
+                      + String(format: " awake_share %.2f staged %.2f", e.referenceAwakeShare, e.stagedAwakeShare))
+                return e
+            }
+            let p = StagingEvaluation.pooled(list)
+            let bias = list.map(\.totalSleepBiasMinutes)
+            let misses = zip(seeds, list).filter { !meetsSyntheticTargets($1) }.map { "\($0.0)" }
+            print(String(format: "synthetic.%@.%@.pooled: %d nights k4 %.3f k2 %.3f recall awake %.2f deep %.2f rem %.2f; awake_share %.2f staged %.2f; tst_bias mean %+.1f, %+.1f … %+.1f min; every target: %d/%d%@",
+                         label, pattern.rawValue, list.count, p.kappa(.four), p.kappa(.two), p.recall(.awake), p.recall(.deep),
+                         p.recall(.rem), p.referenceAwakeShare, p.stagedAwakeShare, bias.reduce(0, +) / Double(bias.count),
+                         bias.min() ?? .nan, bias.max() ?? .nan, list.count - misses.count, list.count,
+                         misses.isEmpty ? "" : " (missed by seeds " + misses.joined(separator: ", ") + ")"))
+        }
+    }
+}

@@ -44,6 +44,22 @@ import Testing
         #expect(e.recall(.rem) > 0.5, "\(line)")
     }
 
+    /// An older sleeper's night (`TextbookNight.Pattern.fragmented`): a quarter of it awake,
+    /// in eleven awakenings, three times the typical night's share. A stager that imposed the
+    /// labelled nights' stage mix would sleep through most of them; the shipped one stages
+    /// the night's own share (release bench: 0.25 awake, 0.24 staged, TST +3.0 min).
+    @Test func aNightAQuarterAwakeIsStagedWithItsOwnWakeShare() throws {
+        let night = SyntheticNight.textbook(seed: 3, restingHeartRate: 64, breathingRate: 15, pattern: .fragmented)
+        let e = night.evaluate(SleepAnalyzer(timeZone: TimeZone(identifier: "UTC")!))
+        let line = Self.describe(e, "textbook fragmented seed 3")
+            + String(format: " awake share %.2f staged %.2f", e.referenceAwakeShare, e.stagedAwakeShare)
+        #expect(e.referenceAwakeShare > 0.2, "\(line)")
+        #expect(abs(e.stagedAwakeShare - e.referenceAwakeShare) < 0.05, "\(line)")
+        #expect(abs(e.totalSleepBiasMinutes) <= 30, "\(line)")
+        #expect(e.recall(.deep) > 0.5, "\(line)")
+        #expect(e.recall(.rem) > 0.5, "\(line)")
+    }
+
     @Test(arguments: [UInt64(31), 32, 33])
     func nightModelNight(seed: UInt64) throws {
         let e = SyntheticNight.nightModel(seed: seed).evaluate(SleepAnalyzer(timeZone: TimeZone(identifier: "UTC")!))
