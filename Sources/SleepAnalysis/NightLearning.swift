@@ -18,7 +18,8 @@ import SleepDomain
 /// fitted model shares one covariance), and the log-likelihoods are tempered by the model's
 /// emission weight. EM finds a local optimum that depends on its start, so when the caller
 /// has the rows before a signal was taken out of them, the night is fitted from both
-/// starts and keeps the fit under which it is likelier.
+/// starts and keeps the fit under which it is likelier, judged by the parts the labelled
+/// nights anchor (the fitted emissions and the signals with per-stage priors).
 package enum NightLearning {
     /// One signal of the night: a value per in-bed epoch (nil = not measured), and where each
     /// stage's mean is shrunk to (`nil`: the night's mean; else one mean per stage).
@@ -42,7 +43,7 @@ package enum NightLearning {
     /// the epochs so far); `isFinal` false still returns forward-filtered stages, so no epoch
     /// sees the future. The rows in `awake` are known to be awake (`SleepAnalyzer.bedEdgeRows`).
     /// `initialRows` (the rows before a signal was taken out of them for learning) give EM a
-    /// second start; the night keeps whichever fit gives it the higher likelihood.
+    /// second start; the night keeps whichever fit gives it the higher anchored likelihood.
     package static func probabilities(model: StagingModel, rows: [[Double?]], signals: [Signal],
                                       awake: Set<Int> = [], initialRows: [[Double?]]? = nil,
                                       isFinal: Bool) -> [StageProbabilities] {
@@ -57,33 +58,43 @@ package enum NightLearning {
             .filter { $0.x.count >= minimumEpochs }
         guard !learnt.isEmpty else { return model.probabilities(emissionLogLikelihoods: base, isFinal: isFinal) }
         let k = model.means.count
-        /// Expectation–maximisation from the stages `start` gives: the last round's emissions
-        /// and the night's log-likelihood under them (the learnt Gaussians' normalisers included).
-        func em(from start: [[Double]]) -> (combined: [[Double]], logLikelihood: Double) {
+        /// Expectation–maximisation from the stages `start` gives: the last round's emissions,
+        /// and the night's log-likelihood under the parts of them anchored in the labelled
+        /// nights (the fitted emissions and the signals with a per-stage prior, their
+        /// Gaussians' normalisers included), by which the starts are compared.
+        func em(from start: [[Double]]) -> (combined: [[Double]], anchoredLogLikelihood: Double) {
             var p = model.probabilities(emissionLogLikelihoods: start, isFinal: true)
-            var combined = base
+            var combined = base, anchored = base
             var normalisers = 0.0
             for round in 1...iterations {
                 var extra = [[Double]](repeating: [Double](repeating: 0, count: k), count: rows.count)
+                var anchoredExtra = extra
                 normalisers = 0
                 for signal in learnt {
                     let (l, variance) = fit(signal, weights: p, stages: k, emissionWeight: model.emissionWeight)
-                    normalisers -= 0.5 * model.emissionWeight * log(variance) * Double(signal.x.count)
                     for i in extra.indices { for c in 0..<k { extra[i][c] += l[i][c] } }
+                    guard signal.signal.prior != nil else { continue }
+                    normalisers -= 0.5 * model.emissionWeight * log(variance) * Double(signal.x.count)
+                    for i in extra.indices { for c in 0..<k { anchoredExtra[i][c] += l[i][c] } }
                 }
                 combined = base.indices.map { i in (0..<k).map { base[i][$0] + extra[i][$0] } }
+                anchored = base.indices.map { i in (0..<k).map { base[i][$0] + anchoredExtra[i][$0] } }
                 // The last round's stages are the answer, smoothed or (live) filtered, below.
                 if round < iterations { p = model.probabilities(emissionLogLikelihoods: combined, isFinal: true) }
             }
-            return (combined, model.logLikelihood(emissionLogLikelihoods: combined) + normalisers)
+            return (combined, model.logLikelihood(emissionLogLikelihoods: anchored) + normalisers)
         }
         // EM finds a local optimum, and where it starts decides which: from the fitted model
         // without the signals, or (`initialRows`) from the fitted model whole. The night keeps
-        // the fit that explains it better.
+        // the fit that explains it better by what the labelled nights anchor. A signal learnt
+        // around the night's own mean (breathing) has no say in that: its stage Gaussians can
+        // sit anywhere, and EM always fits them tighter by giving a level of the signal a stage
+        // of its own, such as REM's irregular breathing to "awake" on a night with hardly any
+        // waking (TextbookNight's sound sleeper: −78 min, compared by the whole likelihood).
         var best = em(from: base)
         if let initialRows {
             let other = em(from: clamped(initialRows))
-            if other.logLikelihood > best.logLikelihood { best = other }
+            if other.anchoredLogLikelihood > best.anchoredLogLikelihood { best = other }
         }
         return model.probabilities(emissionLogLikelihoods: best.combined, isFinal: isFinal)
     }

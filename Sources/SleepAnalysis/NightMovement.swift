@@ -11,9 +11,10 @@ import Foundation
 /// labelled) movement leaves the fitted emission and is learnt from the night, each stage's
 /// mean shrunk towards the fitted model's mean for that stage: the watch's shape is where
 /// the night starts, not what it is held to. EM also runs once from the stages the fitted
-/// model gives with its watch movement emission, and the likelier fit is kept
-/// (`NightLearning.probabilities`): started without movement, a night whose REM breathing
-/// lifts the movement index can learn waking from its REM periods.
+/// model gives with its watch movement emission, and the fit likelier under the fitted
+/// emissions and the learnt movement is kept (`NightLearning.probabilities`): started without
+/// movement, a night whose REM breathing lifts the movement index, or a night with hardly any
+/// waking, can learn waking from its REM periods.
 ///
 /// What is learnt is the movement averaged over ±1 epoch (the window heart rate is smoothed
 /// over): a bed sensor sees a waking sleeper shift every few minutes, not in every epoch,
