@@ -44,6 +44,34 @@ package struct TextbookNight: Sendable {
         /// of the night after the second cycle, lying still (a body shift every couple of
         /// minutes, not a restless waking), ~25 % awake.
         case insomnia
+
+        /// Five cycles of N1, N2 (split by `arousal`-minute awakenings when `n2` has more than
+        /// one part), deep sleep and the light sleep after it, and REM, then any awakening;
+        /// minutes, each drawn ±20 %.
+        struct Layout {
+            var sleepOnset: Double, n1: Double, n2: [Double], arousal: Double = 0
+            var deep: [Double], afterDeep: Double, rem: [Double]
+            var wakeAfterCycle: [(minutes: Double, lyingStill: Bool)?]
+            var finalWaking: Double
+        }
+
+        var layout: Layout {
+            switch self {
+            case .typical:
+                Layout(sleepOnset: 15, n1: 4, n2: [25], deep: [35, 25, 10, 0, 0], afterDeep: 10,
+                       rem: [8, 15, 22, 28, 32], wakeAfterCycle: [nil, (2, false), nil, (2, false), nil], finalWaking: 10)
+            case .sound:
+                Layout(sleepOnset: 5, n1: 3, n2: [22], deep: [45, 30, 15, 0, 0], afterDeep: 8,
+                       rem: [10, 18, 24, 30, 35], wakeAfterCycle: [nil, nil, nil, nil, nil], finalWaking: 3)
+            case .fragmented:
+                Layout(sleepOnset: 20, n1: 6, n2: [12, 12], arousal: 4, deep: [15, 8, 0, 0, 0], afterDeep: 8,
+                       rem: [12, 18, 20, 22, 20], wakeAfterCycle: [(10, false), (10, false), (10, false), (10, false), nil],
+                       finalWaking: 10)
+            case .insomnia:
+                Layout(sleepOnset: 40, n1: 5, n2: [25], deep: [30, 20, 5, 0, 0], afterDeep: 10,
+                       rem: [8, 15, 22, 28, 30], wakeAfterCycle: [nil, (80, true), nil, nil, nil], finalWaking: 10)
+            }
+        }
     }
 
     package var pattern: Pattern
@@ -60,50 +88,19 @@ package struct TextbookNight: Sendable {
             list += [SleepStage](repeating: s, count: n)
             still += [Bool](repeating: lyingStill, count: n)
         }
-        switch pattern {
-        case .typical:
-            add(.awake, minutes: 15) // sleep-onset latency
-            let deep: [Double] = [35, 25, 10, 0, 0], rem: [Double] = [8, 15, 22, 28, 32]
-            for c in 0..<5 {
-                add(.core, minutes: 4) // N1
-                add(.core, minutes: 25) // N2
-                if deep[c] > 0 { add(.deep, minutes: deep[c]); add(.core, minutes: 10) }
-                add(.rem, minutes: rem[c])
-                if c == 1 || c == 3 { add(.awake, minutes: 2) } // brief awakening at a cycle end
+        let layout = pattern.layout
+        add(.awake, minutes: layout.sleepOnset)
+        for c in 0..<5 {
+            add(.core, minutes: layout.n1) // N1
+            for (j, minutes) in layout.n2.enumerated() { // N2, split by arousals into waking
+                if j > 0 { add(.awake, minutes: layout.arousal) }
+                add(.core, minutes: minutes)
             }
-            add(.awake, minutes: 10) // final awakening
-        case .sound:
-            add(.awake, minutes: 5)
-            let deep: [Double] = [45, 30, 15, 0, 0], rem: [Double] = [10, 18, 24, 30, 35]
-            for c in 0..<5 {
-                add(.core, minutes: 3); add(.core, minutes: 22)
-                if deep[c] > 0 { add(.deep, minutes: deep[c]); add(.core, minutes: 8) }
-                add(.rem, minutes: rem[c])
-            }
-            add(.awake, minutes: 3)
-        case .fragmented:
-            add(.awake, minutes: 20)
-            let deep: [Double] = [15, 8, 0, 0, 0], rem: [Double] = [12, 18, 20, 22, 20]
-            for c in 0..<5 {
-                add(.core, minutes: 6); add(.core, minutes: 12)
-                add(.awake, minutes: 4) // an arousal into waking inside light sleep
-                add(.core, minutes: 12)
-                if deep[c] > 0 { add(.deep, minutes: deep[c]); add(.core, minutes: 8) }
-                add(.rem, minutes: rem[c])
-                if c < 4 { add(.awake, minutes: 10) }
-            }
-            add(.awake, minutes: 10)
-        case .insomnia:
-            add(.awake, minutes: 40)
-            let deep: [Double] = [30, 20, 5, 0, 0], rem: [Double] = [8, 15, 22, 28, 30]
-            for c in 0..<5 {
-                add(.core, minutes: 5); add(.core, minutes: 25)
-                if deep[c] > 0 { add(.deep, minutes: deep[c]); add(.core, minutes: 10) }
-                add(.rem, minutes: rem[c])
-                if c == 1 { add(.awake, minutes: 80, lyingStill: true) }
-            }
-            add(.awake, minutes: 10)
+            if layout.deep[c] > 0 { add(.deep, minutes: layout.deep[c]); add(.core, minutes: layout.afterDeep) }
+            add(.rem, minutes: layout.rem[c])
+            if let w = layout.wakeAfterCycle[c] { add(.awake, minutes: w.minutes, lyingStill: w.lyingStill) }
         }
+        add(.awake, minutes: layout.finalWaking)
         stages = list
         lyingStill = still
     }

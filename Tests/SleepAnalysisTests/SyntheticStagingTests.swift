@@ -1,4 +1,5 @@
 import Foundation
+import NightModel
 import SleepDomain
 import SyntheticNights
 import Testing
@@ -20,6 +21,17 @@ import Testing
                           e.recall(.awake), e.recall(.core), e.recall(.deep), e.recall(.rem))
         print(line)
         return line
+    }
+
+    /// A textbook night of `pattern` staged as shipped, and its figures with the night's true
+    /// and staged share awake.
+    static func stagePattern(_ pattern: TextbookNight.Pattern, seed: UInt64, restingHeartRate: Double,
+                             breathingRate: Double) -> (StagingEvaluation, String) {
+        let night = SyntheticNight.textbook(seed: seed, restingHeartRate: restingHeartRate,
+                                            breathingRate: breathingRate, pattern: pattern)
+        let e = night.evaluate(SleepAnalyzer(timeZone: TimeZone(identifier: "UTC")!))
+        return (e, describe(e, "textbook \(pattern.rawValue) seed \(seed)")
+            + String(format: " awake share %.2f staged %.2f", e.referenceAwakeShare, e.stagedAwakeShare))
     }
 
     @Test(arguments: [UInt64(3), 4])
@@ -49,10 +61,7 @@ import Testing
     /// labelled nights' stage mix would sleep through most of them; the shipped one stages
     /// the night's own share (release bench: 0.25 awake, 0.24 staged, TST +3.5 min).
     @Test func aNightAQuarterAwakeIsStagedWithItsOwnWakeShare() throws {
-        let night = SyntheticNight.textbook(seed: 3, restingHeartRate: 64, breathingRate: 15, pattern: .fragmented)
-        let e = night.evaluate(SleepAnalyzer(timeZone: TimeZone(identifier: "UTC")!))
-        let line = Self.describe(e, "textbook fragmented seed 3")
-            + String(format: " awake share %.2f staged %.2f", e.referenceAwakeShare, e.stagedAwakeShare)
+        let (e, line) = Self.stagePattern(.fragmented, seed: 3, restingHeartRate: 64, breathingRate: 15)
         #expect(e.referenceAwakeShare > 0.2, "\(line)")
         #expect(abs(e.stagedAwakeShare - e.referenceAwakeShare) < 0.05, "\(line)")
         #expect(abs(e.totalSleepBiasMinutes) <= 30, "\(line)")
@@ -67,10 +76,7 @@ import Testing
     /// fitted emissions and the movement), the night keeps the other start (release bench:
     /// −3.5 min, REM recall 0.95).
     @Test func aSoundSleepersREMIsNotTakenForWaking() throws {
-        let night = SyntheticNight.textbook(seed: 5, restingHeartRate: 72, breathingRate: 17, pattern: .sound)
-        let e = night.evaluate(SleepAnalyzer(timeZone: TimeZone(identifier: "UTC")!))
-        let line = Self.describe(e, "textbook sound seed 5")
-            + String(format: " awake share %.2f staged %.2f", e.referenceAwakeShare, e.stagedAwakeShare)
+        let (e, line) = Self.stagePattern(.sound, seed: 5, restingHeartRate: 72, breathingRate: 17)
         #expect(abs(e.totalSleepBiasMinutes) <= 30, "\(line)")
         #expect(e.recall(.rem) > 0.5, "\(line)")
         #expect(e.stagedAwakeShare < 0.08, "\(line)")
