@@ -41,7 +41,8 @@ import VirtualPod
                                                              alarmResponse: response))
             let night = NightConfig(seed: seed, duration: hours * 3600, sides: [sleeper, .empty], noise: .normal,
                                     channelsPerSide: 1)
-            var podConfiguration = VirtualPodConfiguration(identity: PodIdentity(serial: serial), night: night, speed: speed)
+            var podConfiguration = VirtualPodConfiguration(identity: PodIdentity(serial: serial), night: night, speed: speed,
+                                                           transmitQueueLimit: HubDaemonTests.clockedTransmitQueue)
             podConfiguration.faults = faults
             pod = try VirtualPod(configuration: podConfiguration)
             let tty = try pod.start()
