@@ -64,11 +64,14 @@ package enum NightLearning {
         /// Gaussians' normalisers included), by which the starts are compared.
         func em(from start: [[Double]]) -> (combined: [[Double]], anchoredLogLikelihood: Double) {
             var p = model.probabilities(emissionLogLikelihoods: start, isFinal: true)
-            var combined = base, anchored = base
+            var combined = base
+            // The anchored signals' emissions of the last round, for the likelihood the starts
+            // are compared by.
+            var anchoredExtra: [[Double]] = []
             var normalisers = 0.0
             for round in 1...iterations {
                 var extra = [[Double]](repeating: [Double](repeating: 0, count: k), count: rows.count)
-                var anchoredExtra = extra
+                anchoredExtra = extra
                 normalisers = 0
                 for signal in learnt {
                     let (l, variance) = fit(signal, weights: p, stages: k, emissionWeight: model.emissionWeight)
@@ -78,10 +81,10 @@ package enum NightLearning {
                     for i in extra.indices { for c in 0..<k { anchoredExtra[i][c] += l[i][c] } }
                 }
                 combined = base.indices.map { i in (0..<k).map { base[i][$0] + extra[i][$0] } }
-                anchored = base.indices.map { i in (0..<k).map { base[i][$0] + anchoredExtra[i][$0] } }
                 // The last round's stages are the answer, smoothed or (live) filtered, below.
                 if round < iterations { p = model.probabilities(emissionLogLikelihoods: combined, isFinal: true) }
             }
+            let anchored = base.indices.map { i in (0..<k).map { base[i][$0] + anchoredExtra[i][$0] } }
             return (combined, model.logLikelihood(emissionLogLikelihoods: anchored) + normalisers)
         }
         // EM finds a local optimum, and where it starts decides which: from the fitted model

@@ -27,17 +27,8 @@ import Glibc
                                 pumpVibration: true, channelsPerSide: 2)
         return try VirtualPod(configuration: VirtualPodConfiguration(
             identity: PodIdentity(serial: "HUBTEST1"), night: night, speed: speed,
-            transmitQueueLimit: clockedTransmitQueue))
+            transmitQueueLimit: VirtualPodConfiguration.clockedTransmitQueue))
     }
-
-    /// The transmit queue of a pod these tests play fast. A firmware's 1 MiB holds two minutes of
-    /// the pod's data; at 300× that is 0.4 s of the hub's real time, and a debug-built hub on a
-    /// slow 2-core machine stalls that long now and then (storing a snapshot), so the pod dropped
-    /// minutes of the night and tests of the night's content failed for want of data (CI,
-    /// 2026-11-26, on a machine 2.7× slower than the one the tests were written on). 32 MiB is
-    /// about an hour of the pod's data, 12 s of real time at 300×. The restart test keeps 1 MiB:
-    /// the hole it measures is the data the pod dropped while no hub read it.
-    static let clockedTransmitQueue = 32 << 20
 
     /// The virtual pod playing a night on a pty at `speed`, and a hub configuration that opens it.
     static func podAndConfiguration(hours: Double, seed: UInt64, speed: Double, in dir: ScheduleTempDir) throws

@@ -21,6 +21,18 @@ struct ScheduleTempDir {
     func cleanup() { try? FileManager.default.removeItem(at: url) }
 }
 
+extension VirtualPodConfiguration {
+    /// The transmit queue of a pod the hub tests play fast, for tests of the night's content. A
+    /// firmware's 1 MiB holds two minutes of the pod's data; at 300× that is 0.4 s of the hub's
+    /// real time, and a debug-built hub on a slow 2-core machine stalls that long now and then
+    /// (storing a snapshot), so the pod dropped minutes of the night and those tests failed for
+    /// want of data (CI, 2026-11-26, on a machine 2.7× slower than the one the tests were
+    /// written on). 32 MiB is about an hour of the pod's data, 12 s of real time at 300×. The
+    /// restart test keeps 1 MiB: the hole it measures is the data the pod dropped while no hub
+    /// read it.
+    static let clockedTransmitQueue = 32 << 20
+}
+
 /// Keeps every line the hub reports, so tests can check what a person would read.
 final class ReportedLines: Sendable {
     private let lines = Mutex<[String]>([])

@@ -42,7 +42,7 @@ import VirtualPod
             let night = NightConfig(seed: seed, duration: hours * 3600, sides: [sleeper, .empty], noise: .normal,
                                     channelsPerSide: 1)
             var podConfiguration = VirtualPodConfiguration(identity: PodIdentity(serial: serial), night: night, speed: speed,
-                                                           transmitQueueLimit: HubDaemonTests.clockedTransmitQueue)
+                                                           transmitQueueLimit: VirtualPodConfiguration.clockedTransmitQueue)
             podConfiguration.faults = faults
             pod = try VirtualPod(configuration: podConfiguration)
             let tty = try pod.start()
