@@ -3,10 +3,12 @@ import Logging
 import Synchronization
 
 /// Where the hub tells people what happens: the console (the demo, `podbridge run` in a
-/// terminal) and the log (journald under systemd). One line per event, plain text.
+/// terminal) or, without one, the log (journald under systemd). One line per event, plain
+/// text, said once: with the console on, its lines go to standard output alone, since the
+/// log (standard error) would print each a second time on the same screen.
 package struct HubReporter: Sendable {
     package let logger: Logger
-    /// Also print human-readable lines on standard output.
+    /// Print the reporter's lines on standard output instead of the log.
     package let console: Bool
 
     /// Whether a progress line is on screen, shared by every copy of this reporter so any
@@ -20,20 +22,17 @@ package struct HubReporter: Sendable {
 
     /// Something a person watching wants to see (pod found, night summary, schedule pushed).
     package func event(_ text: String, metadata: Logger.Metadata = [:]) {
-        logger.info("\(text)", metadata: metadata)
-        if console { endProgress(); Self.write(text + "\n") }
+        if console { endProgress(); Self.write(text + "\n") } else { logger.info("\(text)", metadata: metadata) }
     }
 
     /// A problem that did not stop the hub (nack, timeout, bad frame burst).
     package func warning(_ text: String, metadata: Logger.Metadata = [:]) {
-        logger.warning("\(text)", metadata: metadata)
-        if console { endProgress(); Self.write("warning: " + text + "\n") }
+        if console { endProgress(); Self.write("warning: " + text + "\n") } else { logger.warning("\(text)", metadata: metadata) }
     }
 
     /// A status line that replaces itself on a terminal (live readings).
     package func progress(_ text: String) {
-        logger.debug("\(text)")
-        guard console else { return }
+        guard console else { logger.debug("\(text)"); return }
         progressShown.set(true)
         Self.write(Self.isTerminal ? "\r\u{1B}[K" + text : text + "\n")
     }

@@ -49,6 +49,38 @@ struct CommandRunner {
                        stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
     }
 
+    /// Starts `podbridge arguments…` (a command that runs until stopped, such as `run`), stops it
+    /// with SIGTERM once what it printed on either stream satisfies `until` (or after `seconds`),
+    /// and returns what it printed.
+    static func runUntilStopped(_ arguments: [String], seconds: Double = 120,
+                                until: (_ stdout: String, _ stderr: String) -> Bool) async throws -> Outcome {
+        guard let binary = podbridge() else { throw RunnerError("podbridge must be built beside the tests") }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("podbridge-cmd-\(UUID())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("out"), err = dir.appendingPathComponent("err")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        func read(_ url: URL) -> String { (try? String(contentsOf: url, encoding: .utf8)) ?? "" }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while process.isRunning, ContinuousClock.now < deadline, !until(read(out), read(err)) {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        let stopped = ContinuousClock.now + .seconds(60)
+        while process.isRunning, ContinuousClock.now < stopped { try await Task.sleep(for: .milliseconds(50)) }
+        guard !process.isRunning else { throw RunnerError("podbridge \(arguments.joined(separator: " ")) did not stop on SIGTERM") }
+        return Outcome(status: process.terminationStatus, stdout: read(out), stderr: read(err))
+    }
+
     /// A fresh temporary file path with `name`.
     static func temporaryFile(_ name: String) -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("podbridge-cmd-\(UUID())-\(name)")
