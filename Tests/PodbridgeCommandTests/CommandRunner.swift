@@ -50,8 +50,9 @@ struct CommandRunner {
     }
 
     /// Starts `podbridge arguments…` (a command that runs until stopped, such as `run`), stops it
-    /// with SIGTERM once what it printed on either stream satisfies `until` (or after `seconds`),
-    /// and returns what it printed.
+    /// with SIGTERM once what it printed on either stream satisfies `until`, and returns what it
+    /// printed. Throws when that output never came while it ran (within `seconds`, a bound for
+    /// a stalled command, not a speed target): held in a buffer, or never printed.
     static func runUntilStopped(_ arguments: [String], seconds: Double = 120,
                                 until: (_ stdout: String, _ stderr: String) -> Bool) async throws -> Outcome {
         guard let binary = podbridge() else { throw RunnerError("podbridge must be built beside the tests") }
@@ -71,13 +72,20 @@ struct CommandRunner {
         try process.run()
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         let deadline = ContinuousClock.now + .seconds(seconds)
-        while process.isRunning, ContinuousClock.now < deadline, !until(read(out), read(err)) {
+        var seen = false
+        while process.isRunning, ContinuousClock.now < deadline {
+            if until(read(out), read(err)) { seen = true; break }
             try await Task.sleep(for: .milliseconds(100))
         }
         if process.isRunning { kill(process.processIdentifier, SIGTERM) }
         let stopped = ContinuousClock.now + .seconds(60)
         while process.isRunning, ContinuousClock.now < stopped { try await Task.sleep(for: .milliseconds(50)) }
-        guard !process.isRunning else { throw RunnerError("podbridge \(arguments.joined(separator: " ")) did not stop on SIGTERM") }
+        let command = "podbridge \(arguments.joined(separator: " "))"
+        guard !process.isRunning else { throw RunnerError("\(command) did not stop on SIGTERM") }
+        guard seen else {
+            throw RunnerError("\(command) did not print what was waited for while it ran; at its end it had printed:\n"
+                              + "stdout: \(read(out))\nstderr: \(read(err))")
+        }
         return Outcome(status: process.terminationStatus, stdout: read(out), stderr: read(err))
     }
 

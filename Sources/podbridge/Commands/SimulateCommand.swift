@@ -189,12 +189,6 @@ struct SimulateCommand: AsyncParsableCommand {
     }
 }
 
-/// Prints a line and flushes, so a script reading our output sees the tty path at once.
-private func say(_ line: String) {
-    print(line)
-    fflush(nil)
-}
-
 /// Counts tty attachments from the pod's thread (first attach vs replugs).
 private final class AttachCounter: @unchecked Sendable {
     private let lock = NSLock()

@@ -46,7 +46,8 @@ struct StreamCommand: AsyncParsableCommand {
         }
         let recorder = try record.map { try CaptureRecorder(path: $0) }
         let connection = PodConnection(opener: opener, expectedSerial: serial, recorder: recorder)
-        print("waiting for \(opener.description)…")
+        // "first pod found" names a choice, not what the user waits for.
+        say("waiting for " + (path == nil && serial == nil ? "a pod (USB id \(match))" : opener.description) + "…")
 
         let runner = Task { try await connection.run() }
         let interrupts = Task {
@@ -66,9 +67,9 @@ struct StreamCommand: AsyncParsableCommand {
         interrupts.cancel()
         discovery?.stop()
         let counters = await connection.counters()
-        print(StreamView.countersLine(counters))
+        say(StreamView.countersLine(counters))
         if let recorder {
-            if let error = recorder.error { print("capture \(recorder.path) stopped early: \(error)") } else { print("capture written to \(recorder.path)") }
+            if let error = recorder.error { say("capture \(recorder.path) stopped early: \(error)") } else { say("capture written to \(recorder.path)") }
         }
         do {
             try await runner.value
@@ -115,36 +116,36 @@ final class StreamView {
     func handle(_ event: LinkEvent, connection: PodConnection) async {
         switch event {
         case .connecting(let endpoint):
-            print("connecting to \(endpoint)")
+            say("connecting to \(endpoint)")
         case .connected(let info, let endpoint):
-            print("connected: pod \(info.serial), firmware \(info.firmware), protocol v\(info.protocolVersion), \(info.sides) side(s), \(info.sampleRate) Hz, boot #\(info.bootCount) on \(endpoint)")
+            say("connected: pod \(info.serial), firmware \(info.firmware), protocol v\(info.protocolVersion), \(info.sides) side(s), \(info.sampleRate) Hz, boot #\(info.bootCount) on \(endpoint)")
         case .clockSet(let anchor):
             analyzer?.anchor(anchor)
-            print("clock set (tick \(anchor.tick) = \(anchor.unixMillis) ms, UTC\(anchor.utcOffsetMinutes >= 0 ? "+" : "")\(anchor.utcOffsetMinutes) min)")
+            say("clock set (tick \(anchor.tick) = \(anchor.unixMillis) ms, UTC\(anchor.utcOffsetMinutes >= 0 ? "+" : "")\(anchor.utcOffsetMinutes) min)")
         case .streaming:
             streaming = true
         case .frame(let frame, _):
             if case .event(let e) = frame.message, e.kind == .boot { analyzer?.podRestarted() }
             readings.apply(frame.message)
-            if case .event(let e) = frame.message { print("event: \(e.kind)\(e.side.map { " \($0)" } ?? "") arg \(e.argument) at tick \(e.tick)") }
+            if case .event(let e) = frame.message { say("event: \(e.kind)\(e.side.map { " \($0)" } ?? "") arg \(e.argument) at tick \(e.tick)") }
             if streaming, ContinuousClock.now - lastPrint >= interval {
                 lastPrint = .now
-                print(Self.readingsLines(readings))
-                print(Self.countersLine(await connection.counters()))
+                say(Self.readingsLines(readings))
+                say(Self.countersLine(await connection.counters()))
             }
         case .podRebooted:
             streaming = false
-            print("pod rebooted: handshake, clock and schedules again")
+            say("pod rebooted: handshake, clock and schedules again")
         case .refused(let error, let retryIn):
-            print("pod refused: \(error); asking again in \(retryIn.components.seconds) s")
+            say("pod refused: \(error); asking again in \(retryIn.components.seconds) s")
         case .disconnected(let reason):
             streaming = false
-            print("disconnected: \(reason)")
+            say("disconnected: \(reason)")
         case .retrying(let attempt, let delay, let reason):
             let ms = delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
-            print("retry #\(attempt) in \(ms) ms (\(reason))")
+            say("retry #\(attempt) in \(ms) ms (\(reason))")
         case .stopped(let error):
-            if let error { print("stopped: \(error)") }
+            if let error { say("stopped: \(error)") }
         }
     }
 
