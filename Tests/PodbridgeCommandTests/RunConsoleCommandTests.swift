@@ -30,6 +30,20 @@ import Testing
         #expect(Self.count(r.stderr) == 0, "the log said it again: \(r.stderr)")
     }
 
+    @Test func withoutAPathItSaysWhichPodItLooksForThroughUdev() async throws {
+        let config = CommandRunner.temporaryFile("config.json")
+        try #"{"pod": {"usbProductID": "5051"}}"#.write(to: config, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: config) }
+        let state = CommandRunner.temporaryFile("state")
+        defer { try? FileManager.default.removeItem(at: state) }
+        let r = try await CommandRunner.runUntilStopped(
+            ["run", "--config", config.path, "--state-dir", state.path, "--no-api", "--tz", "UTC"]) { out, _ in
+            out.contains("looking for")
+        }
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        #expect(r.stdout.contains("looking for a pod with USB id 1209:5051 (udev, rescanning every"), "stdout: \(r.stdout)")
+    }
+
     @Test func withoutAConsoleTheWarningGoesToTheLogOnce() async throws {
         let r = try await runWithoutThePod(["--no-console"])
         #expect(r.status == 0, "stdout: \(r.stdout)\nstderr: \(r.stderr)")

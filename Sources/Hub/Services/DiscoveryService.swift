@@ -27,7 +27,7 @@ package final class DiscoveryService: Service, Sendable {
         pinned = Mutex(configuration.pod.serial)
         preferUSB = configuration.pod.preferUSB
         self.reporter = reporter
-        let which = configuration.pod.serial.map { "pod \($0)" } ?? "the first pod found"
+        let which = configuration.pod.serial.map { "pod \($0)" } ?? "a pod"
         reporter.event("looking for \(which) with USB id \(match) (udev, rescanning every \(configuration.pod.rescanSeconds) s)")
     }
 
