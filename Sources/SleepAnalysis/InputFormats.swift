@@ -16,8 +16,9 @@ import SleepDomain
 /// Vitals CSV: `time,heart_rate,hrv_rmssd,breathing_rate,movement,present`, one row per
 /// second (any pace works), `time` required and strictly increasing, every other column
 /// optional and possibly empty. `present` is 1/0/true/false; when empty, the row counts
-/// as present if it has a heart rate. Heart rate outside 30–200 bpm and breathing outside
-/// 4–40 per minute are kept out as implausible readings, never used as numbers.
+/// as present if it has a heart rate. Heart rate outside 30–200 bpm, breathing outside
+/// 4–40 per minute and a negative RMSSD are kept out as implausible readings, never used as
+/// numbers, and counted per column (`SkippedReadings`) so the user is told.
 ///
 /// Every time column holds Unix seconds (0 to `latestTime`) spanning at most
 /// `maximumSpan`; anything else is an `InputError` naming the line (found by fuzzing: a
@@ -30,10 +31,41 @@ package enum InputFormats {
     /// The latest time accepted, in Unix seconds (year 2286).
     package static let latestTime: Double = 10_000_000_000
 
+    /// Readings a file held that no body gives (a heart rate of 500, breathing 60 times a
+    /// minute): left out of the analysis, and counted per column with the first line, so the
+    /// command can say what it skipped instead of staging silently around it.
+    package struct SkippedReadings: Sendable, Equatable {
+        package struct Column: Sendable, Equatable {
+            package var count: Int
+            package var firstLine: Int
+        }
+        package private(set) var columns: [String: Column] = [:]
+        package init() {}
+
+        mutating func skip(_ column: String, line: Int) {
+            columns[column, default: Column(count: 0, firstLine: line)].count += 1
+        }
+
+        /// One sentence per column with skipped readings, in column order of `limits`.
+        package func descriptions(file: String) -> [String] {
+            Self.limits.compactMap { name, limit in
+                columns[name].map { c in
+                    "\(file): \(c.count) \(name) value\(c.count == 1 ? "" : "s") \(limit) skipped (first on line \(c.firstLine))"
+                }
+            }
+        }
+
+        /// The columns checked, with the range a reading must fall in, as the sentence says it.
+        static let limits: [(String, String)] = [("heart_rate", "outside 30–200 bpm"),
+                                                 ("breathing_rate", "outside 4–40 per minute"),
+                                                 ("hrv_rmssd", "below 0 ms")]
+    }
+
     package struct Beats: Sendable, Equatable {
         package var beats: [Double]
         package var breathing: [TimedValue]
         package var movement: [TimedValue]
+        package var skipped = SkippedReadings()
     }
 
     package static func parseBeats(_ text: String, file: String) throws -> Beats {
@@ -65,7 +97,9 @@ package enum InputFormats {
             }
             try signalOrder.check(st, line: line)
             if let m { out.movement.append(TimedValue(time: st, value: m)) }
-            if let r, r >= 4, r <= 40 { out.breathing.append(TimedValue(time: st, value: r)) }
+            if let r {
+                if (4...40).contains(r) { out.breathing.append(TimedValue(time: st, value: r)) } else { out.skipped.skip("breathing_rate", line: line) }
+            }
         }
         if out.beats.isEmpty { throw InputError(file: file, line: 2, kind: .missingValue(column: "beat_time")) }
         return out
@@ -77,6 +111,7 @@ package enum InputFormats {
         package var hrv: [TimedValue]
         /// Whether the file has a `movement` column (without one, movement was not measured).
         package var hasMovement: Bool
+        package var skipped = SkippedReadings()
     }
 
     package static func parseVitals(_ text: String, file: String) throws -> Vitals {
@@ -110,6 +145,9 @@ package enum InputFormats {
                 ?? .none(present ? .lowQuality : .absent)
             let breath: Reading = br.map { (4...40).contains($0) ? .value($0) : .none(.implausible) }
                 ?? .none(present ? .lowQuality : .absent)
+            if heart == .none(.implausible) { out.skipped.skip("heart_rate", line: line) }
+            if breath == .none(.implausible) { out.skipped.skip("breathing_rate", line: line) }
+            if let rmssd, rmssd < 0 { out.skipped.skip("hrv_rmssd", line: line) }
             out.seconds.append(SecondVitals(time: t, heartRate: heart, breathingRate: breath,
                                             movement: mv ?? 0, present: present, quality: present ? 1 : 0))
             if let rmssd, rmssd >= 0 { out.hrv.append(TimedValue(time: t, value: rmssd)) }

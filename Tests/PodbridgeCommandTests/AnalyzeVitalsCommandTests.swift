@@ -18,6 +18,20 @@ import Testing
         stdout.split(separator: "\n").filter { $0.hasPrefix("session ") }.map { String($0.prefix(46)) }
     }
 
+    @Test func impossibleHeartRatesAreSkippedAndSaidSoAndTheNightIsStillStaged() async throws {
+        // An hour in bed at 58 bpm, with a sensor glitch every ten minutes reading 500 bpm.
+        let start = 1_700_000_000
+        let rows = (0..<3600).map { "\(start + $0),\($0 % 600 == 5 ? 500 : 58),1" }
+        let file = CommandRunner.temporaryFile("vitals.csv")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data((["time,heart_rate,present"] + rows).joined(separator: "\n").utf8).write(to: file)
+        let r = try await CommandRunner.run(["analyze", "--vitals", file.path, "--tz", "UTC"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr == "warning: \(file.path): 6 heart_rate values outside 30–200 bpm skipped (first on line 7)\n")
+        #expect(Self.sessions(r.stdout) == ["session 1: 2023-11-14 22:13 – 2023-11-14 23:13"], "\(r.stdout)")
+        #expect(r.stdout.contains("heart rate 58.0 bpm"), "the glitches reached the night's heart rate: \(r.stdout)")
+    }
+
     @Test func aTwoHourHoleIsKeptInTheNightByDefault() async throws {
         let file = try Self.vitalsWithAHole()
         defer { try? FileManager.default.removeItem(at: file) }

@@ -29,6 +29,29 @@ import SleepDomain
         #expect(b.beats == [100.2, 101.1, 102.0])
         #expect(b.movement == [TimedValue(time: 100, value: 0.5), TimedValue(time: 101, value: 0.25)])
         #expect(b.breathing == [TimedValue(time: 100, value: 14)]) // 50/min is implausible: left out
+        #expect(b.skipped.columns == ["breathing_rate": .init(count: 1, firstLine: 5)])
+        #expect(b.skipped.descriptions(file: "b.csv") == ["b.csv: 1 breathing_rate value outside 4–40 per minute skipped (first on line 5)"])
+    }
+
+    @Test func impossibleReadingsAreCountedPerColumnWithTheirFirstLine() throws {
+        let text = """
+        time,heart_rate,hrv_rmssd,breathing_rate
+        1000,62,45,14
+        1001,500,-3,14
+        1002,61,40,0
+        1003,12,,90
+        1004,200,0,40
+        """
+        let v = try InputFormats.parseVitals(text, file: "v.csv")
+        #expect(v.seconds.count == 5) // nothing else about those rows is lost
+        #expect(v.seconds[4].heartRate == .value(200) && v.seconds[4].breathingRate == .value(40)) // the limits are kept
+        #expect(v.hrv.map(\.value) == [45, 40, 0])
+        #expect(v.skipped.descriptions(file: "v.csv") == [
+            "v.csv: 2 heart_rate values outside 30–200 bpm skipped (first on line 3)",
+            "v.csv: 2 breathing_rate values outside 4–40 per minute skipped (first on line 4)",
+            "v.csv: 1 hrv_rmssd value below 0 ms skipped (first on line 3)",
+        ])
+        #expect(try InputFormats.parseVitals("time,heart_rate\n1,60\n", file: "v.csv").skipped.descriptions(file: "v.csv").isEmpty)
     }
 
     @Test func beatsErrorsNameFileAndLine() {
@@ -62,6 +85,7 @@ import SleepDomain
         #expect(v.seconds[2].present) // empty `present` with a heart rate counts as present
         #expect(!v.seconds[3].present)
         #expect(v.hrv == [TimedValue(time: 1000, value: 45)])
+        #expect(v.skipped.columns == ["heart_rate": .init(count: 1, firstLine: 4), "breathing_rate": .init(count: 1, firstLine: 4)])
         // Only `time` is required.
         #expect(try InputFormats.parseVitals("time\n1\n2\n", file: "v.csv").seconds.count == 2)
         // Without a movement column movement was not measured (its zeros are not stillness).

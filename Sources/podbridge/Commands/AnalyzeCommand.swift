@@ -114,14 +114,18 @@ struct AnalyzeCommand: AsyncParsableCommand {
         } else {
             let input: AnalysisInput
             do {
+                let skipped: [String]
                 if let beats {
                     let b = try InputFormats.parseBeats(try read(beats), file: beats)
                     input = AnalysisInput(beats: b.beats, breathing: b.breathing, movement: b.movement, inBed: .wholeSpan)
+                    skipped = b.skipped.descriptions(file: beats)
                 } else {
                     let path = vitals!
                     let v = try InputFormats.parseVitals(try read(path), file: path)
                     input = AnalysisInput(vitalsFile: v)
+                    skipped = v.skipped.descriptions(file: path)
                 }
+                for line in skipped { printError("warning: \(line)") }
             } catch let error as InputError {
                 throw CommandFailure(error.description)
             }
