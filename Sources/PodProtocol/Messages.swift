@@ -115,6 +115,9 @@ public struct PodInfo: Sendable, Hashable {
     /// The minor revision in force on the link (0 when the pod did not say).
     public var minor: UInt8 { protocolMinor ?? 0 }
 
+    /// The protocol in force on the link as people write it: "v1.1", "v1.0".
+    public var protocolDescription: String { "v\(protocolVersion).\(minor)" }
+
     public init(protocolVersion: UInt8 = Wire.version, firmware: FirmwareVersion, sides: UInt8,
                 piezoChannelsPerSide: UInt8, sampleRate: UInt16, capacitanceRateMilliHz: UInt16,
                 features: FeatureSet, bootCount: UInt32, tick: UInt64, serial: String, protocolMinor: UInt8? = nil) {

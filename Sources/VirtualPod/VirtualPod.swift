@@ -5,7 +5,7 @@ import SystemCalls
 import Synchronization
 import SleepDomain
 
-/// A sleep pod in software: the firmware side of protocol v1 on a pseudo-terminal, playing
+/// A sleep pod in software: the firmware side of protocol v1.1 on a pseudo-terminal, playing
 /// a night from the physiology model (or a recorded capture), with its own 500 Hz clock
 /// running at `speed` × real time, the schedules and alarms it is sent fired on that clock,
 /// and faults injected on request.

@@ -20,6 +20,11 @@ import PodProtocol
         }
     }
 
+    @Test func theProtocolInForceIsWrittenWithItsMinorRevision() {
+        #expect(SpecVectors.infoV11.protocolDescription == "v1.1")
+        #expect(SpecVectors.info.protocolDescription == "v1.0") // a v1.0 pod sends no minor
+    }
+
     @Test func everyMessageTypeHasAVector() {
         let covered = Set(SpecVectors.all.map { $0.message.typeCode })
         for type in MessageType.allCases {

@@ -19,4 +19,30 @@ import Testing
         }
         #expect(r.stdout.hasPrefix("waiting for pod POD-0042…\n"), "stdout: \(r.stdout)\nstderr: \(r.stderr)")
     }
+
+    @Test func onTheVirtualPodItSaysTheProtocolRevisionTheLinkAgreed() async throws {
+        // `podbridge simulate` in the background, as the README has a user run it.
+        guard let binary = CommandRunner.podbridge() else { throw RunnerError("podbridge must be built beside the tests") }
+        let output = CommandRunner.temporaryFile("simulate.out")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: output) }
+        let pod = Process()
+        pod.executableURL = binary
+        pod.arguments = ["simulate", "--speed", "10", "--duration", "1"]
+        pod.standardInput = FileHandle.nullDevice
+        pod.standardOutput = try FileHandle(forWritingTo: output)
+        pod.standardError = FileHandle.nullDevice
+        try pod.run()
+        defer { if pod.isRunning { pod.terminate(); pod.waitUntilExit() } }
+        var tty: String?
+        let deadline = ContinuousClock.now + .seconds(120)
+        while tty == nil, pod.isRunning, ContinuousClock.now < deadline {
+            let said = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            tty = said.split(separator: "\n").first { $0.hasPrefix("virtual pod ") }?.split(separator: " ").last.map(String.init)
+            if tty == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        let path = try #require(tty, "simulate printed no tty")
+        let r = try await CommandRunner.runUntilStopped(["stream", "--path", path]) { out, _ in out.contains("connected:") }
+        #expect(r.stdout.contains("connected: pod VPOD0001, firmware 1.0.0, protocol v1.1, 2 side(s), 500 Hz"), "stdout: \(r.stdout)")
+    }
 }

@@ -32,7 +32,7 @@ struct DevicesCommand: AsyncParsableCommand {
             do {
                 let info = try await PodProbe.hello(PathOpener(path: path))
                 serial = info.serial
-                firmware = "\(info.firmware) (protocol v\(info.protocolVersion))"
+                firmware = "\(info.firmware) (protocol \(info.protocolDescription))"
             } catch {
                 firmware = "error: \(error)"
             }
@@ -54,7 +54,7 @@ struct DevicesCommand: AsyncParsableCommand {
     static func firmware(_ opener: any PodOpener) async -> String {
         do {
             let info = try await PodProbe.hello(opener)
-            return "\(info.firmware) (protocol v\(info.protocolVersion))"
+            return "\(info.firmware) (protocol \(info.protocolDescription))"
         } catch let error as TransportError {
             if error.meaning == .inUse { return "busy (in use by another process)" }
             return "error: \(error)"

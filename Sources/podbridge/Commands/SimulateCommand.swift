@@ -12,7 +12,7 @@ struct SimulateCommand: AsyncParsableCommand {
         commandName: "simulate",
         abstract: "Run a virtual sleep pod on a pseudo-terminal and print its tty path.",
         discussion: """
-        The pod speaks protocol v1 on the printed tty (open it like /dev/ttyACM0) and plays a \
+        The pod speaks protocol v1.1 (and v1.0 to an older hub) on the printed tty (open it like /dev/ttyACM0) and plays a \
         night from the physiology model, or a recorded capture with --replay. It runs until \
         Ctrl-C or the end of the night. Faults: --fault KIND[:ARG][@TIME], KIND one of garbage \
         (ARG bytes), crc (frames), drop (frames), stall (real seconds), disconnect (real seconds \

@@ -118,7 +118,7 @@ final class StreamView {
         case .connecting(let endpoint):
             say("connecting to \(endpoint)")
         case .connected(let info, let endpoint):
-            say("connected: pod \(info.serial), firmware \(info.firmware), protocol v\(info.protocolVersion), \(info.sides) side(s), \(info.sampleRate) Hz, boot #\(info.bootCount) on \(endpoint)")
+            say("connected: pod \(info.serial), firmware \(info.firmware), protocol \(info.protocolDescription), \(info.sides) side(s), \(info.sampleRate) Hz, boot #\(info.bootCount) on \(endpoint)")
         case .clockSet(let anchor):
             analyzer?.anchor(anchor)
             say("clock set (tick \(anchor.tick) = \(anchor.unixMillis) ms, UTC\(anchor.utcOffsetMinutes >= 0 ? "+" : "")\(anchor.utcOffsetMinutes) min)")
