@@ -18,35 +18,56 @@ struct CommandRunner {
         return nil
     }
 
-    /// Runs `podbridge arguments…` (or another of the package's executables) to its end, with no stdin; output goes to files (a pipe
-    /// could fill up and stall the child).
-    static func run(_ arguments: [String], product: String = "podbridge") async throws -> Outcome {
-        guard let binary = podbridge(product) else { throw RunnerError("\(product) must be built beside the tests") }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("podbridge-cmd-\(UUID())")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let out = dir.appendingPathComponent("out"), err = dir.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+    /// A started command, its output going to files (a pipe could fill up and stall it) in a
+    /// directory of its own, with no standard input.
+    final class Launched {
         let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        try process.run()
-        // Generous: a loaded 2-core machine runs a debug build slowly.
-        let deadline = ContinuousClock.now + .seconds(300)
-        while process.isRunning {
-            guard ContinuousClock.now < deadline else {
-                process.terminate()
-                throw RunnerError("podbridge \(arguments.joined(separator: " ")) did not finish")
-            }
-            try await Task.sleep(for: .milliseconds(50))
+        let command: String
+        private let dir: URL, out: URL, err: URL
+
+        init(_ arguments: [String], product: String) throws {
+            guard let binary = CommandRunner.podbridge(product) else { throw RunnerError("\(product) must be built beside the tests") }
+            command = "\(product) \(arguments.joined(separator: " "))"
+            dir = FileManager.default.temporaryDirectory.appendingPathComponent("podbridge-cmd-\(UUID())")
+            out = dir.appendingPathComponent("out")
+            err = dir.appendingPathComponent("err")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+            process.executableURL = binary
+            process.arguments = arguments
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = try FileHandle(forWritingTo: out)
+            process.standardError = try FileHandle(forWritingTo: err)
+            try process.run()
         }
-        return Outcome(status: process.terminationStatus,
-                       stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
-                       stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+
+        deinit {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            try? FileManager.default.removeItem(at: dir)
+        }
+
+        var stdout: String { (try? String(contentsOf: out, encoding: .utf8)) ?? "" }
+        var stderr: String { (try? String(contentsOf: err, encoding: .utf8)) ?? "" }
+        var outcome: Outcome { Outcome(status: process.terminationStatus, stdout: stdout, stderr: stderr) }
+
+        /// Waits for the command's end; false if it is still running after `seconds`.
+        func exited(within seconds: Double) async throws -> Bool {
+            let deadline = ContinuousClock.now + .seconds(seconds)
+            while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+            return !process.isRunning
+        }
+    }
+
+    /// Runs `podbridge arguments…` (or another of the package's executables) to its end.
+    static func run(_ arguments: [String], product: String = "podbridge") async throws -> Outcome {
+        let launched = try Launched(arguments, product: product)
+        // Generous: a loaded 2-core machine runs a debug build slowly.
+        guard try await launched.exited(within: 300) else {
+            launched.process.terminate()
+            throw RunnerError("\(launched.command) did not finish")
+        }
+        return launched.outcome
     }
 
     /// Starts `podbridge arguments…` (a command that runs until stopped, such as `run`), stops it
@@ -55,38 +76,20 @@ struct CommandRunner {
     /// a stalled command, not a speed target): held in a buffer, or never printed.
     static func runUntilStopped(_ arguments: [String], seconds: Double = 120,
                                 until: (_ stdout: String, _ stderr: String) -> Bool) async throws -> Outcome {
-        guard let binary = podbridge() else { throw RunnerError("podbridge must be built beside the tests") }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("podbridge-cmd-\(UUID())")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let out = dir.appendingPathComponent("out"), err = dir.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        func read(_ url: URL) -> String { (try? String(contentsOf: url, encoding: .utf8)) ?? "" }
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        try process.run()
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let launched = try Launched(arguments, product: "podbridge")
         let deadline = ContinuousClock.now + .seconds(seconds)
         var seen = false
-        while process.isRunning, ContinuousClock.now < deadline {
-            if until(read(out), read(err)) { seen = true; break }
+        while launched.process.isRunning, ContinuousClock.now < deadline {
+            if until(launched.stdout, launched.stderr) { seen = true; break }
             try await Task.sleep(for: .milliseconds(100))
         }
-        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-        let stopped = ContinuousClock.now + .seconds(60)
-        while process.isRunning, ContinuousClock.now < stopped { try await Task.sleep(for: .milliseconds(50)) }
-        let command = "podbridge \(arguments.joined(separator: " "))"
-        guard !process.isRunning else { throw RunnerError("\(command) did not stop on SIGTERM") }
+        if launched.process.isRunning { kill(launched.process.processIdentifier, SIGTERM) }
+        guard try await launched.exited(within: 60) else { throw RunnerError("\(launched.command) did not stop on SIGTERM") }
         guard seen else {
-            throw RunnerError("\(command) did not print what was waited for while it ran; at its end it had printed:\n"
-                              + "stdout: \(read(out))\nstderr: \(read(err))")
+            throw RunnerError("\(launched.command) did not print what was waited for while it ran; at its end it had printed:\n"
+                              + "stdout: \(launched.stdout)\nstderr: \(launched.stderr)")
         }
-        return Outcome(status: process.terminationStatus, stdout: read(out), stderr: read(err))
+        return launched.outcome
     }
 
     /// A fresh temporary file path with `name`.

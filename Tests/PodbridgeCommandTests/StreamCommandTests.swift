@@ -22,23 +22,12 @@ import Testing
 
     @Test func onTheVirtualPodItSaysTheProtocolRevisionTheLinkAgreed() async throws {
         // `podbridge simulate` in the background, as the README has a user run it.
-        guard let binary = CommandRunner.podbridge() else { throw RunnerError("podbridge must be built beside the tests") }
-        let output = CommandRunner.temporaryFile("simulate.out")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: output) }
-        let pod = Process()
-        pod.executableURL = binary
-        pod.arguments = ["simulate", "--speed", "10", "--duration", "1"]
-        pod.standardInput = FileHandle.nullDevice
-        pod.standardOutput = try FileHandle(forWritingTo: output)
-        pod.standardError = FileHandle.nullDevice
-        try pod.run()
-        defer { if pod.isRunning { pod.terminate(); pod.waitUntilExit() } }
+        let pod = try CommandRunner.Launched(["simulate", "--speed", "10", "--duration", "1"], product: "podbridge")
+        defer { pod.process.terminate() } // and keeps the pod alive while stream runs
         var tty: String?
         let deadline = ContinuousClock.now + .seconds(120)
-        while tty == nil, pod.isRunning, ContinuousClock.now < deadline {
-            let said = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-            tty = said.split(separator: "\n").first { $0.hasPrefix("virtual pod ") }?.split(separator: " ").last.map(String.init)
+        while tty == nil, pod.process.isRunning, ContinuousClock.now < deadline {
+            tty = pod.stdout.split(separator: "\n").first { $0.hasPrefix("virtual pod ") }?.split(separator: " ").last.map(String.init)
             if tty == nil { try await Task.sleep(for: .milliseconds(100)) }
         }
         let path = try #require(tty, "simulate printed no tty")
