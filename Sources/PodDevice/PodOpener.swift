@@ -29,7 +29,7 @@ package struct DiscoveredPodOpener: PodOpener {
         self.key = key
         self.preferUSB = preferUSB
     }
-    package var description: String { key.map { "pod \($0)" } ?? "first pod found" }
+    package var description: String { key.map { "pod \($0)" } ?? "a pod" }
 
     package func open() async throws -> any Transport {
         let links = await directory.waitForPod(key: key)

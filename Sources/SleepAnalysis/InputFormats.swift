@@ -31,6 +31,10 @@ package enum InputFormats {
     /// The latest time accepted, in Unix seconds (year 2286).
     package static let latestTime: Double = 10_000_000_000
 
+    /// The physiological limits a file's readings are held to: the front end's own
+    /// (`FrontEndConfig`), so a reading from a file and an estimate from the pod are judged alike.
+    static let limits = FrontEndConfig()
+
     /// Readings a file held that no body gives (a heart rate of 500, breathing 60 times a
     /// minute): left out of the analysis, and counted per column with the first line, so the
     /// command can say what it skipped instead of staging silently around it.
@@ -46,19 +50,29 @@ package enum InputFormats {
             columns[column, default: Column(count: 0, firstLine: line)].count += 1
         }
 
-        /// One sentence per column with skipped readings, in column order of `limits`.
+        /// `value` if it lies within `limits`; otherwise nil, counted as skipped in `column`.
+        mutating func plausible(_ value: Double, within limits: ClosedRange<Double>, column: String, line: Int) -> Double? {
+            if limits.contains(value) { return value }
+            skip(column, line: line)
+            return nil
+        }
+
+        /// One sentence per column with skipped readings, in the order of `checks`.
         package func descriptions(file: String) -> [String] {
-            Self.limits.compactMap { name, limit in
+            Self.checks.compactMap { name, limit in
                 columns[name].map { c in
                     "\(file): \(c.count) \(name) value\(c.count == 1 ? "" : "s") \(limit) skipped (first on line \(c.firstLine))"
                 }
             }
         }
 
-        /// The columns checked, with the range a reading must fall in, as the sentence says it.
-        static let limits: [(String, String)] = [("heart_rate", "outside 30–200 bpm"),
-                                                 ("breathing_rate", "outside 4–40 per minute"),
-                                                 ("hrv_rmssd", "below 0 ms")]
+        /// The columns checked, with the limit a reading must keep, as the sentence says it.
+        static let checks: [(column: String, limit: String)] = {
+            func range(_ r: ClosedRange<Double>) -> String { "\(Int(r.lowerBound))–\(Int(r.upperBound))" }
+            return [("heart_rate", "outside \(range(limits.heartRateLimits)) bpm"),
+                    ("breathing_rate", "outside \(range(limits.breathingRateLimits)) per minute"),
+                    ("hrv_rmssd", "below 0 ms")]
+        }()
     }
 
     package struct Beats: Sendable, Equatable {
@@ -97,8 +111,8 @@ package enum InputFormats {
             }
             try signalOrder.check(st, line: line)
             if let m { out.movement.append(TimedValue(time: st, value: m)) }
-            if let r {
-                if (4...40).contains(r) { out.breathing.append(TimedValue(time: st, value: r)) } else { out.skipped.skip("breathing_rate", line: line) }
+            if let r, let r = out.skipped.plausible(r, within: limits.breathingRateLimits, column: "breathing_rate", line: line) {
+                out.breathing.append(TimedValue(time: st, value: r))
             }
         }
         if out.beats.isEmpty { throw InputError(file: file, line: 2, kind: .missingValue(column: "beat_time")) }
@@ -141,16 +155,18 @@ package enum InputFormats {
                 default: throw InputError(file: file, line: line, kind: .notABoolean(column: "present", text: f[c]))
                 }
             }
-            let heart: Reading = hr.map { (30...200).contains($0) ? .value($0) : .none(.implausible) }
-                ?? .none(present ? .lowQuality : .absent)
-            let breath: Reading = br.map { (4...40).contains($0) ? .value($0) : .none(.implausible) }
-                ?? .none(present ? .lowQuality : .absent)
-            if heart == .none(.implausible) { out.skipped.skip("heart_rate", line: line) }
-            if breath == .none(.implausible) { out.skipped.skip("breathing_rate", line: line) }
-            if let rmssd, rmssd < 0 { out.skipped.skip("hrv_rmssd", line: line) }
+            /// A measured value within `limits`, an implausible one (counted), or none measured.
+            func reading(_ value: Double?, _ limits: ClosedRange<Double>, _ column: String) -> Reading {
+                guard let value else { return .none(present ? .lowQuality : .absent) }
+                return out.skipped.plausible(value, within: limits, column: column, line: line).map(Reading.value) ?? .none(.implausible)
+            }
+            let heart = reading(hr, limits.heartRateLimits, "heart_rate")
+            let breath = reading(br, limits.breathingRateLimits, "breathing_rate")
             out.seconds.append(SecondVitals(time: t, heartRate: heart, breathingRate: breath,
                                             movement: mv ?? 0, present: present, quality: present ? 1 : 0))
-            if let rmssd, rmssd >= 0 { out.hrv.append(TimedValue(time: t, value: rmssd)) }
+            if let rmssd, let rmssd = out.skipped.plausible(rmssd, within: 0...Double.infinity, column: "hrv_rmssd", line: line) {
+                out.hrv.append(TimedValue(time: t, value: rmssd))
+            }
         }
         return out
     }

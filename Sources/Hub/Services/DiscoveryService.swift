@@ -27,8 +27,7 @@ package final class DiscoveryService: Service, Sendable {
         pinned = Mutex(configuration.pod.serial)
         preferUSB = configuration.pod.preferUSB
         self.reporter = reporter
-        let which = configuration.pod.serial.map { "pod \($0)" } ?? "a pod"
-        reporter.event("looking for \(which) with USB id \(match) (udev, rescanning every \(configuration.pod.rescanSeconds) s)")
+        reporter.event("looking for \(opener.description) with USB id \(match) (udev, rescanning every \(configuration.pod.rescanSeconds) s)")
     }
 
     /// How the pod link opens its pod: whatever the directory knows under the served serial now.
@@ -70,7 +69,7 @@ package final class DiscoveryService: Service, Sendable {
 
     private struct Opener: PodOpener {
         let service: DiscoveryService
-        var description: String { service.pinned.withLock { $0 }.map { "pod \($0)" } ?? "first pod found" }
+        var description: String { service.pinned.withLock { $0 }.map { "pod \($0)" } ?? "a pod" }
 
         func open() async throws -> any Transport {
             let key = service.pinned.withLock { $0 }

@@ -46,8 +46,8 @@ struct StreamCommand: AsyncParsableCommand {
         }
         let recorder = try record.map { try CaptureRecorder(path: $0) }
         let connection = PodConnection(opener: opener, expectedSerial: serial, recorder: recorder)
-        // "first pod found" names a choice, not what the user waits for.
-        say("waiting for " + (path == nil && serial == nil ? "a pod (USB id \(match))" : opener.description) + "…")
+        // Any pod discovery finds: say which USB id it looks for.
+        say("waiting for \(opener.description)" + (path == nil && serial == nil ? " (USB id \(match))" : "") + "…")
 
         let runner = Task { try await connection.run() }
         let interrupts = Task {
