@@ -161,7 +161,6 @@ struct LineLogHandler: LogHandler {
     func log(event: LogEvent) { sink.append("\(event.level): \(event.message)") }
 }
 
-/// Polls `condition` until it holds or `deadline` seconds pass (generous: a loaded machine).
 /// A night for the live tests: a sleeper on the left getting in after `getsIn` seconds.
 func testNight(hours: Double, seed: UInt64, getsIn: Double, getsOutBeforeEnd: Double,
                right: SideConfig = .empty) -> NightConfig {

@@ -59,8 +59,6 @@ func scheduleDate(_ zone: String, _ y: Int, _ mo: Int, _ d: Int, _ h: Int, _ mi:
     return cal.date(from: DateComponents(year: y, month: mo, day: d, hour: h, minute: mi))!
 }
 
-/// Waits (polling; the deadline only guards against hanging, it is not a timed assertion)
-/// until `condition` holds. Returns false if it never did.
 /// The parts of the daemon the schedule service needs, all real: a SQLite store in a temp
 /// dir, a virtual pod on a pty (no night model: firmware only, so it is cheap at high
 /// speed), a PodConnection through a PathOpener on the pod's stable link, the

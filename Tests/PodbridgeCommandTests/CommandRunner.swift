@@ -53,9 +53,31 @@ struct CommandRunner {
 
         /// Waits for the command's end; false if it is still running after `seconds`.
         func exited(within seconds: Double) async throws -> Bool {
+            try await Self.poll(seconds: seconds) { !process.isRunning }
+        }
+
+        /// Polls `condition` while the command runs, and once more after: true as soon as it holds.
+        /// The bound is `seconds` of wall time *and* that many seconds' worth of looks. A test's
+        /// task can be starved for minutes on two cores while the parallel pass runs synchronous
+        /// analysis on the cooperative pool (CI saw 100 s); the command's output arrived meanwhile,
+        /// and a poller that woke past a wall-clock deadline and gave up without looking failed
+        /// six tests there.
+        func printed(within seconds: Double, _ condition: (_ stdout: String, _ stderr: String) -> Bool) async throws -> Bool {
+            try await Self.poll(seconds: seconds) { condition(stdout, stderr) || !process.isRunning }
+            return condition(stdout, stderr)
+        }
+
+        @discardableResult
+        private static func poll(seconds: Double, _ done: () -> Bool) async throws -> Bool {
+            let interval = 0.1, looks = Int(seconds / interval)
             let deadline = ContinuousClock.now + .seconds(seconds)
-            while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-            return !process.isRunning
+            var looked = 0
+            while !done() {
+                if looked >= looks, ContinuousClock.now >= deadline { return done() }
+                looked += 1
+                try await Task.sleep(for: .milliseconds(Int(interval * 1000)))
+            }
+            return true
         }
     }
 
@@ -77,12 +99,7 @@ struct CommandRunner {
     static func runUntilStopped(_ arguments: [String], seconds: Double = 120,
                                 until: (_ stdout: String, _ stderr: String) -> Bool) async throws -> Outcome {
         let launched = try Launched(arguments, product: "podbridge")
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        var seen = false
-        while launched.process.isRunning, ContinuousClock.now < deadline {
-            if until(launched.stdout, launched.stderr) { seen = true; break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        let seen = try await launched.printed(within: seconds, until)
         if launched.process.isRunning { kill(launched.process.processIdentifier, SIGTERM) }
         guard try await launched.exited(within: 60) else { throw RunnerError("\(launched.command) did not stop on SIGTERM") }
         guard seen else {

@@ -24,13 +24,11 @@ import Testing
         // `podbridge simulate` in the background, as the README has a user run it.
         let pod = try CommandRunner.Launched(["simulate", "--speed", "10", "--duration", "1"], product: "podbridge")
         defer { pod.process.terminate() } // and keeps the pod alive while stream runs
-        var tty: String?
-        let deadline = ContinuousClock.now + .seconds(120)
-        while tty == nil, pod.process.isRunning, ContinuousClock.now < deadline {
-            tty = pod.stdout.split(separator: "\n").first { $0.hasPrefix("virtual pod ") }?.split(separator: " ").last.map(String.init)
-            if tty == nil { try await Task.sleep(for: .milliseconds(100)) }
+        func tty(_ out: String) -> String? {
+            out.split(separator: "\n").first { $0.hasPrefix("virtual pod ") }?.split(separator: " ").last.map(String.init)
         }
-        let path = try #require(tty, "simulate printed no tty")
+        _ = try await pod.printed(within: 120) { out, _ in tty(out) != nil }
+        let path = try #require(tty(pod.stdout), "simulate printed no tty; running: \(pod.process.isRunning), stderr: \(pod.stderr)")
         let r = try await CommandRunner.runUntilStopped(["stream", "--path", path]) { out, _ in out.contains("connected:") }
         #expect(r.stdout.contains("connected: pod VPOD0001, firmware 1.0.0, protocol v1.1, 2 side(s), 500 Hz"), "stdout: \(r.stdout)")
     }
