@@ -19,7 +19,11 @@ const svgEl = (tag, attrs = {}) => {
   return e;
 };
 const fmt = (v, digits = 0) => (v === undefined || v === null || Number.isNaN(v)) ? "–" : Number(v).toFixed(digits);
-const hm = (minutes) => `${Math.floor(minutes / 60)}h${String(Math.round(minutes % 60)).padStart(2, "0")}`;
+// Rounded to the minute first: 59.7 min is "1h00", not "0h60".
+const hm = (minutes) => {
+  const m = Math.round(minutes);
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}`;
+};
 const clock = (iso) => iso ? new Date(iso).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : "–";
 
 async function api(path, options = {}) {
