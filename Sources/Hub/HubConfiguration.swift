@@ -166,7 +166,7 @@ package enum ConfigurationError: Error, CustomStringConvertible, Equatable {
     package var description: String {
         switch self {
         case .unreadable(let p, let r): "cannot read configuration \(p): \(r)"
-        case .invalid(let p, let r): "configuration \(p) is not valid JSON for podbridge: \(r)"
+        case .invalid(let p, let r): "configuration \(p): \(r)"
         case .unknownKey(let p, let k): "configuration \(p): unknown key '\(k)' (see docs/configuration.md)"
         case .badValue(let k, let r): "configuration: \(k): \(r)"
         }
@@ -203,8 +203,52 @@ extension HubConfiguration {
             return config
         } catch let error as ConfigurationError {
             throw error
+        } catch let error as DecodingError {
+            throw .invalid(path: path, reason: reason(error))
         } catch {
-            throw .invalid(path: path, reason: "\(error)")
+            // JSONSerialization's own words ("Invalid value around line 1, column 2."), not
+            // Foundation's "The data is not in the correct format." with a domain and code.
+            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
+            throw .invalid(path: path, reason: "not valid JSON: " + (detail.map { located($0, in: data) } ?? error.localizedDescription))
+        }
+    }
+
+    /// Foundation places a syntax error at a byte offset ("around character 212"); a person
+    /// editing the file looks for a line and column.
+    static func located(_ detail: String, in data: Data) -> String {
+        guard let match = detail.firstMatch(of: /character (\d+)/), let offset = Int(match.output.1), offset <= data.count
+        else { return detail }
+        let before = data.prefix(offset)
+        let line = before.filter { $0 == UInt8(ascii: "\n") }.count + 1
+        let column = offset - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
+        let sentence = detail.hasSuffix(".") ? String(detail.dropLast()) : detail
+        return "\(sentence) (line \(line), column \(column))"
+    }
+
+    /// A value of the wrong kind, said with the key it sits under.
+    static func reason(_ error: DecodingError) -> String {
+        func key(_ context: DecodingError.Context) -> String {
+            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case let .typeMismatch(type, context), let .valueNotFound(type, context):
+            return "\(key(context)): expected \(kind(type))"
+        case let .keyNotFound(missing, context):
+            return "\(key(context)): '\(missing.stringValue)' is missing"
+        case let .dataCorrupted(context):
+            return "\(key(context)): \(context.debugDescription)"
+        @unknown default:
+            return "\(error)"
+        }
+    }
+
+    private static func kind(_ type: Any.Type) -> String {
+        switch type {
+        case is Bool.Type: "true or false"
+        case is Int.Type: "a whole number"
+        case is Double.Type: "a number"
+        case is String.Type, is String?.Type: "a string"
+        default: "a \(type)"
         }
     }
 

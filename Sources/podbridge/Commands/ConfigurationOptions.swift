@@ -15,7 +15,8 @@ struct ConfigurationOptions: ParsableArguments {
     @Option(name: .long, help: "Path of the podbridge database (default: the configuration's, <state-dir>/podbridge.sqlite).")
     var db: String?
 
-    /// The resolved configuration, or a usage error naming what is wrong.
+    /// The resolved configuration, or a failure naming what is wrong in it (the file, an
+    /// environment variable: not how the command was called, so no usage text).
     func load(_ adjust: (inout HubConfiguration) -> Void = { _ in }) throws -> HubConfiguration {
         do {
             var settings = try HubConfiguration.resolve(file: file.config, environment: ProcessInfo.processInfo.environment)
@@ -25,7 +26,7 @@ struct ConfigurationOptions: ParsableArguments {
             try settings.validate()
             return settings
         } catch {
-            throw ValidationError(error.description)
+            throw CommandFailure(error.description)
         }
     }
 }
@@ -41,7 +42,7 @@ struct ConfigurationFileOption: ParsableArguments {
             try settings.validate()
             return settings
         } catch {
-            throw ValidationError(error.description)
+            throw CommandFailure(error.description)
         }
     }
 }

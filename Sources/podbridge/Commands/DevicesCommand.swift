@@ -18,8 +18,12 @@ struct DevicesCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-hello"), help: "Do not open the pods to ask their firmware version.")
     var noHello = false
 
+    func validate() throws {
+        _ = try PodMatch.option(usbID)
+    }
+
     func run() async throws {
-        guard let match = PodMatch(parsing: usbID) else { throw ValidationError("--usb-id must look like 1209:5050") }
+        let match = try PodMatch.option(usbID)
         var rows: [(serial: String, node: String, link: String, firmware: String)] = []
         let found = try PodDiscovery.enumerate(configuration: DiscoveryConfiguration(match: match))
         for pod in found {

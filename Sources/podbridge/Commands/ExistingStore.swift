@@ -18,8 +18,7 @@ enum ExistingStore {
                     + "stored nothing there. Point at the hub's state with --config FILE (the hub's "
                     + "configuration), --state-dir DIR or --db FILE (docs/configuration.md)"
             }
-            FileHandle.standardError.write(Data("error: \(message)\n".utf8))
-            throw ExitCode.failure
+            throw CommandFailure(message)
         }
     }
 }

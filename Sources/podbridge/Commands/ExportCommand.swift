@@ -44,6 +44,19 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Write to this file instead of standard output.")
     var output: String?
 
+    /// How the command was called is checked before anything is opened, so a mistake there
+    /// is answered with this command's usage.
+    func validate() throws {
+        do {
+            if let format { _ = try ExportFormat.parse(format) }
+            _ = try Self.selection(date: date, from: from, to: to, all: all)
+            _ = try zone()
+        } catch let error as ExportError {
+            throw ValidationError(error.description)
+        }
+        _ = try bedSide()
+    }
+
     func run() async throws {
         let settings = try common.load()
         let db = settings.databasePath
@@ -52,20 +65,13 @@ struct ExportCommand: AsyncParsableCommand {
         let zone: TimeZone?
         let bedSide: BedSide?
         do {
+            // The configuration's export.format is checked here, with the file named.
             format = try ExportFormat.parse(self.format ?? settings.export.format)
             selection = try Self.selection(date: date, from: from, to: to, all: all)
-            zone = try tz.map { name in
-                guard let zone = TimeZone(identifier: name) else { throw ExportError.unknownTimeZone(name) }
-                return zone
-            }
-            bedSide = try side.map { name in
-                guard let side = BedSide(rawValue: name.lowercased()) else {
-                    throw ValidationError("unknown side '\(name)' (use left or right)")
-                }
-                return side
-            }
+            zone = try self.zone()
+            bedSide = try self.bedSide()
         } catch let error as ExportError {
-            throw ValidationError(error.description)
+            throw CommandFailure(error.description)
         }
         do {
             let store = try ExistingStore.open(db)
@@ -77,16 +83,24 @@ struct ExportCommand: AsyncParsableCommand {
                 FileHandle.standardOutput.write(Data(text.utf8))
             }
         } catch let error as ExportError {
-            try Self.fail(error.description)
+            throw CommandFailure(error.description)
         } catch let error as StoreError {
-            try Self.fail(error.description)
+            throw CommandFailure(error.description)
         }
     }
 
-    /// Prints the message to standard error and exits 1 (nothing was exported).
-    static func fail(_ message: String) throws -> Never {
-        FileHandle.standardError.write(Data("error: \(message)\n".utf8))
-        throw ExitCode.failure
+    func zone() throws(ExportError) -> TimeZone? {
+        guard let tz else { return nil }
+        guard let zone = TimeZone(identifier: tz) else { throw .unknownTimeZone(tz) }
+        return zone
+    }
+
+    func bedSide() throws -> BedSide? {
+        guard let side else { return nil }
+        guard let bedSide = BedSide(rawValue: side.lowercased()) else {
+            throw ValidationError("unknown side '\(side)' (use left or right)")
+        }
+        return bedSide
     }
 
     /// Exactly one of --date, --from/--to, --all.

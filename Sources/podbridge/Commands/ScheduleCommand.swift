@@ -31,6 +31,13 @@ struct ScheduleCommand: AsyncParsableCommand {
         @Option(name: .long, help: "The pod's time zone, e.g. Europe/Berlin (default: the schedule's, else the system's).")
         var tz: String?
 
+        /// Checked before the database is opened, so a mistyped side or zone is answered
+        /// with the usage, not with where the database is.
+        func validate() throws {
+            _ = try sides()
+            if let tz, TimeZone(identifier: tz) == nil { throw ValidationError("unknown time zone '\(tz)'") }
+        }
+
         func sides() throws -> [BedSide] {
             switch side.lowercased() {
             case "left": return [.left]
@@ -54,8 +61,7 @@ struct ScheduleCommand: AsyncParsableCommand {
                 do {
                     store = try NightStore(path: db)
                 } catch {
-                    FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-                    throw ExitCode.failure
+                    throw CommandFailure("\(error)")
                 }
             } else {
                 store = try ExistingStore.open(db)
@@ -68,8 +74,7 @@ struct ScheduleCommand: AsyncParsableCommand {
         do {
             for line in try await body() { print(line) }
         } catch {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-            throw ExitCode.failure
+            throw CommandFailure("\(error)")
         }
     }
 

@@ -114,14 +114,14 @@ struct SimulateCommand: AsyncParsableCommand {
         if let replay {
             let bytes: [UInt8]
             do { bytes = Array(try InputFile.bytes(replay)) } catch {
-                throw ValidationError("--replay \(error)")
+                throw CommandFailure("--replay \(error)")
             }
             do {
                 let read = try Capture.read(bytes)
                 if read.truncatedTail { say("note: \(replay) ends with a record cut short; replaying the rest") }
                 records = read.records
             } catch {
-                throw ValidationError("\(replay): \(error.description)")
+                throw CommandFailure("\(replay): \(error.description)")
             }
         }
         var scheduled: [ScheduledFault] = []
@@ -175,7 +175,7 @@ struct SimulateCommand: AsyncParsableCommand {
                 let files = try pod.writeTruth(to: truth)
                 say("ground truth: " + files.joined(separator: ", "))
             } catch {
-                throw ValidationError(error.description)
+                throw CommandFailure(error.description)
             }
         }
     }

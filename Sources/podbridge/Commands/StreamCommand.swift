@@ -32,9 +32,13 @@ struct StreamCommand: AsyncParsableCommand {
     @Option(help: "Seconds between printed readings.")
     var interval: Double = 1
 
-    func run() async throws {
-        guard let match = PodMatch(parsing: usbID) else { throw ValidationError("--usb-id must look like 1209:5050") }
+    func validate() throws {
+        _ = try PodMatch.option(usbID)
         guard interval > 0 else { throw ValidationError("--interval must be positive") }
+    }
+
+    func run() async throws {
+        let match = try PodMatch.option(usbID)
         var discovery: PodDiscovery?
         let opener: any PodOpener
         if let path {

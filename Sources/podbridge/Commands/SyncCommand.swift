@@ -29,7 +29,7 @@ struct SyncCommand: AsyncParsableCommand {
         let settings = try common.load()
         let db = settings.databasePath
         guard let url = url ?? settings.upload.baseURL else {
-            throw ValidationError("no backend: pass --url or set upload.baseURL (PODBRIDGE_UPLOAD_URL)")
+            throw CommandFailure("no backend: pass --url or set upload.baseURL (PODBRIDGE_UPLOAD_URL)")
         }
         let configuration: UploadConfiguration
         do {
@@ -37,7 +37,7 @@ struct SyncCommand: AsyncParsableCommand {
                 baseURL: url, bearerToken: token ?? settings.upload.token
                     ?? ProcessInfo.processInfo.environment["PODBRIDGE_BACKEND_TOKEN"])
         } catch let error as UploadError {
-            throw ValidationError(error.description)
+            throw CommandFailure(error.description)
         }
         let store = try ExistingStore.open(db)
         if retryFailed {

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+/// Two kinds of mistake, answered two ways. A command called wrongly (a missing or
+/// malformed option) says what is wrong and shows *its own* usage, exit status 64; a command
+/// called rightly that cannot do its work (a configuration file that is not valid, no
+/// database, no backend, a replay file that is missing) says only what is wrong, exit status
+/// 1. Neither shows the top-level usage ("podbridge <subcommand>"), which tells a user nothing
+/// about the command they ran.
+@Suite struct CommandUsageTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        let arguments: [String]
+        let says: String
+        /// The command whose usage follows the error, or nil for none.
+        let usage: String?
+        var testDescription: String { arguments.joined(separator: " ") }
+    }
+
+    static let usageErrors: [Case] = [
+        Case(arguments: ["export"], says: "choose exactly one of --date, --from/--to, --all", usage: "export"),
+        Case(arguments: ["export", "--all", "--side", "middle"], says: "unknown side 'middle' (use left or right)", usage: "export"),
+        Case(arguments: ["export", "--date", "2026-13-45"], says: "2026-13-45", usage: "export"),
+        Case(arguments: ["export", "--all", "--format", "xml"], says: "xml", usage: "export"),
+        Case(arguments: ["export", "--all", "--tz", "Mars/Olympus"], says: "Mars/Olympus", usage: "export"),
+        Case(arguments: ["stream", "--usb-id", "nope"], says: "--usb-id must look like 1209:5050, got 'nope'", usage: "stream"),
+        Case(arguments: ["stream", "--interval", "0"], says: "--interval must be positive", usage: "stream"),
+        Case(arguments: ["devices", "--usb-id", "12:zz"], says: "--usb-id must look like 1209:5050", usage: "devices"),
+        Case(arguments: ["schedule", "show", "--side", "middle"], says: "--side must be left, right or both, got 'middle'",
+             usage: "schedule show"),
+        Case(arguments: ["schedule", "infer", "--tz", "Mars/Olympus"], says: "unknown time zone 'Mars/Olympus'",
+             usage: "schedule infer"),
+    ]
+
+    @Test(arguments: usageErrors)
+    func aWrongCallShowsThatCommandsUsage(_ c: Case) async throws {
+        // A state directory the hub never used: the call must be judged before it is looked at.
+        let state = CommandRunner.temporaryFile("never-ran")
+        let stateOption = ["export", "schedule"].contains(c.arguments[0]) ? ["--state-dir", state.path] : []
+        let r = try await CommandRunner.run(c.arguments + stateOption)
+        #expect(r.status == 64, "stderr: \(r.stderr)")
+        #expect(r.stderr.hasPrefix("Error: ") && r.stderr.contains(c.says), "stderr: \(r.stderr)")
+        #expect(r.stderr.contains("Usage: podbridge \(c.usage!) "), "stderr: \(r.stderr)")
+        #expect(!r.stderr.contains("no database"), "the database was looked at first: \(r.stderr)")
+    }
+
+    @Test func aConfigurationThatIsNotJSONIsNamedWithWhereWithoutUsage() async throws {
+        // A comma missing at the end of the second line: the error points at the third.
+        let r = try await runWithConfiguration("{\n  \"timeZone\": \"UTC\"\n  \"stateDirectory\": \"/tmp\"\n}\n", ["export", "--all"])
+        #expect(r.status == 1, "stderr: \(r.stderr)")
+        #expect(r.stderr.contains(": not valid JSON: ") && r.stderr.contains("(line 3, column 3)"), "stderr: \(r.stderr)")
+        #expect(!r.stderr.contains("NSCocoaErrorDomain") && !r.stderr.contains("Usage"), "stderr: \(r.stderr)")
+    }
+
+    @Test(arguments: [
+        (#"{"mqtt": {"port": "1883"}}"#, "mqtt.port: expected a whole number"),
+        (#"{"api": {"enabled": 1}}"#, "api.enabled: expected true or false"),
+        (#"{"schedule": {"podTimeZone": 7}}"#, "schedule.podTimeZone: expected a string"),
+    ])
+    func aValueOfTheWrongKindIsNamedByItsKey(_ json: String, _ says: String) async throws {
+        let r = try await runWithConfiguration(json, ["export", "--all"])
+        #expect(r.status == 1, "stderr: \(r.stderr)")
+        #expect(r.stderr.contains(says), "stderr: \(r.stderr)")
+        #expect(!r.stderr.contains("DecodingError") && !r.stderr.contains("Usage"), "stderr: \(r.stderr)")
+    }
+
+    static let failures: [Case] = [
+        Case(arguments: ["sync"], says: "no backend: pass --url or set upload.baseURL", usage: nil),
+        Case(arguments: ["sync", "--url", "not a url"], says: "not a url", usage: nil),
+        Case(arguments: ["simulate", "--replay", "/nonexistent/night.cap"], says: "--replay /nonexistent/night.cap: cannot read",
+             usage: nil),
+        Case(arguments: ["export", "--all"], says: "no database at", usage: nil),
+        Case(arguments: ["schedule", "show"], says: "no database at", usage: nil),
+    ]
+
+    @Test(arguments: failures)
+    func aCommandThatCannotDoItsWorkSaysWhyWithoutUsage(_ c: Case) async throws {
+        let state = CommandRunner.temporaryFile("never-ran")
+        defer { try? FileManager.default.removeItem(at: state) }
+        let stateOption = c.arguments[0] == "simulate" ? [] : ["--state-dir", state.path]
+        let r = try await CommandRunner.run(c.arguments + stateOption)
+        #expect(r.status == 1, "stdout: \(r.stdout)\nstderr: \(r.stderr)")
+        #expect(r.stderr.hasPrefix("Error: ") && r.stderr.contains(c.says), "stderr: \(r.stderr)")
+        #expect(!r.stderr.contains("Usage"), "stderr: \(r.stderr)")
+    }
+
+    func runWithConfiguration(_ json: String, _ arguments: [String]) async throws -> CommandRunner.Outcome {
+        let file = CommandRunner.temporaryFile("config.json")
+        try json.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        return try await CommandRunner.run(arguments + ["--config", file.path])
+    }
+}
