@@ -81,7 +81,7 @@ let package = Package(
         /// The daemon: per-pod pipeline, session tracking, schedule driver, service lifecycle.
         .target(name: "Hub", dependencies: [
             "SleepDomain", "PodProtocol", "PodDevice", "PodAnalysis", "SleepAnalysis", "SleepSchedule", "SleepStore",
-            "BackendUpload", "SmartWake",
+            "BackendUpload", "SmartWake", "SystemCalls",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "GRDB", package: "GRDB.swift"),

@@ -24,6 +24,8 @@ import SmartWake
 /// and the store is closed once every service has returned.
 package struct HubDaemon: Sendable {
     package let configuration: HubConfiguration
+    /// This hub's hold on its database: one hub per database (`HubStateLock`).
+    package let lock: HubStateLock
     package let clock: HubClock
     package let reporter: HubReporter
     package let store: NightStore
@@ -45,6 +47,7 @@ package struct HubDaemon: Sendable {
                                 recordPath: String? = nil, opener: (any PodOpener)? = nil,
                                 timing: LinkTiming? = nil, wakeRule: SmartWakeRule = SmartWakeRule()) async throws -> HubDaemon {
         try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true)
+        let lock = try HubStateLock(database: configuration.databasePath)
         let store = try await openStore(configuration, reporter: reporter)
         reporter.event("database \(configuration.databasePath)")
         let bus = HubBus(logger: reporter.logger)
@@ -85,7 +88,7 @@ package struct HubDaemon: Sendable {
                                   control: control, schedule: schedule, opener: podOpener, recorder: recorder, timing: timing,
                                   wake: wake)
         services.append(link)
-        return HubDaemon(configuration: configuration, clock: clock, reporter: reporter, store: store, bus: bus,
+        return HubDaemon(configuration: configuration, lock: lock, clock: clock, reporter: reporter, store: store, bus: bus,
                          control: control, schedule: schedule, wake: wake, link: link, discovery: discovery,
                          services: services)
     }
@@ -102,6 +105,7 @@ package struct HubDaemon: Sendable {
             logger: reporter.logger))
         defer {
             try? store.close()
+            lock.release()
             reporter.event("hub stopped")
         }
         try await group.run()

@@ -3,8 +3,10 @@ import Hub
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import NIOCore
 import ServiceLifecycle
 import SleepStore
+import Synchronization
 
 /// The hub's local API as a service of `podbridge run`'s ServiceGroup: REST under
 /// `/api/v1`, the live streams, `/metrics` and the dashboard, on `api.listen`
@@ -53,6 +55,7 @@ package struct HubAPIService: Service {
         }
         let metrics = APIMetrics()
         let router = try makeRouter(token: token, metrics: metrics)
+        let listening = Flag()
         let reporter = self.reporter
         let onListening = self.onListening
         let app = Application(
@@ -60,6 +63,7 @@ package struct HubAPIService: Service {
             server: .http1WebSocketUpgrade(webSocketRouter: router),
             configuration: .init(address: .hostname(address.host, port: address.port), serverName: "podbridge"),
             onServerRunning: { channel in
+                listening.set()
                 let port = channel.localAddress?.port ?? address.port
                 let shown = address.host == "0.0.0.0" || address.host == "::" ? "127.0.0.1" : address.host
                 reporter.event("dashboard and API at http://\(shown.contains(":") ? "[\(shown)]" : shown):\(port)/"
@@ -73,7 +77,11 @@ package struct HubAPIService: Service {
             group.addTask { await metrics.follow(bus) }
             group.addTask {
                 try await withGracefulShutdownHandler {
-                    try await app.run()
+                    do {
+                        try await app.run()
+                    } catch let error as IOError where !listening.isSet {
+                        throw ListenError(address: settings.listen, errno: error.errnoCode)
+                    }
                 } onGracefulShutdown: {
                     clients.closeAll()
                 }
@@ -109,4 +117,11 @@ package struct HubAPIService: Service {
         LiveStreamRoutes(clients: clients).register(on: v1)
         return router
     }
+}
+
+/// Whether the server got as far as listening: an I/O error before that is the bind's.
+private final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
 }

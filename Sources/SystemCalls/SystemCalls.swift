@@ -80,9 +80,17 @@ package enum SystemCalls {
         }
     }
 
-    /// Advisory exclusive lock, so two podbridge processes never share one pod.
+    /// Advisory exclusive lock, so two podbridge processes never share one pod (or one
+    /// hub's database). Fails at once with EWOULDBLOCK while another holds it.
     package static func lockExclusive(_ fd: Int32) throws(SystemError) {
         if c_flock(fd, LOCK_EX | LOCK_NB) != 0 { throw SystemError(call: "flock", errno: Glibc.errno) }
+    }
+
+    package static func truncate(_ fd: Int32, to length: Int) throws(SystemError) {
+        while Glibc.ftruncate(fd, off_t(length)) != 0 {
+            let e = Glibc.errno
+            if e != EINTR { throw SystemError(call: "ftruncate", errno: e) }
+        }
     }
 
     /// TIOCEXCL: the kernel refuses further opens of the tty (root bypasses it; some
