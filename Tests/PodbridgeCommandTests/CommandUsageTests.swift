@@ -29,6 +29,10 @@ import Testing
              usage: "schedule show"),
         Case(arguments: ["schedule", "infer", "--tz", "Mars/Olympus"], says: "unknown time zone 'Mars/Olympus'",
              usage: "schedule infer"),
+        Case(arguments: ["schedule", "set", "--bedtime", "25:00", "--wake", "07:00"], says: "--bedtime must be HH:mm, got '25:00'",
+             usage: "schedule set"),
+        Case(arguments: ["schedule", "set", "--bedtime", "23:00", "--wake", "07:00", "--weekend-bedtime", "00:30",
+                         "--weekend-wake", "9"], says: "--weekend-wake must be HH:mm, got '9'", usage: "schedule set"),
     ]
 
     @Test(arguments: usageErrors)
@@ -81,6 +85,21 @@ import Testing
         #expect(r.status == 1, "stdout: \(r.stdout)\nstderr: \(r.stderr)")
         #expect(r.stderr.hasPrefix("Error: ") && r.stderr.contains(c.says), "stderr: \(r.stderr)")
         #expect(!r.stderr.contains("Usage"), "stderr: \(r.stderr)")
+    }
+
+    /// `schedule set --pod` before the hub ever ran (setting up the hub before the first
+    /// night): the state directory and database are made, as the hub makes them, and `show`
+    /// then finds the schedule.
+    @Test func aScheduleSetForANamedPodBeforeTheHubEverRanIsKept() async throws {
+        let state = CommandRunner.temporaryFile("new-hub").appendingPathComponent("state")
+        defer { try? FileManager.default.removeItem(at: state.deletingLastPathComponent()) }
+        let set = try await CommandRunner.run(["schedule", "set", "--state-dir", state.path, "--pod", "POD-0042",
+                                               "--side", "left", "--bedtime", "23:15", "--wake", "06:45", "--tz", "UTC"])
+        #expect(set.status == 0, "stdout: \(set.stdout)\nstderr: \(set.stderr)")
+        #expect(FileManager.default.fileExists(atPath: state.appendingPathComponent("podbridge.sqlite").path))
+        let show = try await CommandRunner.run(["schedule", "show", "--state-dir", state.path, "--side", "left", "--tz", "UTC"])
+        #expect(show.status == 0, "stderr: \(show.stderr)")
+        #expect(show.stdout.contains("23:15") && show.stdout.contains("06:45"), "stdout: \(show.stdout)")
     }
 
     func runWithConfiguration(_ json: String, _ arguments: [String]) async throws -> CommandRunner.Outcome {

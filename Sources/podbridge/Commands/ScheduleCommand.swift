@@ -59,6 +59,12 @@ struct ScheduleCommand: AsyncParsableCommand {
             let store: NightStore
             if creating {
                 do {
+                    // A schedule set for a named pod before the hub ever ran: the database
+                    // (and its directory, as the hub makes it) is created.
+                    let directory = (db as NSString).deletingLastPathComponent
+                    if !directory.isEmpty {
+                        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                    }
                     store = try NightStore(path: db)
                 } catch {
                     throw CommandFailure("\(error)")
@@ -145,6 +151,11 @@ struct ScheduleCommand: AsyncParsableCommand {
                 throw ValidationError("give --bedtime and --wake, --window, or --until-out-of-bed")
             }
             if let window, !(0...120).contains(window) { throw ValidationError("--window is 0 (off) … 120 minutes, got \(window)") }
+            // The times too, before the database is looked for (the service checks them again).
+            for (name, value) in [("bedtime", bedtime), ("wake", wake), ("weekend-bedtime", weekendBedtime),
+                                  ("weekend-wake", weekendWake)] {
+                if let value, TimeOfDay(value) == nil { throw ValidationError("--\(name) must be HH:mm, got '\(value)'") }
+            }
         }
 
         func run() async throws {
