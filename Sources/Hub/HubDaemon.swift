@@ -46,7 +46,11 @@ package struct HubDaemon: Sendable {
     package static func assemble(configuration: HubConfiguration, clock: HubClock, reporter: HubReporter,
                                 recordPath: String? = nil, opener: (any PodOpener)? = nil,
                                 timing: LinkTiming? = nil, wakeRule: SmartWakeRule = SmartWakeRule()) async throws -> HubDaemon {
-        try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true)
+        // The state directory, and the database's own when `database` puts it elsewhere.
+        for directory in [configuration.stateDirectory, (configuration.databasePath as NSString).deletingLastPathComponent]
+        where !directory.isEmpty {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
         let lock = try HubStateLock(database: configuration.databasePath)
         let store = try await openStore(configuration, reporter: reporter)
         reporter.event("database \(configuration.databasePath)")

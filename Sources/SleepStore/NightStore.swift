@@ -35,10 +35,17 @@ package final class NightStore: Sendable {
             // (kill -9); only an OS crash or power loss may drop the last commits.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
-        pool = try DatabasePool(path: path, configuration: configuration)
         let migrator = StoreMigrations.migrator
-        let unknown = try pool.read { db in
-            try migrator.appliedIdentifiers(db).subtracting(StoreMigrations.versions)
+        let unknown: Set<String>
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            unknown = try pool.read { db in
+                try migrator.appliedIdentifiers(db).subtracting(StoreMigrations.versions)
+            }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
+            throw StoreError.notADatabase(path: path)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CANTOPEN {
+            throw StoreError.cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
         }
         guard unknown.isEmpty else { throw StoreError.newerSchema(unknown: unknown.sorted()) }
         try migrator.migrate(pool)

@@ -10,6 +10,10 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
     case newerSchema(unknown: [String])
     /// The database file does not exist (and opening read-only was asked for).
     case missingDatabase(path: String)
+    /// The file is there but is no SQLite database (a wrong `--db`, a damaged file).
+    case notADatabase(path: String)
+    /// SQLite cannot open or create the file (its directory is missing or not writable).
+    case cannotOpen(path: String, reason: String)
 
     package var description: String {
         switch self {
@@ -18,6 +22,9 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
         case let .invalidOpenStay(reason): "cannot keep the open session: \(reason)"
         case let .newerSchema(unknown): "database was written by a newer podbridge (unknown migrations: \(unknown.joined(separator: ", ")))"
         case let .missingDatabase(path): "no database at \(path)"
+        case let .notADatabase(path): "\(path) is not a podbridge database (not an SQLite file: a wrong --db, or a damaged file)"
+        case let .cannotOpen(path, reason):
+            "cannot open the database \(path): \(reason) (its directory must exist and be writable)"
         }
     }
 }

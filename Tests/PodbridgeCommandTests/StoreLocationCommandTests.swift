@@ -13,4 +13,31 @@ import Testing
         #expect(r.stderr.contains("--config FILE"), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: state.path), "the command created \(state.path)")
     }
+
+    /// The hub makes the database's directory as it makes its state directory, when `--db`
+    /// (or `database`) puts the file somewhere that is not there yet.
+    @Test func theHubMakesTheDirectoryOfADatabaseGivenElsewhere() async throws {
+        let root = CommandRunner.temporaryFile("elsewhere")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let config = CommandRunner.temporaryFile("config.json")
+        try "{}".write(to: config, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: config) }
+        let database = root.appendingPathComponent("db/podbridge.sqlite").path
+        let r = try await CommandRunner.runUntilStopped(
+            ["run", "--config", config.path, "--state-dir", root.appendingPathComponent("state").path, "--db", database,
+             "--path", root.appendingPathComponent("no-pod").path, "--no-api", "--tz", "UTC"]) { out, _ in out.contains("database ") }
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        #expect(r.stdout.contains("database \(database)"), "stdout: \(r.stdout)")
+        #expect(FileManager.default.fileExists(atPath: database))
+    }
+
+    @Test func aFileThatIsNoDatabaseIsNamedAsSuch() async throws {
+        let file = CommandRunner.temporaryFile("notes.txt")
+        try "somebody's notes\n".write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let r = try await CommandRunner.run(["export", "--all", "--db", file.path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("\(file.path) is not a podbridge database"), "stderr: \(r.stderr)")
+        #expect(try String(contentsOf: file, encoding: .utf8) == "somebody's notes\n")
+    }
 }

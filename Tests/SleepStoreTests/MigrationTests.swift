@@ -224,6 +224,29 @@ import Testing
         #expect(throws: StoreError.newerSchema(unknown: ["v99"])) { try NightStore(path: path) }
     }
 
+    @Test func aFileThatIsNoDatabaseIsNamedAndLeftAsItWas() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let path = dir.path("notes.txt")
+        let text = Data("not a database, but somebody's notes\n".utf8)
+        try text.write(to: URL(fileURLWithPath: path))
+        #expect(throws: StoreError.notADatabase(path: path)) { try NightStore(path: path) }
+        #expect(throws: StoreError.notADatabase(path: path)) { try NightStore.openExisting(path: path) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == text)
+    }
+
+    @Test func aDatabaseInADirectoryThatIsNotThereCannotBeOpenedAndSaysSo() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let path = dir.path("missing/podbridge.sqlite")
+        #expect {
+            try NightStore(path: path)
+        } throws: { error in
+            guard case let .cannotOpen(p, reason) = error as? StoreError else { return false }
+            return p == path && !reason.isEmpty
+        }
+    }
+
     @Test func openExistingRefusesAMissingFile() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
