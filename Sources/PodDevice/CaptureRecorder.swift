@@ -14,14 +14,21 @@ package final class CaptureRecorder: Sendable {
     private let failure = Mutex<SystemError?>(nil)
 
     /// Creates (or truncates) `path` and writes the magic.
-    package init(path: String) throws {
+    package init(path: String) throws(CaptureRecorderError) {
         self.path = path
+        let fd: Int32
         do {
             fd = try SystemCalls.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o644)
+        } catch {
+            throw CaptureRecorderError(path: path, cause: error)
+        }
+        do {
             try SystemCalls.writeAll(fd, Capture.magic)
         } catch {
-            throw TransportError.failed(.system(error))
+            SystemCalls.close(fd)
+            throw CaptureRecorderError(path: path, cause: error)
         }
+        self.fd = fd
     }
 
     /// The first write error (a full disk), if any: recording stops there, the link does not.
@@ -36,4 +43,12 @@ package final class CaptureRecorder: Sendable {
     }
 
     deinit { SystemCalls.close(fd) }
+}
+
+/// The capture file cannot be made (`--record` into a directory that is not there, a full
+/// disk): said with the file, before any link is opened.
+package struct CaptureRecorderError: Error, Equatable, CustomStringConvertible {
+    package let path: String
+    package let cause: SystemError
+    package var description: String { "cannot write the capture \(path): \(String(cString: strerror(cause.errno)))" }
 }

@@ -74,13 +74,15 @@ import Testing
              usage: nil),
         Case(arguments: ["export", "--all"], says: "no database at", usage: nil),
         Case(arguments: ["schedule", "show"], says: "no database at", usage: nil),
+        Case(arguments: ["stream", "--path", "/dev/null", "--record", "/nonexistent-dir/night.cap"],
+             says: "cannot write the capture /nonexistent-dir/night.cap: No such file or directory", usage: nil),
     ]
 
     @Test(arguments: failures)
     func aCommandThatCannotDoItsWorkSaysWhyWithoutUsage(_ c: Case) async throws {
         let state = CommandRunner.temporaryFile("never-ran")
         defer { try? FileManager.default.removeItem(at: state) }
-        let stateOption = c.arguments[0] == "simulate" ? [] : ["--state-dir", state.path]
+        let stateOption = ["export", "schedule", "sync"].contains(c.arguments[0]) ? ["--state-dir", state.path] : []
         let r = try await CommandRunner.run(c.arguments + stateOption)
         #expect(r.status == 1, "stdout: \(r.stdout)\nstderr: \(r.stderr)")
         #expect(r.stderr.hasPrefix("Error: ") && r.stderr.contains(c.says), "stderr: \(r.stderr)")
