@@ -48,8 +48,10 @@ struct ExportCommand: AsyncParsableCommand {
     /// is answered with this command's usage.
     func validate() throws {
         do {
-            if let format { _ = try ExportFormat.parse(format) }
-            _ = try Self.selection(date: date, from: from, to: to, all: all)
+            if let format, try ExportFormat.parse(format) == .blocks, epochs { throw ExportError.epochsNeedJSONOrCSV }
+            if case let .range(first, last) = try Self.selection(date: date, from: from, to: to, all: all), first > last {
+                throw ExportError.invertedRange(from: first, to: last)
+            }
             _ = try zone()
         } catch let error as ExportError {
             throw ValidationError(error.description)
