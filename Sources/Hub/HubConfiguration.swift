@@ -206,8 +206,8 @@ extension HubConfiguration {
         } catch let error as DecodingError {
             throw .invalid(path: path, reason: reason(error))
         } catch {
-            // JSONSerialization's own words ("Invalid value around line 1, column 2."), not
-            // Foundation's "The data is not in the correct format." with a domain and code.
+            // JSONSerialization's own words ("Invalid value around character 24."), placed at a
+            // line and column, not "The data is not in the correct format." with a domain and code.
             let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
             throw .invalid(path: path, reason: "not valid JSON: " + (detail.map { located($0, in: data) } ?? error.localizedDescription))
         }
