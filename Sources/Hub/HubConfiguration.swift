@@ -216,7 +216,9 @@ extension HubConfiguration {
     /// Foundation places a syntax error at a byte offset ("around character 212"); a person
     /// editing the file looks for a line and column.
     static func located(_ detail: String, in data: Data) -> String {
-        guard let match = detail.firstMatch(of: /character (\d+)/), let offset = Int(match.output.1), offset <= data.count
+        // No regex literal: the fuzz build compiles this file with plain swiftc (Makefile, `fuzz`).
+        guard let marker = detail.range(of: "character "),
+              let offset = Int(detail[marker.upperBound...].prefix { $0.isASCII && $0.isNumber }), offset <= data.count
         else { return detail }
         let before = data.prefix(offset)
         let line = before.filter { $0 == UInt8(ascii: "\n") }.count + 1
