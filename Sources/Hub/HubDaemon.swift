@@ -47,10 +47,8 @@ package struct HubDaemon: Sendable {
                                 recordPath: String? = nil, opener: (any PodOpener)? = nil,
                                 timing: LinkTiming? = nil, wakeRule: SmartWakeRule = SmartWakeRule()) async throws -> HubDaemon {
         // The state directory, and the database's own when `database` puts it elsewhere.
-        for directory in [configuration.stateDirectory, (configuration.databasePath as NSString).deletingLastPathComponent]
-        where !directory.isEmpty {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        }
+        try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true)
+        try NightStore.createDirectory(containing: configuration.databasePath)
         let lock = try HubStateLock(database: configuration.databasePath)
         let store = try await openStore(configuration, reporter: reporter)
         reporter.event("database \(configuration.databasePath)")

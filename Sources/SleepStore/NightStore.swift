@@ -51,6 +51,13 @@ package final class NightStore: Sendable {
         try migrator.migrate(pool)
     }
 
+    /// Makes the directory a new database file at `path` goes into (the hub, and `schedule
+    /// set` before the hub ever ran, create the database; SQLite does not make directories).
+    package static func createDirectory(containing path: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+    }
+
     /// Opens an existing database only; a missing file is an error instead of a new empty store.
     package static func openExisting(path: String, timeZone: TimeZone = .current, clock: any WallClock = SystemClock()) throws -> NightStore {
         guard FileManager.default.fileExists(atPath: path) else { throw StoreError.missingDatabase(path: path) }

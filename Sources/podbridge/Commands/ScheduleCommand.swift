@@ -48,11 +48,7 @@ struct ScheduleCommand: AsyncParsableCommand {
         }
 
         func console(creating: Bool = false) throws -> ScheduleConsole {
-            var zone: TimeZone?
-            if let tz {
-                guard let z = TimeZone(identifier: tz) else { throw ValidationError("unknown time zone '\(tz)'") }
-                zone = z
-            }
+            let zone = tz.flatMap(TimeZone.init(identifier:)) // validate() refused an unknown one
             let configuration = try common.load()
             let settings = configuration.schedule
             let db = configuration.databasePath
@@ -61,10 +57,7 @@ struct ScheduleCommand: AsyncParsableCommand {
                 do {
                     // A schedule set for a named pod before the hub ever ran: the database
                     // (and its directory, as the hub makes it) is created.
-                    let directory = (db as NSString).deletingLastPathComponent
-                    if !directory.isEmpty {
-                        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-                    }
+                    try NightStore.createDirectory(containing: db)
                     store = try NightStore(path: db)
                 } catch {
                     throw CommandFailure("\(error)")
