@@ -5,6 +5,11 @@
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+/// The hot paths (the codec, the physiology model, the virtual pod and the analysis) are
+/// compiled optimised in debug builds too: unoptimised, a virtual pod at 300x took half a core
+/// and the hub's frame decoder most of the hub's, and the clocked tests starved on a slower
+/// 2-core machine. To step through one of them in a debugger, give it `strict` here.
+let hotPath: [SwiftSetting] = strict + [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
 let package = Package(
     name: "podbridge",
@@ -37,11 +42,11 @@ let package = Package(
         /// wake-date rule, weekday mask, time of day, wall clock, seeded randomness, normal maths.
         .target(name: "SleepDomain", swiftSettings: strict),
         /// The pod's wire protocol: CRC, COBS framing, messages, codec, captures.
-        .target(name: "PodProtocol", dependencies: ["SleepDomain"], swiftSettings: strict),
+        .target(name: "PodProtocol", dependencies: ["SleepDomain"], swiftSettings: hotPath),
         /// The physiology of a night the virtual pod plays (hypnogram, heart, breath, BCG).
-        .target(name: "NightModel", dependencies: ["SleepDomain"], swiftSettings: strict),
+        .target(name: "NightModel", dependencies: ["SleepDomain"], swiftSettings: hotPath),
         /// Raw piezo → beats, breathing, movement → epochs → stages → sessions and metrics.
-        .target(name: "SleepAnalysis", dependencies: ["SleepDomain"], swiftSettings: strict),
+        .target(name: "SleepAnalysis", dependencies: ["SleepDomain"], swiftSettings: hotPath),
         /// Bedtime and wake-time inference, HH:mm conversion, DST, push policy.
         .target(name: "SleepSchedule", dependencies: ["SleepDomain"], swiftSettings: strict),
         /// The smart-wake rule: a wake window per side and the first good moment inside it.
@@ -54,7 +59,7 @@ let package = Package(
         /// The firmware side of the protocol over a pseudo-terminal, playing a NightModel night.
         /// Every syscall the device layer and the virtual pod make: errno kept, EINTR retried once, here.
         .target(name: "SystemCalls", swiftSettings: strict),
-        .target(name: "VirtualPod", dependencies: ["SleepDomain", "PodProtocol", "NightModel", "SystemCalls"], swiftSettings: strict),
+        .target(name: "VirtualPod", dependencies: ["SleepDomain", "PodProtocol", "NightModel", "SystemCalls"], swiftSettings: hotPath),
         /// Discovery (libudev), serial (termios) and USB (libusb) transports, connections.
         .target(name: "PodDevice", dependencies: [
             "SleepDomain", "PodProtocol", "SystemCalls", "CUdev", "CLibUSB",
@@ -74,7 +79,7 @@ let package = Package(
         /// Pod messages to per-side front ends; captures to nights (pure glue of the two).
         /// Synthetic nights (NightModel, TextbookNight) through the real front end, with their stages: what staging is judged by beyond real data.
         .target(name: "SyntheticNights", dependencies: ["SleepDomain", "NightModel", "SleepAnalysis"], swiftSettings: strict),
-        .target(name: "PodAnalysis", dependencies: ["SleepDomain", "PodProtocol", "SleepAnalysis"], swiftSettings: strict),
+        .target(name: "PodAnalysis", dependencies: ["SleepDomain", "PodProtocol", "SleepAnalysis"], swiftSettings: hotPath),
         /// The scored research nights of Data/ (or any folder of the same layouts) read as the
         /// analyzer's public inputs: what the model fit, the tests and `--held-out` share.
         .target(name: "LabelledNights", dependencies: ["SleepAnalysis"], swiftSettings: strict),
