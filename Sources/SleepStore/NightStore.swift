@@ -20,7 +20,8 @@ package final class NightStore: Sendable {
     let calendar: LocalCalendar
 
     /// Opens (creating if needed) and migrates the database at `path`.
-    /// - Throws: `StoreError.newerSchema` for a file written by a newer podbridge.
+    /// - Throws: `StoreError.newerSchema` for a file written by a newer podbridge,
+    ///   `notADatabase` / `foreignDatabase` for a file that is not podbridge's (left untouched).
     package init(path: String, timeZone: TimeZone = .current, clock: any WallClock = SystemClock()) throws {
         self.path = path
         self.timeZone = timeZone
@@ -38,6 +39,7 @@ package final class NightStore: Sendable {
         let migrator = StoreMigrations.migrator
         let unknown: Set<String>
         do {
+            if FileManager.default.fileExists(atPath: path) { try Self.checkBelongsToPodbridge(path) }
             pool = try DatabasePool(path: path, configuration: configuration)
             unknown = try pool.read { db in
                 try migrator.appliedIdentifiers(db).subtracting(StoreMigrations.versions)
@@ -49,6 +51,23 @@ package final class NightStore: Sendable {
         }
         guard unknown.isEmpty else { throw StoreError.newerSchema(unknown: unknown.sorted()) }
         try migrator.migrate(pool)
+    }
+
+    /// Refuses another application's SQLite database before anything is written to it (opening
+    /// it as a pool alone would switch it to WAL): tables, none of them podbridge's migrations.
+    private static func checkBelongsToPodbridge(_ path: String) throws {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        let tables = try queue.read { db in
+            try String.fetchAll(db, sql: """
+                SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name
+                """)
+        }
+        if !tables.isEmpty, !tables.contains("grdb_migrations") {
+            throw StoreError.foreignDatabase(path: path, tables: tables)
+        }
     }
 
     /// Makes the directory a new database file at `path` goes into (the hub, and `schedule

@@ -12,6 +12,8 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
     case missingDatabase(path: String)
     /// The file is there but is no SQLite database (a wrong `--db`, a damaged file).
     case notADatabase(path: String)
+    /// The file is another application's SQLite database: tables, none of them podbridge's.
+    case foreignDatabase(path: String, tables: [String])
     /// SQLite cannot open or create the file (its directory is missing or not writable).
     case cannotOpen(path: String, reason: String)
 
@@ -23,6 +25,9 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
         case let .newerSchema(unknown): "database was written by a newer podbridge (unknown migrations: \(unknown.joined(separator: ", ")))"
         case let .missingDatabase(path): "no database at \(path)"
         case let .notADatabase(path): "\(path) is not a podbridge database (not an SQLite file: a wrong --db, or a damaged file)"
+        case let .foreignDatabase(path, tables):
+            "\(path) is another application's SQLite database (tables \(tables.prefix(5).joined(separator: ", "))"
+                + "\(tables.count > 5 ? ", …" : "")); podbridge leaves it untouched: give --db a file of its own"
         case let .cannotOpen(path, reason):
             "cannot open the database \(path): \(reason) (its directory must exist and be writable)"
         }

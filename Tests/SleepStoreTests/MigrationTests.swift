@@ -235,6 +235,33 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == text)
     }
 
+    @Test func anotherApplicationsDatabaseIsNamedAndLeftAsItWas() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let path = dir.path("contacts.sqlite")
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try await queue.write { db in
+                try db.execute(sql: "CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('Ada')")
+            }
+            try queue.close()
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(throws: StoreError.foreignDatabase(path: path, tables: ["contacts"])) { try NightStore(path: path) }
+        #expect(throws: StoreError.foreignDatabase(path: path, tables: ["contacts"])) { try NightStore.openExisting(path: path) }
+        // Not a byte changed, not switched to WAL, no podbridge table added.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+        #expect(StoreError.foreignDatabase(path: path, tables: ["contacts"]).description.contains("give --db a file of its own"))
+
+        // An empty file is an empty database, and becomes a store.
+        let empty = dir.path("empty.sqlite")
+        FileManager.default.createFile(atPath: empty, contents: nil)
+        let store = try NightStore(path: empty)
+        #expect(try await store.allSessions(side: .left).isEmpty)
+        try store.close()
+    }
+
     @Test func aDatabaseInADirectoryThatIsNotThereCannotBeOpenedAndSaysSo() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
