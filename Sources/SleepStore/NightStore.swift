@@ -58,6 +58,7 @@ package final class NightStore: Sendable {
     private static func checkBelongsToPodbridge(_ path: String) throws {
         var configuration = Configuration()
         configuration.readonly = true
+        configuration.busyMode = .timeout(10)
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? queue.close() }
         let tables = try queue.read { db in
