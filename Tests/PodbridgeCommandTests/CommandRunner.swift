@@ -8,6 +8,11 @@ struct CommandRunner {
         var stderr: String
     }
 
+    /// What a hub pointed at a pod that is not there warns once its services run (its SIGTERM
+    /// handler installed): tests that stop such a hub wait for it, not for "database …", which
+    /// comes before the handler, so a SIGTERM then ends the hub with status 15.
+    static let missingPod = "cannot open the pod"
+
     static func podbridge(_ product: String = "podbridge") -> URL? {
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for _ in 0..<4 {

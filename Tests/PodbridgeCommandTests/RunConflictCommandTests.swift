@@ -5,10 +5,6 @@ import Testing
 /// hand beside the systemd one, a second terminal), or an API port another program holds.
 /// Each is refused at once with what to do, not run beside it or failed with NIO's words.
 @Suite struct RunConflictCommandTests {
-    /// What a hub says once its services run: "database …" comes before its SIGTERM handler
-    /// is installed, and a SIGTERM then ends it with status 15 instead of a clean stop.
-    static let running = "cannot open the pod"
-
     func hubArguments(_ state: URL, config: URL, _ extra: [String]) -> [String] {
         ["run", "--config", config.path, "--state-dir", state.path, "--path", state.path + "/no-pod", "--tz", "UTC"] + extra
     }
@@ -26,7 +22,7 @@ import Testing
 
         let first = try CommandRunner.Launched(hubArguments(state, config: config, ["--no-api"]), product: "podbridge")
         // Its services run (and SIGTERM is handled) once its link tries the pod.
-        let started = try await first.printed(within: 120) { out, _ in out.contains(Self.running) }
+        let started = try await first.printed(within: 120) { out, _ in out.contains(CommandRunner.missingPod) }
         #expect(started, "the first hub never started: \(first.stdout)\n\(first.stderr)")
 
         let second = try await CommandRunner.run(hubArguments(state, config: config, ["--no-api"]))
@@ -39,7 +35,7 @@ import Testing
         kill(first.process.processIdentifier, SIGTERM)
         #expect(try await first.exited(within: 60))
         let third = try await CommandRunner.runUntilStopped(hubArguments(state, config: config, ["--no-api"])) { out, _ in
-            out.contains(Self.running)
+            out.contains(CommandRunner.missingPod)
         }
         #expect(third.status == 0 && !third.stderr.contains("another hub"), "stderr: \(third.stderr)")
     }

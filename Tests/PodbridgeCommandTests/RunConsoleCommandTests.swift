@@ -4,8 +4,6 @@ import Testing
 /// `podbridge run` as a person starts it in a terminal, and as systemd starts it: each of the
 /// hub's messages is said once, on the console or (without one) in the log.
 @Suite struct RunConsoleCommandTests {
-    static let missingPod = "cannot open the pod"
-
     /// The hub pointed at a pod that is not there (a wrong `--path`, the pod unplugged): it
     /// warns and keeps retrying until stopped.
     func runWithoutThePod(_ extra: [String]) async throws -> CommandRunner.Outcome {
@@ -16,15 +14,15 @@ import Testing
         defer { try? FileManager.default.removeItem(at: state) }
         return try await CommandRunner.runUntilStopped(
             ["run", "--config", config.path, "--state-dir", state.path, "--path", state.path + "/no-pod", "--no-api",
-             "--tz", "UTC"] + extra) { out, err in (out + err).contains(Self.missingPod) }
+             "--tz", "UTC"] + extra) { out, err in (out + err).contains(CommandRunner.missingPod) }
     }
 
-    static func count(_ text: String) -> Int { text.components(separatedBy: missingPod).count - 1 }
+    static func count(_ text: String) -> Int { text.components(separatedBy: CommandRunner.missingPod).count - 1 }
 
     @Test func inATerminalAWarningIsPrintedOnceOnTheConsole() async throws {
         let r = try await runWithoutThePod([])
         #expect(r.status == 0, "stdout: \(r.stdout)\nstderr: \(r.stderr)")
-        #expect(r.stdout.contains("warning: \(Self.missingPod): open(")
+        #expect(r.stdout.contains("warning: \(CommandRunner.missingPod): open(")
                 && r.stdout.contains("the hub keeps retrying"), "stdout: \(r.stdout)")
         #expect(Self.count(r.stdout) == 1, "stdout: \(r.stdout)")
         #expect(Self.count(r.stderr) == 0, "the log said it again: \(r.stderr)")

@@ -25,10 +25,8 @@ import Testing
         let database = root.appendingPathComponent("db/podbridge.sqlite").path
         let r = try await CommandRunner.runUntilStopped(
             ["run", "--config", config.path, "--state-dir", root.appendingPathComponent("state").path, "--db", database,
-             "--path", root.appendingPathComponent("no-pod").path, "--no-api", "--tz", "UTC"]) { out, _ in
-                // Once its services run (SIGTERM handled): "database …" comes before that.
-                out.contains("cannot open the pod")
-            }
+             "--path", root.appendingPathComponent("no-pod").path, "--no-api", "--tz", "UTC"]
+        ) { out, _ in out.contains(CommandRunner.missingPod) }
         #expect(r.status == 0, "stderr: \(r.stderr)")
         #expect(r.stdout.contains("database \(database)"), "stdout: \(r.stdout)")
         #expect(FileManager.default.fileExists(atPath: database))
