@@ -95,22 +95,36 @@ package struct HubDaemon: Sendable {
                          services: services)
     }
 
-    /// Runs every service (and `extra` ones, started after the hub's own) until SIGTERM or
-    /// SIGINT (when `handleSignals`, a graceful shutdown) or cancellation; then closes the store.
-    package func run(adding extra: [any Service] = [], handleSignals: Bool = true) async throws {
+    /// Runs every service (and `extra` ones, started after the hub's own) until a signal of
+    /// `stopSignals` (a graceful shutdown) or cancellation; then closes the store.
+    ///
+    /// The command catches SIGTERM and SIGINT from its first line (`InterruptSignals.stream()`)
+    /// and hands them in here, rather than the service group trapping them as it starts: on
+    /// Linux its signal sources take hold some milliseconds after the services start, and a hub
+    /// stopped in that gap died of the signal (status 143). A signal that came while the hub
+    /// was assembled waits in the stream and stops it as soon as it runs.
+    package func run(adding extra: [any Service] = [], stopSignals: AsyncStream<Int32>?) async throws {
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: (services + extra).map {
                 .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
                       failureTerminationBehavior: .gracefullyShutdownGroup)
             },
-            gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [],
             logger: reporter.logger))
         defer {
             try? store.close()
             lock.release()
             reporter.event("hub stopped")
         }
-        try await group.run()
+        guard let stopSignals else { return try await group.run() }
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            tasks.addTask {
+                for await _ in stopSignals { await group.triggerGracefulShutdown() }
+            }
+            // The service group ended (stopped, or a service failed): stop listening for signals.
+            defer { tasks.cancelAll() }
+            try await tasks.next()
+        }
     }
 
     /// Opens (creating and migrating) the database. Another process opening the same new

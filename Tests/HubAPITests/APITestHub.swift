@@ -69,7 +69,7 @@ struct APITestHub {
                                 reporter: reporter, clientQueue: clientQueue, clientMaxBehind: clientMaxBehind,
                                 clientSendBuffer: clientSendBuffer,
                                 onListening: { port.set($0) })
-        let task = Task { try await daemon.run(adding: [api], handleSignals: false) }
+        let task = Task { try await daemon.run(adding: [api], stopSignals: nil) }
         guard await eventually(60, { port.value != nil }), let bound = port.value else {
             task.cancel()
             throw TestFailure("the API never listened; the hub said: \(lines.all.suffix(15))")

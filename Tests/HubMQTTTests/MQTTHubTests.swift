@@ -71,7 +71,7 @@ import VirtualPod
         let service = try MQTTService(configuration: config, bus: daemon.bus, control: daemon.control, store: daemon.store,
                                       reporter: reporter, dashboardURL: "http://127.0.0.1:8380/",
                                       reconnectMin: .milliseconds(100), reconnectMax: .milliseconds(500))
-        let task = Task { try await daemon.run(adding: [service], handleSignals: false) }
+        let task = Task { try await daemon.run(adding: [service], stopSignals: nil) }
         return Running(daemon: daemon, service: service, pod: pod, task: task, directory: directory, lines: lines)
     }
 

@@ -49,7 +49,7 @@ import VirtualPod
         let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(start: start, speed: speed),
                                                   reporter: reporter)
         let heard = BusRecorder(daemon.bus.subscribe(name: "test", bufferSize: 100_000))
-        let task = Task { try await daemon.run(handleSignals: false) }
+        let task = Task { try await daemon.run(stopSignals: nil) }
         return Running(daemon: daemon, pod: pod, task: task, dir: dir, lines: lines, heard: heard)
     }
 

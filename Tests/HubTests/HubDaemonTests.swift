@@ -64,7 +64,7 @@ import Glibc
                                                   reporter: reporter)
         // What an API or MQTT client would see: everything on the bus, from before the pod connects.
         let heard = BusRecorder(daemon.bus.subscribe(name: "test", bufferSize: 1 << 20))
-        let running = Task { try await daemon.run(handleSignals: false) }
+        let running = Task { try await daemon.run(stopSignals: nil) }
         await pod.waitUntilFinished()
         let stored = try await eventually(120) { try await daemon.store.allSessions(side: .left).contains { $0.isFinal } }
         running.cancel()
@@ -219,7 +219,7 @@ import Glibc
         let reporter = Self.reporter(lines)
         let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(start: Self.nightStart, speed: speed),
                                                   reporter: reporter)
-        let running = Task { try await daemon.run(handleSignals: false) }
+        let running = Task { try await daemon.run(stopSignals: nil) }
         #expect(await eventually(60) { lines.all.contains { $0.contains("left: carrying on the session open since 21:00") } },
                 "the hub said: \(lines.all.suffix(20))")
         // The pod is on the bus before the side is said to be in bed, so the state has both.
@@ -239,7 +239,7 @@ import Glibc
         let reporter = Self.reporter(lines)
         let clock = HubClock(start: Self.nightStart, speed: speed)
         let daemon = try await HubDaemon.assemble(configuration: config, clock: clock, reporter: reporter)
-        let running = Task { try await daemon.run(handleSignals: false) }
+        let running = Task { try await daemon.run(stopSignals: nil) }
         defer { running.cancel() }
         // The sleeper is in bed and a preliminary night is stored; then the pod is unplugged for good.
         #expect(await eventually(120) { (try? await daemon.store.allSessions(side: .left).isEmpty) == false },
@@ -308,7 +308,7 @@ import Glibc
         let reporter = Self.reporter(lines)
         let clock = HubClock(start: Self.nightStart, speed: speed)
         let daemon = try await HubDaemon.assemble(configuration: config, clock: clock, reporter: reporter)
-        let running = Task { try await daemon.run(handleSignals: false) }
+        let running = Task { try await daemon.run(stopSignals: nil) }
         defer { running.cancel() }
         #expect(await eventually(60) { (try? await daemon.store.allSessions(side: .left).contains(where: \.isFinal)) == true },
                 "the left night was never ended; the hub said: \(lines.all.suffix(20))")

@@ -68,7 +68,7 @@ struct HubUmockdevTests {
             timing: LinkTiming(responseTimeout: .milliseconds(500), reconnectInitialDelay: .milliseconds(50),
                                reconnectMaxDelay: .milliseconds(500)))
         let heard = BusRecorder(daemon.bus.subscribe(name: "test", bufferSize: 1 << 20))
-        let running = Task { try await daemon.run(handleSignals: false) }
+        let running = Task { try await daemon.run(stopSignals: nil) }
         defer { running.cancel() }
         func said() -> String { lines.all.suffix(15).joined(separator: "\n") }
         func connections() -> [String] {

@@ -74,7 +74,7 @@ import VirtualPod
                                                   reporter: reporter, wakeRule: rule)
             heard = BusRecorder(daemon.bus.subscribe(name: "test", bufferSize: 1 << 20))
             let daemon = self.daemon
-            running = Task { try await daemon.run(handleSignals: false) }
+            running = Task { try await daemon.run(stopSignals: nil) }
         }
 
         /// The pod's model clock has passed `date` (its alarms at that minute are decided).

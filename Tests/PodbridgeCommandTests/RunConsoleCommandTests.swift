@@ -42,6 +42,32 @@ import Testing
         #expect(r.stdout.contains("looking for a pod with USB id 1209:5051 (udev, rescanning every"), "stdout: \(r.stdout)")
     }
 
+    /// systemd stopping a hub that has just started (a restart, a shutdown at boot): SIGTERM a few
+    /// milliseconds after its services started used to kill it with the signal (status 143)
+    /// before the service group's own signal sources took hold, every time in a shell loop.
+    @Test func aHubStoppedTheMomentItsServicesStartStopsCleanly() async throws {
+        let config = CommandRunner.temporaryFile("config.json")
+        try #"{"pod": {"usbProductID": "5051"}}"#.write(to: config, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: config) }
+        for attempt in 1...5 {
+            let state = CommandRunner.temporaryFile("state")
+            defer { try? FileManager.default.removeItem(at: state) }
+            let hub = try CommandRunner.Launched(["run", "--config", config.path, "--state-dir", state.path, "--no-api",
+                                                  "--tz", "UTC"], product: "podbridge")
+            // Watched closely (the runner's polls are 100 ms apart, longer than the gap was).
+            let deadline = ContinuousClock.now + .seconds(120)
+            while hub.process.isRunning, !hub.stdout.contains("looking for"), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            kill(hub.process.processIdentifier, SIGTERM)
+            #expect(try await hub.exited(within: 60), "attempt \(attempt): the hub did not stop")
+            let how = hub.process.terminationReason == .uncaughtSignal ? "killed by signal" : "exit status"
+            #expect(hub.process.terminationReason == .exit && hub.process.terminationStatus == 0,
+                    "attempt \(attempt): \(how) \(hub.process.terminationStatus); stdout: \(hub.stdout)")
+            #expect(hub.stdout.contains("hub stopped"), "attempt \(attempt): stdout: \(hub.stdout)")
+        }
+    }
+
     @Test func withoutAConsoleTheWarningGoesToTheLogOnce() async throws {
         let r = try await runWithoutThePod(["--no-console"])
         #expect(r.status == 0, "stdout: \(r.stdout)\nstderr: \(r.stderr)")

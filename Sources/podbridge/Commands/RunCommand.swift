@@ -4,6 +4,7 @@ import Hub
 import HubAPI
 import HubMQTTService
 import Logging
+import PodDevice
 import ServiceLifecycle
 
 /// `podbridge run`: the hub daemon.
@@ -66,6 +67,8 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Caught from here on, so a hub stopped while it starts still stops cleanly (HubDaemon.run).
+        let stopSignals = InterruptSignals.stream()
         let settings = try loadSettings()
         let level = Logger.Level(rawValue: logLevel) ?? .warning
         LoggingSystem.bootstrap { label in
@@ -94,7 +97,7 @@ struct RunCommand: AsyncParsableCommand {
                 throw CommandFailure("MQTT: \(error)")
             }
         }
-        try await hub.run(adding: extra)
+        try await hub.run(adding: extra, stopSignals: stopSignals)
     }
 
     /// The dashboard's address as Home Assistant's `configuration_url` (a wildcard address
