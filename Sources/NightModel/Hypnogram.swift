@@ -104,6 +104,13 @@ struct Hypnogram: Sendable {
         }
         if t < tOut { for s in t..<tOut { stages[s] = .awake } }
 
+        // A trip out of bed at a set moment, laid over the drawn night (so the draws, and
+        // every other night, stay as they were).
+        if let at = profile.leavesBedAt {
+            let out = Int(at.rounded())
+            for s in max(tIn, out - 60)..<min(tOut, out + 360) { stages[s] = s < out || s >= out + 300 ? .awake : nil }
+        }
+
         // In-bed intervals are the runs of non-nil stages.
         var runStart: Int? = nil
         for s in 0..<duration {

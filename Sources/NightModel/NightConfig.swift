@@ -29,11 +29,16 @@ package struct SleeperProfile: Sendable, Hashable, Codable {
     package var bathroomTrip: Bool?
     /// How they answer the pod's alarm; nil = `AlarmResponse()` defaults.
     package var alarmResponse: AlarmResponse?
+    /// Seconds after the start of the night when the sleeper gets up (awake in bed for the
+    /// minute before) and leaves the bed for five minutes, coming back awake for a minute;
+    /// nil = only the drawn trip, if any. For tests that need a trip at a known moment.
+    package var leavesBedAt: Double?
 
     package init(restingHeartRate: Double = 58, breathingRate: Double = 14, hrvScale: Double = 1,
                 bcgAmplitude: Double = 60_000, respirationAmplitude: Double = 90_000,
                 getsIn: Double? = nil, getsOutBeforeEnd: Double? = nil,
-                sleepOnsetLatency: Double? = nil, bathroomTrip: Bool? = nil, alarmResponse: AlarmResponse? = nil) {
+                sleepOnsetLatency: Double? = nil, bathroomTrip: Bool? = nil, alarmResponse: AlarmResponse? = nil,
+                leavesBedAt: Double? = nil) {
         self.restingHeartRate = restingHeartRate
         self.breathingRate = breathingRate
         self.hrvScale = hrvScale
@@ -44,6 +49,7 @@ package struct SleeperProfile: Sendable, Hashable, Codable {
         self.sleepOnsetLatency = sleepOnsetLatency
         self.bathroomTrip = bathroomTrip
         self.alarmResponse = alarmResponse
+        self.leavesBedAt = leavesBedAt
     }
 }
 

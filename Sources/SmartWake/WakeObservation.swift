@@ -96,6 +96,12 @@ func fixed(_ v: Double, _ decimals: Int) -> String {
 }
 
 extension WakeObservation {
+    /// The same epoch with the side seen empty since (the bed emptied before it could be
+    /// acted on): no stage, so the decider's empty-bed veto applies.
+    package var withBedEmpty: WakeObservation {
+        WakeObservation(time: time, probabilities: nil, movement: movement, heartRate: heartRate, present: false)
+    }
+
     /// The observation a preliminary (forward-filtered) epoch gives once it is complete.
     package init(epoch: Epoch) {
         let present = epoch.features.present

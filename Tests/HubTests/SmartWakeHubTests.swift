@@ -32,13 +32,14 @@ import VirtualPod
         init(serial: String, seed: UInt64, speed: Double = 200, hours: Double = 2, window: Int, untilOutOfBed: Bool = false,
              repeatAfterMinutes: Double = 5, response: AlarmResponse = AlarmResponse(), rule: SmartWakeRule = SmartWakeRule(),
              alarmSeconds: Int = 120, start: Date = SmartWakeHubTests.nightStart, zone: String = "UTC",
-             faults: [ScheduledFault] = [],
+             faults: [ScheduledFault] = [], leavesBedAt: Date? = nil,
              bedtime: String = "22:00", wake: String = "23:30",
              wakeDate: CalendarDay = CalendarDay(year: 2026, month: 11, day: 16)!) async throws {
             self.wakeDate = wakeDate
             dir = try ScheduleTempDir()
             let sleeper = SideConfig(sleeper: SleeperProfile(getsIn: 120, getsOutBeforeEnd: 60, bathroomTrip: false,
-                                                             alarmResponse: response))
+                                                             alarmResponse: response,
+                                                             leavesBedAt: leavesBedAt?.timeIntervalSince(start)))
             let night = NightConfig(seed: seed, duration: hours * 3600, sides: [sleeper, .empty], noise: .normal,
                                     channelsPerSide: 1)
             var podConfiguration = VirtualPodConfiguration(identity: PodIdentity(serial: serial), night: night, speed: speed,
@@ -134,6 +135,31 @@ import VirtualPod
         #expect(rig.lines.contains("alarm triggered"))
         let summary = record.summary(in: TimeZone(identifier: "UTC")!)
         #expect(summary.contains("wake window 23:00–23:30 (30 min)") && summary.contains("alarm triggered by the hub"), "\(summary)")
+        await rig.stop()
+    }
+
+    /// A sleeper who gets up 20 s into the window's first epoch and is back in bed five
+    /// minutes later. That epoch is still mostly in bed, so it is staged, and the eager rule
+    /// would take it, but by then the bed is empty: no wake is sent for an empty bed (it would
+    /// ring for nobody and disarm the pod's own alarm for the day). The alarm rings once the
+    /// sleeper is back.
+    @Test func noEarlyWakeIsSentOnceTheBedHasEmptied() async throws {
+        var eager = SmartWakeRule()
+        eager.lightProbability = 0
+        eager.lightEpochs = 1
+        eager.deepVeto = 1.01
+        eager.remVeto = 1.01
+        let out = Self.windowStart.addingTimeInterval(20), back = out.addingTimeInterval(300)
+        let rig = try await Rig(serial: "WAKE-EMPTY", seed: 31, window: 30, rule: eager, leavesBedAt: out)
+        #expect(await eventually(180) { (try? await rig.record())?.firedAt != nil }, "\(rig.lines.all.suffix(20))")
+        let record = try #require(try await rig.record(), "no wake record; the hub said \(rig.lines.all.suffix(30))")
+        let decided = try #require(record.decidedAt)
+        #expect(record.triggered && Double(decided) > back.timeIntervalSince1970,
+                "decided \(String(describing: record.reason)) at \(Date(timeIntervalSince1970: Double(decided))), out of bed \(out)–\(back)")
+        let fired = try #require(record.firedAt)
+        #expect(Double(fired) > back.timeIntervalSince1970 && fired < record.windowEnd, "rang at \(fired)")
+        #expect(await eventually(60) { rig.podPassed(Self.alarm.addingTimeInterval(60)) })
+        #expect(rig.leftAlarms.map(\.outcome) == [.triggered], "\(rig.leftAlarms)")
         await rig.stop()
     }
 

@@ -73,7 +73,7 @@ struct PodPipeline {
             if epochEnd > lastOffered[side] ?? 0, wake.wants(serial: serial, side: side, epochEnd: epochEnd),
                let night = trackers[side]?.openNight {
                 lastOffered[side] = epochEnd
-                wake.offer(serial: serial, side: side, night: night, upTo: epochEnd)
+                wake.offer(serial: serial, side: side, night: night, upTo: epochEnd, dataEnd: last.time + 1)
             }
         }
         var ended = 0

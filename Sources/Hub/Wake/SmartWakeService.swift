@@ -77,11 +77,22 @@ package actor SmartWakeService: Service {
         var windows: [BedSide: DateInterval] = [:]
         var serial: String?
         /// The newest snapshot per side not yet analysed.
-        var pending: [BedSide: (night: SessionTracker.Night, upTo: Double)] = [:]
+        var pending: [BedSide: Offer] = [:]
         /// Live seconds: newest data second, last present second, start of the current empty run.
         var lastData: [BedSide: Double] = [:]
         var lastPresent: [BedSide: Double] = [:]
         var absentSince: [BedSide: Double] = [:]
+    }
+
+    /// The night so far as the pipeline offered it.
+    private struct Offer {
+        var night: SessionTracker.Night
+        /// The epoch end it is complete up to (data time).
+        var upTo: Double
+        /// Set when the side was empty at the newest second the pipeline had (a night's
+        /// seconds end at its last one in bed): a sleeper who got up inside the epoch just
+        /// staged, in bed for most of what it holds, is out of bed by now.
+        var bedEmptySince: Double?
     }
 
     /// One side's window under watch.
@@ -137,11 +148,12 @@ package actor SmartWakeService: Service {
         }
     }
 
-    /// The night so far of `side`, complete up to `upTo` (an epoch end, data time).
-    nonisolated func offer(serial: String, side: BedSide, night: SessionTracker.Night, upTo: Double) {
+    /// The night so far of `side`, complete up to `upTo` (an epoch end, data time); `dataEnd`
+    /// is the end of the newest second the pipeline has for the side, in bed or not.
+    nonisolated func offer(serial: String, side: BedSide, night: SessionTracker.Night, upTo: Double, dataEnd: Double) {
         feed.withLock { f in
             guard f.serial == serial else { return }
-            f.pending[side] = (night, upTo)
+            f.pending[side] = Offer(night: night, upTo: upTo, bedEmptySince: night.end < dataEnd ? night.end : nil)
         }
         _ = signal.withLock { $0?.yield(()) }
     }
@@ -277,7 +289,11 @@ package actor SmartWakeService: Service {
             for epoch in session.epochs {
                 let end = epoch.start + epochLength
                 guard end > w.lastObserved, end <= pending.upTo + 0.5, decision == nil else { continue }
-                let o = WakeObservation(epoch: epoch)
+                // Never a wake for an empty bed: it would ring for nobody, and TRIGGER_ALARM
+                // disarms the pod's own alarm for the day, so a sleeper back in bed would
+                // sleep through it. The window goes on; the sleeper's return can still decide.
+                var o = WakeObservation(epoch: epoch)
+                if pending.bedEmptySince != nil { o = o.withBedEmpty }
                 w.lastObserved = end
                 w.lastObservation = o
                 decision = w.decider.observe(o)
