@@ -9,7 +9,7 @@ enum MessageCodec {
     static let temperatureAbsent: Int16 = 0x7FFF
     static let humidityAbsent: UInt16 = 0xFFFF
     static let noSide: UInt8 = 0xFF
-    static let maxSerialLength = 32
+    static let maxSerialLength = PodSerial.maxLength
     static let maxNonceLength = 32
 
     // MARK: Encoding

@@ -62,7 +62,10 @@ package enum PodScheduleConverter {
             (weekendWakeDays, schedule.weekend),
         ].filter { !$0.0.isEmpty }
         var plans: [NightPlan] = []
-        for (wakeDays, times) in groups { plans.append(try plan(times, wakeDays: wakeDays, configuration)) }
+        for (wakeDays, times) in groups {
+            guard times.sleepMinutes > 0 else { throw .bedtimeIsWake(times.bedtime) }
+            plans.append(try plan(times, wakeDays: wakeDays, configuration))
+        }
         // The pod keeps one power entry per weekday. If one group's power-on falls before midnight
         // (on the evening before the wake) and the other's after, their masks would share a day
         // and leave another empty; so the after-midnight group starts at the last step before

@@ -8,6 +8,8 @@ package enum ScheduleError: Error, Hashable, Sendable, CustomStringConvertible {
     case powerWindowTooLong(minutes: Int)
     /// After rounding, power-on and power-off fell on the same minute.
     case emptyPowerWindow(TimeOfDay)
+    /// Bedtime and wake are the same time: a night of no length (or of a whole day).
+    case bedtimeIsWake(TimeOfDay)
 
     package var description: String {
         switch self {
@@ -16,6 +18,8 @@ package enum ScheduleError: Error, Hashable, Sendable, CustomStringConvertible {
             return "power window of \(minutes) min is a day or longer; shorten the warm-up lead or the off delay"
         case .emptyPowerWindow(let time):
             return "power-on and power-off both round to \(time); the window would be empty"
+        case .bedtimeIsWake(let time):
+            return "bedtime and wake are both \(time): a night needs a wake time after its bedtime"
         }
     }
 }

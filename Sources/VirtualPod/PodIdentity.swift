@@ -29,8 +29,5 @@ package struct PodIdentity: Sendable, Hashable {
     }
 
     /// A serial the protocol can carry: printable ASCII, 1–32 bytes.
-    package static func isValidSerial(_ s: String) -> Bool {
-        let bytes = Array(s.utf8)
-        return (1...32).contains(bytes.count) && bytes.allSatisfy { $0 > 0x20 && $0 < 0x7F }
-    }
+    package static func isValidSerial(_ s: String) -> Bool { PodSerial.isValid(s) }
 }

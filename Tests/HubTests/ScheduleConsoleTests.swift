@@ -55,7 +55,7 @@ import SleepDomain
         let set = try await console.setManual(podSerial: serial, sides: [.right], bedtime: "22:45", wake: "06:15",
                                         weekendBedtime: "23:30", weekendWake: "08:30")
         #expect(set.joined(separator: "\n").contains("right: manual schedule set — weekday 22:45–06:15, weekend 23:30–08:30"))
-        #expect(set.last?.contains("next connect") == true)
+        #expect(set.last?.contains("the pod will hold") == true)
         let manual = try #require(try await store.manualSchedule(podSerial: serial, side: .right))
         #expect(manual.weekendWake == "08:30")
         #expect(try await console.resolvePod(nil) == serial)
@@ -79,6 +79,32 @@ import SleepDomain
         let cleared = try await console.clearManual(podSerial: serial, sides: [.right])
         #expect(cleared.first == "right: manual schedule cleared; back to default: power 22:00→07:30 (every day); alarm 07:00 rise 60% (every day)")
         #expect(try await store.manualSchedule(podSerial: serial, side: .right) == nil)
+    }
+
+    /// A mistyped `--pod` must not become a pod: once the store knows one, an unknown serial is
+    /// refused (and stores nothing), so `--pod` does not turn required everywhere after.
+    @Test func anUnknownSerialIsRefusedOnceAPodIsKnownAndStoresNothing() async throws {
+        let dir = try ScheduleTempDir()
+        defer { dir.cleanup() }
+        let store = try makeStore(dir)
+        let console = ScheduleConsole(store: store, zone: TimeZone(identifier: zone)!, now: scheduleDate(zone, 2026, 6, 9, 12))
+        // Before the hub ever ran, a schedule can be set up for the pod by its serial.
+        await #expect(throws: ScheduleServiceError.self) { try await console.resolvePod(serial) }
+        #expect(try await console.resolvePod(serial, settingUp: true) == serial)
+        _ = try await console.setManual(podSerial: serial, sides: [.left], bedtime: "22:45", wake: "06:15",
+                                        weekendBedtime: nil, weekendWake: nil)
+        for settingUp in [false, true] {
+            do {
+                _ = try await console.resolvePod("NOPE", settingUp: settingUp)
+                Issue.record("an unknown serial was taken")
+            } catch {
+                #expect(error.description == "pod NOPE is not known in this database (known: \(serial)); pass one of those to --pod")
+            }
+            await #expect(throws: ScheduleServiceError.self) { try await console.resolvePod("two words", settingUp: settingUp) }
+        }
+        #expect(try await store.pods().map(\.serial) == [serial])
+        #expect(try await console.resolvePod(nil) == serial)
+        #expect(try await console.resolvePod(serial) == serial)
     }
 }
 

@@ -21,6 +21,18 @@ import SleepDomain
         #expect(s.timeZoneIdentifier == "Europe/Berlin")
     }
 
+    /// 07:00–07:00 is neither no night nor a whole day: refused, not pushed as 06:30→07:30.
+    @Test func aBedtimeEqualToTheWakeIsRefused() throws {
+        #expect(throws: ScheduleError.bedtimeIsWake(t("07:00"))) {
+            try convert(SleepTimes(bedtime: t("07:00"), wake: t("07:00")))
+        }
+        #expect(throws: ScheduleError.bedtimeIsWake(t("23:30"))) {
+            try convert(SleepTimes(bedtime: t("23:00"), wake: t("07:00")), SleepTimes(bedtime: t("23:30"), wake: t("23:30")))
+        }
+        #expect(ScheduleError.bedtimeIsWake(t("07:00")).description
+                == "bedtime and wake are both 07:00: a night needs a wake time after its bedtime")
+    }
+
     @Test func roundingIsDownForOnUpForOffNearestForAlarm() throws {
         let times = SleepTimes(bedtime: t("23:07"), wake: t("06:58"))
         let s5 = try convert(times)
@@ -127,10 +139,12 @@ import SleepDomain
         #expect(throws: ScheduleError.powerWindowTooLong(minutes: 1440)) {
             try convert(SleepTimes(bedtime: t("23:00"), wake: t("22:00")))
         }
+        // 23.5 h in bed, rounded out to whole hours: on 07:00, off 07:00.
         #expect(throws: ScheduleError.emptyPowerWindow(t("07:00"))) {
-            try convert(SleepTimes(bedtime: t("07:00"), wake: t("07:00"))) {
+            try convert(SleepTimes(bedtime: t("07:30"), wake: t("07:00"))) {
                 $0.warmUpLeadMinutes = 0
                 $0.powerOffDelayMinutes = 0
+                $0.roundingStepMinutes = 60
             }
         }
     }

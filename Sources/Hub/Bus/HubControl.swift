@@ -103,8 +103,11 @@ package final class HubControl: Sendable {
             throw Self.controlError(error)
         }
         await schedule.sessionsChanged()
-        return lines
+        return lines + [Self.pushNow]
     }
+
+    /// The schedule service works the schedule out again at once and pushes it if it changed.
+    private static let pushNow = "Sent to the pod now if it is connected, else when it next connects."
 
     private static func controlError(_ error: ScheduleServiceError) -> ControlError {
         switch error {
@@ -148,6 +151,6 @@ package final class HubControl: Sendable {
         let lines: [String]
         do { lines = try await console.clearManual(podSerial: podSerial, sides: sides) } catch { throw Self.controlError(error) }
         await schedule.sessionsChanged()
-        return lines
+        return lines + [Self.pushNow]
     }
 }

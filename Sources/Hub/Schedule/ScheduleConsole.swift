@@ -1,4 +1,5 @@
 import Foundation
+import PodProtocol
 import SleepSchedule
 import SleepStore
 import SleepDomain
@@ -22,15 +23,35 @@ package struct ScheduleConsole: Sendable {
         self.now = now
     }
 
-    /// The pod to talk about: the one given, else the only one the store knows.
-    package func resolvePod(_ serial: String?) async throws(ScheduleServiceError) -> String {
-        if let serial, !serial.isEmpty { return serial }
+    /// What the command line adds after a change: it writes the store, and a running hub,
+    /// a process of its own, picks the change up at its next look. (A change through the
+    /// running hub's API or MQTT is pushed at once: `HubControl`.)
+    package static let laterPush = "The running hub sends it on the pod's next connect or when the next session is stored."
+
+    /// The pod to talk about: the one given, else the only one the store knows. A serial the
+    /// store does not know is refused once it knows any pod (a typo would otherwise set a
+    /// schedule for a pod that does not exist, which then counts as one more pod and makes
+    /// `--pod` required everywhere); `settingUp` lets a schedule be set for the pod before the
+    /// hub has ever seen it, in a database that knows no pod yet.
+    package func resolvePod(_ serial: String?, settingUp: Bool = false) async throws(ScheduleServiceError) -> String {
         let pods: [PodRecord]
         do { pods = try await store.pods() } catch { throw .store("\(error)") }
+        let known = pods.map(\.serial).joined(separator: ", ")
+        if let serial {
+            if pods.contains(where: { $0.serial == serial }) { return serial }
+            guard PodSerial.isValid(serial) else {
+                throw .noPod("'\(serial)' is not a pod serial (1–\(PodSerial.maxLength) printable ASCII characters, no spaces)")
+            }
+            if pods.isEmpty {
+                if settingUp { return serial }
+                throw .noPod("pod \(serial) is not known in this database yet (no pod is)")
+            }
+            throw .noPod("pod \(serial) is not known in this database (known: \(known)); pass one of those to --pod")
+        }
         switch pods.count {
         case 0: throw .noPod("no pod is known in this database yet; pass --pod SERIAL")
         case 1: return pods[0].serial
-        default: throw .noPod("several pods are known (\(pods.map(\.serial).joined(separator: ", "))); pass --pod SERIAL")
+        default: throw .noPod("several pods are known (\(known)); pass --pod SERIAL")
         }
     }
 
@@ -181,7 +202,6 @@ package struct ScheduleConsole: Sendable {
             lines.append("\(side): manual schedule set — weekday \(weekday), weekend \(weekend)")
             lines.append("  the pod will hold: \(decision.schedule.summary)")
         }
-        lines.append("The running hub sends it on the pod's next connect or when the next session is stored.")
         return lines
     }
 
@@ -195,7 +215,6 @@ package struct ScheduleConsole: Sendable {
             lines.append(removed ? "\(side): manual schedule cleared; back to \(decision.origin): \(decision.schedule.summary)"
                                  : "\(side): no manual schedule was set; \(decision.origin) schedule: \(decision.schedule.summary)")
         }
-        lines.append("The running hub sends it on the pod's next connect or when the next session is stored.")
         return lines
     }
 }

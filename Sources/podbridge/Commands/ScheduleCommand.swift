@@ -155,7 +155,7 @@ struct ScheduleCommand: AsyncParsableCommand {
             let console = try options.console(creating: options.pod != nil)
             let sides = try options.sides()
             try await ScheduleCommand.run { () async throws(ScheduleServiceError) in
-                let pod = try await console.resolvePod(options.pod)
+                let pod = try await console.resolvePod(options.pod, settingUp: true)
                 var lines: [String] = []
                 if window != nil || untilOutOfBed != nil {
                     lines += try await console.setWake(podSerial: pod, sides: sides, windowMinutes: window, untilOutOfBed: untilOutOfBed)
@@ -163,6 +163,7 @@ struct ScheduleCommand: AsyncParsableCommand {
                 if let bedtime, let wake {
                     lines += try await console.setManual(podSerial: pod, sides: sides, bedtime: bedtime, wake: wake,
                                                    weekendBedtime: weekendBedtime, weekendWake: weekendWake)
+                    lines.append(ScheduleConsole.laterPush)
                 } else {
                     lines.append("The running hub uses it from the next wake window on.")
                 }
@@ -180,6 +181,7 @@ struct ScheduleCommand: AsyncParsableCommand {
             let sides = try options.sides()
             try await ScheduleCommand.run { () async throws(ScheduleServiceError) in
                 try await console.clearManual(podSerial: try await console.resolvePod(options.pod), sides: sides)
+                    + [ScheduleConsole.laterPush]
             }
         }
     }
