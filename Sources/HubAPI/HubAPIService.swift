@@ -18,6 +18,7 @@ package struct HubAPIService: Service {
     let bus: HubBus
     let control: HubControl
     let reporter: HubReporter
+    let clock: HubClock
     let clients: LiveClients
     let onListening: @Sendable (Int) -> Void
 
@@ -28,13 +29,14 @@ package struct HubAPIService: Service {
     ///   - clientSendBuffer: bytes a live client's socket and channel may hold unsent.
     ///   - onListening: called with the bound port once the server accepts connections.
     package init(configuration: HubConfiguration, store: NightStore, bus: HubBus, control: HubControl,
-                reporter: HubReporter, clientQueue: Int = 256, clientMaxBehind: Int = 512,
+                reporter: HubReporter, clock: HubClock = .system, clientQueue: Int = 256, clientMaxBehind: Int = 512,
                 clientSendBuffer: Int = 32 * 1024, onListening: @escaping @Sendable (Int) -> Void = { _ in }) {
         self.configuration = configuration
         self.store = store
         self.bus = bus
         self.control = control
         self.reporter = reporter
+        self.clock = clock
         self.clients = LiveClients(bus: bus, queueSize: clientQueue, maxBehind: clientMaxBehind, sendBuffer: clientSendBuffer)
         self.onListening = onListening
     }
@@ -112,8 +114,8 @@ package struct HubAPIService: Service {
         }
         let v1 = router.group("api/v1")
         PodRoutes(bus: bus, control: control, store: store).register(on: v1)
-        NightRoutes(store: store, timeZone: configuration.hubTimeZone).register(on: v1)
-        ScheduleRoutes(store: store, settings: configuration.schedule, control: control).register(on: v1)
+        NightRoutes(store: store, timeZone: configuration.hubTimeZone, clock: clock).register(on: v1)
+        ScheduleRoutes(store: store, settings: configuration.schedule, control: control, clock: clock).register(on: v1)
         LiveStreamRoutes(clients: clients).register(on: v1)
         return router
     }

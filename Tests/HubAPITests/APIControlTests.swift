@@ -71,6 +71,8 @@ import Testing
             (.PUT, "/api/v1/schedule/manual", huge, 413),
             (.PUT, "/api/v1/schedule/manual", #"{"side": "left", "windowMinutes": 121}"#, 400),
             (.PUT, "/api/v1/schedule/manual", #"{"side": "left", "windowMinutes": -1}"#, 400),
+            (.PUT, "/api/v1/schedule/manual", #"{"side": "left", "windowMinutes": 30.5}"#, 400),
+            (.PUT, "/api/v1/schedule/manual", #"{"side": "left", "bedtime": "07:00", "wake": "07:00"}"#, 400),
             (.PUT, "/api/v1/schedule/manual", #"{"side": "left", "bedtime": "22:00"}"#, 400),
             (.PUT, "/api/v1/schedule/manual", #"{"side": "left"}"#, 400),
             (.DELETE, "/api/v1/schedule/manual?side=top", nil, 400),
@@ -88,6 +90,13 @@ import Testing
             (.GET, "/api/v1/schedule?pod=NOPE", nil, 404),
             (.GET, "/api/v1/nowhere", nil, 404),
         ]
+        let blocksEpochs = try await hub.request(.GET, "/api/v1/export?format=blocks&all=true&epochs=true")
+        #expect(blocksEpochs.status == 400 && blocksEpochs.json?["detail"] as? String == "epochs=true applies to the json and csv formats only",
+                "\(blocksEpochs.body)")
+        let fraction = try await hub.request(.PUT, "/api/v1/schedule/manual", body: #"{"side": "left", "windowMinutes": 30.5}"#)
+        #expect(fraction.json?["detail"] as? String == "wrong value for 'windowMinutes': a whole number is expected, got 30.5", "\(fraction.body)")
+        let sameTime = try await hub.request(.PUT, "/api/v1/schedule/manual", body: #"{"side": "left", "bedtime": "07:00", "wake": "07:00"}"#)
+        #expect((sameTime.json?["detail"] as? String)?.contains("bedtime and wake are both 07:00") == true, "\(sameTime.body)")
         for (method, path, body, status) in bad {
             let answer = try await hub.request(method, path, body: body)
             #expect(answer.status == status, "\(method) \(path): \(answer.status) \(answer.body.prefix(200))")

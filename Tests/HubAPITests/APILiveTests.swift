@@ -35,6 +35,14 @@ import Testing
         }
         #expect(await eventually(120) { hasHeartRate(sse) && hasHeartRate(ws) },
                 "SSE got \(sse.messages.count), WS got \(ws.messages.count); the hub said \(hub.lines.all.suffix(10))")
+        // Before any night, alarm or reconnect, their counters are already there at 0 (a
+        // series that appears with its first event hides that event from rate() and alerts).
+        let early = try await hub.get("/metrics").body
+        for series in [#"podbridge_nights_stored_total{side="left"} 0"#, #"podbridge_alarm_events_total{kind="fired"} 0"#,
+                       #"podbridge_wake_events_total{kind="decided"} 0"#, #"podbridge_link_reconnects_total{pod="API-LIVE"} 0"#,
+                       #"podbridge_link_timeouts_total{pod="API-LIVE"} 0"#] {
+            #expect(early.contains(series), "\(series) missing from \(early.prefix(3000))")
+        }
         // GET /live: the newest second per side, as the bus's state has it.
         let live = try await hub.get("/api/v1/live")
         #expect(live.status == 200)
@@ -57,6 +65,10 @@ import Testing
         let list = try #require(nights.json?["nights"] as? [[String: Any]])
         let night = try #require(list.first { $0["wakeDate"] as? String == wakeDate && $0["final"] as? Bool == true })
         #expect(night["score"] as? Int == finished["score"] as? Int)
+        // Without a range: the 14 days up to the newest night, whatever the system's date.
+        let recent = try await hub.get("/api/v1/nights")
+        #expect(recent.json?["to"] as? String == wakeDate, "\(recent.body.prefix(300))")
+        #expect((recent.json?["nights"] as? [[String: Any]])?.contains { $0["wakeDate"] as? String == wakeDate } == true)
         let detail = try await hub.get("/api/v1/nights/\(wakeDate)/left")
         #expect(detail.status == 200)
         let blocks = try #require(detail.json?["blocks"] as? [[String: Any]])

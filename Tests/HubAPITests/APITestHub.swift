@@ -66,7 +66,7 @@ struct APITestHub {
                                                   reporter: reporter)
         let port = PortBox()
         let api = HubAPIService(configuration: config, store: daemon.store, bus: daemon.bus, control: daemon.control,
-                                reporter: reporter, clientQueue: clientQueue, clientMaxBehind: clientMaxBehind,
+                                reporter: reporter, clock: daemon.clock, clientQueue: clientQueue, clientMaxBehind: clientMaxBehind,
                                 clientSendBuffer: clientSendBuffer,
                                 onListening: { port.set($0) })
         let task = Task { try await daemon.run(adding: [api], stopSignals: nil) }

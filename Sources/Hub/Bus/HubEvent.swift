@@ -92,7 +92,7 @@ package struct LiveSecond: Sendable, Hashable, Codable {
 
 /// An alarm event from the pod, as recorded in the store.
 package struct AlarmNotice: Sendable, Hashable, Codable {
-    package enum Kind: String, Sendable, Hashable, Codable { case fired, snoozed, stopped, failed }
+    package enum Kind: String, Sendable, Hashable, Codable, CaseIterable { case fired, snoozed, stopped, failed }
     package var serial: String
     package var side: BedSide?
     package var kind: Kind
@@ -115,7 +115,7 @@ package struct AlarmNotice: Sendable, Hashable, Codable {
 
 /// One command the schedule service sent to the pod, and what the pod said.
 package struct SchedulePushNotice: Sendable, Hashable, Codable {
-    package enum Outcome: String, Sendable, Hashable, Codable { case ack, nack, timeout, linkLost }
+    package enum Outcome: String, Sendable, Hashable, Codable, CaseIterable { case ack, nack, timeout, linkLost }
     package var serial: String
     /// The command's key ("power-schedule left", "alarm right", "clock").
     package var command: String

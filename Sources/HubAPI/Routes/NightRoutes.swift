@@ -1,4 +1,5 @@
 import Foundation
+import Hub
 import SleepDomain
 import Hummingbird
 import SleepStore
@@ -8,6 +9,8 @@ import SleepStore
 package struct NightRoutes: Sendable {
     let store: NightStore
     let timeZone: TimeZone
+    /// The hub's clock (simulated in the demo): "today" is its date, not the system's.
+    let clock: HubClock
 
     /// Without `from`/`to`, the nights waking in the last `defaultDays` days.
     static let defaultDays = 14
@@ -22,13 +25,14 @@ package struct NightRoutes: Sendable {
         let q = try RequestInput.query(request, allowed: ["from", "to", "side"])
         let side = try RequestInput.side(q["side"])
         let calendar = LocalCalendar(timeZone: timeZone)
-        let today = calendar.localDate(ofUnix: Int64(Date().timeIntervalSince1970))
+        let today = calendar.localDate(ofUnix: Int64(clock.now().timeIntervalSince1970))
         var to = try RequestInput.date(q["to"], name: "to")
         var from = try RequestInput.date(q["from"], name: "from")
         if to == nil, from == nil {
-            // The newest nights the store holds, whatever today is (a simulated clock may be ahead).
+            // The newest nights the store holds, whatever today is: a hub back from a week
+            // away, or a store filled on another clock, still lists its last two weeks of nights.
             let newest = try await store.allSessions(side: side).map(\.wakeDate).max()
-            to = max(newest ?? today, today)
+            to = newest ?? today
         }
         if to == nil { to = today }
         if from == nil {
@@ -65,6 +69,8 @@ package struct NightRoutes: Sendable {
         }
         let side = try RequestInput.side(q["side"])
         let epochs = try Self.bool(q["epochs"], name: "epochs")
+        // In the API's words (the exporter's own error names the command line's --epochs).
+        if epochs && format == .blocks { throw APIError.badRequest("epochs=true applies to the json and csv formats only") }
         let all = try Self.bool(q["all"], name: "all")
         var zone: TimeZone?
         if let tz = q["tz"] {

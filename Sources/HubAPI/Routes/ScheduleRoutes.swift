@@ -12,6 +12,7 @@ package struct ScheduleRoutes: Sendable {
     let store: NightStore
     let settings: HubConfiguration.ScheduleSettings
     let control: HubControl
+    let clock: HubClock
 
     func register(on group: RouterGroup<APIRequestContext>) {
         group.get("schedule") { request, _ in
@@ -129,7 +130,7 @@ package struct ScheduleRoutes: Sendable {
                 .flatMap { TimeZone(identifier: $0.timeZoneID) }
                 ?? settings.podTimeZone.flatMap(TimeZone.init(identifier:)) ?? .current
             let resolver = ScheduleResolver(store: store, settings: settings, podZone: zone)
-            if let d = try? await resolver.decide(podSerial: serial, side: side, now: Date(), ignoreManual: true) {
+            if let d = try? await resolver.decide(podSerial: serial, side: side, now: clock.now(), ignoreManual: true) {
                 body.inference = .init(
                     origin: d.origin.rawValue, summary: d.schedule.summary, reason: d.reason,
                     sessionsOffered: d.sessionsOffered, napsSkipped: d.napsSkipped,

@@ -32,9 +32,22 @@ package final class APIMetrics: Sendable {
         counter("podbridge_api_requests_total", [("route", route), ("status", String(status))]).increment()
     }
 
+    /// The link's counters, each at 0 from the pod's connection on.
+    static let linkCounters = ["podbridge_link_frames_total", "podbridge_link_bytes_total", "podbridge_link_crc_errors_total",
+                               "podbridge_link_decode_errors_total", "podbridge_link_dropped_frames_total",
+                               "podbridge_link_reconnects_total", "podbridge_link_timeouts_total", "podbridge_pod_reboots_total"]
+
     /// Follows the bus for as long as the task runs: counters as deltas of the link's
     /// cumulative counts, readings as gauges per pod and side.
     func follow(_ bus: HubBus) async {
+        // Every counter is there from the first scrape, at 0: a rate() or an alert on a
+        // series that appears only with its first event misses that event.
+        for side in ["left", "right"] { _ = counter("podbridge_nights_stored_total", [("side", side)]) }
+        for kind in AlarmNotice.Kind.allCases { _ = counter("podbridge_alarm_events_total", [("kind", kind.rawValue)]) }
+        for outcome in SchedulePushNotice.Outcome.allCases {
+            _ = counter("podbridge_schedule_pushes_total", [("outcome", outcome.rawValue)])
+        }
+        for kind in WakeNotice.Kind.allCases { _ = counter("podbridge_wake_events_total", [("kind", kind.rawValue)]) }
         var last: [String: LinkCounters] = [:]
         for await event in bus.subscribe(name: "metrics", bufferSize: 1024) {
             switch event {
@@ -62,6 +75,7 @@ package final class APIMetrics: Sendable {
                 gauge("podbridge_side_signal_quality", d).record(s.quality)
             case .podConnected(let pod, _, _):
                 gauge("podbridge_pod_connected", [("pod", pod.serial)]).record(1)
+                for name in Self.linkCounters { _ = counter(name, [("pod", pod.serial)]) }
             case .podDisconnected(let serial, _, _):
                 gauge("podbridge_pod_connected", [("pod", serial)]).record(0)
             case .nightFinished(let n):

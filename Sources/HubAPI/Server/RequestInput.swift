@@ -56,6 +56,14 @@ package enum RequestInput {
             throw APIError.badRequest("wrong type for '\(context.codingPath.map(\.stringValue).joined(separator: "."))'")
         } catch let DecodingError.valueNotFound(_, context) {
             throw APIError.badRequest("'\(context.codingPath.map(\.stringValue).joined(separator: "."))' must not be null")
+        } catch DecodingError.dataCorrupted {
+            // Well-formed JSON with a number its field cannot take: Foundation says "not valid
+            // JSON" and names no field. Every whole-number field of the API's bodies refuses a
+            // fraction, so a fraction in the body is the culprit.
+            if let (key, value) = dictionary.first(where: { ($0.value as? NSNumber).map { $0.doubleValue != $0.doubleValue.rounded() } ?? false }) {
+                throw APIError.badRequest("wrong value for '\(key)': a whole number is expected, got \(value)")
+            }
+            throw APIError.badRequest("the body has a value its field cannot take")
         } catch {
             throw APIError.badRequest("the body does not match: \(error)")
         }

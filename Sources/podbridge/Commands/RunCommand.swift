@@ -84,7 +84,8 @@ struct RunCommand: AsyncParsableCommand {
         }
         let hub = try await HubDaemon.assemble(configuration: settings, clock: clock, reporter: reporter, recordPath: record)
         let api = settings.api.enabled
-            ? HubAPIService(configuration: settings, store: hub.store, bus: hub.bus, control: hub.control, reporter: reporter)
+            ? HubAPIService(configuration: settings, store: hub.store, bus: hub.bus, control: hub.control, reporter: reporter,
+                            clock: hub.clock)
             : nil
         var extra: [any Service] = api.map { [$0] } ?? []
         // MQTT with Home Assistant discovery: off unless mqtt.host is set (docs/mqtt.md).
