@@ -244,10 +244,38 @@ package enum ExportRenderer {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// Shortest round-tripping decimal; an unknown value is an empty cell.
+    /// Shortest round-tripping decimal, never in exponent form (a spreadsheet or `awk` takes
+    /// `0.00000057`, not always `5.7e-07`); an unknown value is an empty cell.
     static func number(_ value: Double?) -> String {
         guard let value else { return "" }
-        return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : plainDecimal(value)
+    }
+
+    /// `String(value)`'s digits with the exponent written out: 5.7e-07 → 0.00000057.
+    static func plainDecimal(_ value: Double) -> String {
+        let text = String(value)
+        guard let e = text.firstIndex(where: { $0 == "e" || $0 == "E" }),
+              let exponent = Int(text[text.index(after: e)...]) else { return text }
+        var mantissa = Substring(text[..<e])
+        let sign = mantissa.hasPrefix("-") ? "-" : ""
+        if !sign.isEmpty { mantissa = mantissa.dropFirst() }
+        let parts = mantissa.split(separator: ".", omittingEmptySubsequences: false)
+        let whole = parts[0]
+        let digits = String(whole) + (parts.count > 1 ? String(parts[1]) : "")
+        let point = whole.count + exponent
+        var plain: String
+        if point <= 0 {
+            plain = "0." + String(repeating: "0", count: -point) + digits
+        } else if point >= digits.count {
+            plain = digits + String(repeating: "0", count: point - digits.count)
+        } else {
+            plain = String(digits.prefix(point)) + "." + String(digits.dropFirst(point))
+        }
+        if plain.contains(".") {
+            while plain.hasSuffix("0") { plain.removeLast() }
+            if plain.hasSuffix(".") { plain.removeLast() }
+        }
+        return sign + plain
     }
 
     /// RFC 4180 row: fields with a comma, quote or line break are quoted, quotes doubled.

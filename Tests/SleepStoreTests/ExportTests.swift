@@ -211,6 +211,22 @@ podbridge:PB-0001:right:1705431600,PB-0001,right,2024-01-16,rem,5,2024-01-16T14:
         }
     }
 
+    /// docs/export-format.md: "Numbers are plain decimals" — a stage probability of 5.7e-07
+    /// is written out, every digit kept, so it reads back to the same double.
+    @Test func csvNumbersArePlainDecimalsThatReadBackExactly() {
+        let cases: [(Double, String)] = [
+            (5.728617505656059e-07, "0.0000005728617505656059"), (7.00361989273841e-05, "0.0000700361989273841"),
+            (-1.5e-05, "-0.000015"), (1e-300, "0." + String(repeating: "0", count: 299) + "1"),
+            (0.25, "0.25"), (58, "58"), (-3, "-3"), (1.5, "1.5"), (1e16, "10000000000000000"),
+            (1.2345e17, "123450000000000000"), (2.5e-7, "0.00000025"),
+        ]
+        for (value, text) in cases {
+            #expect(ExportRenderer.number(value) == text)
+            #expect(Double(ExportRenderer.number(value)) == value)
+        }
+        #expect(ExportRenderer.number(nil) == "")
+    }
+
     @Test func csvQuotesFieldsThatNeedIt() {
         #expect(ExportRenderer.csvRow(["a,b", "say \"hi\"", "plain"]) == "\"a,b\",\"say \"\"hi\"\"\",plain")
     }
