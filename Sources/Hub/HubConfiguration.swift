@@ -356,6 +356,17 @@ extension HubConfiguration {
         do { try schedule.inference.validate() } catch {
             throw .badValue(key: "schedule.inference", reason: "\(error)")
         }
+        // Checked here, not only when a schedule is converted: every command refuses it.
+        do { try schedule.conversion.validate() } catch {
+            throw .badValue(key: "schedule.conversion", reason: Self.reason(error))
+        }
+    }
+
+    /// A schedule error's words without its "invalid schedule configuration: " lead (the
+    /// configuration error says that already, with the file and key).
+    private static func reason(_ error: ScheduleError) -> String {
+        if case .invalidConfiguration(let message) = error { return message }
+        return error.description
     }
 }
 

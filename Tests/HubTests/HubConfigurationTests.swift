@@ -39,6 +39,10 @@ import Testing
         #expect(throws: ConfigurationError.badValue(key: "sessions", reason: "durations must be positive")) {
             try HubConfiguration.decode(Data(#"{"sessions": {"maxDataGapMinutes": 0}}"#.utf8), path: "c.json")
         }
+        // Refused on reading, so by every command, not only when a schedule is worked out.
+        #expect(throws: ConfigurationError.badValue(key: "schedule.conversion", reason: "alarm intensity must be in 0…100, is 500")) {
+            try HubConfiguration.decode(Data(#"{"schedule": {"conversion": {"alarm": {"intensity": 500}}}}"#.utf8), path: "c.json")
+        }
     }
 
     @Test func environmentOverridesTheFile() throws {
