@@ -16,8 +16,10 @@ struct SimulateCommand: AsyncParsableCommand {
         night from the physiology model, or a recorded capture with --replay. It runs until \
         Ctrl-C or the end of the night. Faults: --fault KIND[:ARG][@TIME], KIND one of garbage \
         (ARG bytes), crc (frames), drop (frames), stall (real seconds), disconnect (real seconds \
-        until the replug), reboot (reset reason 0-5), clockloss; TIME is simulated time since \
-        start (90s, 15m, 2h). Example: --fault drop:20@10m --fault reboot@2h.
+        until the replug), reboot (reset reason 0-5), silentreboot (a reboot whose BOOT is lost; \
+        reset reason 0-5), clockloss, refusestream (nack status 1-11, or off), answerdelay (real \
+        seconds before each response); TIME is simulated time since start (90s, 15m, 2h). \
+        Example: --fault drop:20@10m --fault reboot@2h. docs/virtual-pod.md describes each.
         """)
 
     enum Occupancy: String, ExpressibleByArgument, CaseIterable { case occupied, empty }
@@ -77,8 +79,15 @@ struct SimulateCommand: AsyncParsableCommand {
         guard NoiseLevel(rawValue: noise) != nil else { throw ValidationError("--noise must be low, normal or high") }
         guard speed.isFinite, speed > 0, speed <= 10_000 else { throw ValidationError("--speed must be in (0, 10000]") }
         guard duration.isFinite, duration > 0, duration <= 48 else { throw ValidationError("--duration must be in (0, 48] hours") }
-        if let inBed, !(inBed.isFinite && inBed >= 0) { throw ValidationError("--in-bed must be ≥ 0 minutes") }
-        if let outOfBed, !(outOfBed.isFinite && outOfBed >= 0) { throw ValidationError("--out-of-bed must be ≥ 0 minutes") }
+        // The model holds both to 10 % of the night; a larger value is refused, not quietly cut.
+        let tenth = duration * 6
+        for (name, value) in [("--in-bed", inBed), ("--out-of-bed", outOfBed)] {
+            guard let value else { continue }
+            guard value.isFinite, value >= 0, value <= tenth else {
+                throw ValidationError("\(name) must be 0 … \(String(format: "%g", tenth)) minutes "
+                                      + "(at most 10% of the \(String(format: "%g", duration)) h night), got \(String(format: "%g", value))")
+            }
+        }
         guard transmitQueue.isFinite, transmitQueue >= 1.0 / 256, transmitQueue <= 1024 else {
             throw ValidationError("--transmit-queue must be in [1/256, 1024] MiB")
         }
