@@ -4,6 +4,8 @@ package struct InputError: Error, CustomStringConvertible, Equatable, Sendable {
         case empty
         case missingColumn(String)
         case unknownColumn(String)
+        /// The first line is data (it starts with a number), not the header naming the columns.
+        case noHeader(firstField: String, required: [String])
         case duplicateColumn(String)
         case wrongFieldCount(expected: Int, found: Int)
         case notANumber(column: String, text: String)
@@ -32,6 +34,9 @@ package struct InputError: Error, CustomStringConvertible, Equatable, Sendable {
         case .empty: "no data rows"
         case .missingColumn(let c): "missing column '\(c)'"
         case .unknownColumn(let c): "unknown column '\(c)'"
+        case .noHeader(let f, let r):
+            "the first line must be a header naming the columns (\(r.joined(separator: ", ")) and any others of the format), "
+                + "not data ('\(f)')"
         case .duplicateColumn(let c): "column '\(c)' appears twice"
         case .wrongFieldCount(let e, let f): "expected \(e) fields, found \(f)"
         case .notANumber(let c, let t): "'\(t)' in column '\(c)' is not a number"
@@ -67,7 +72,9 @@ struct CSVTable {
         header = headerLine.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingWhitespace }
         var seen = Set<String>()
         for c in header {
-            guard known.contains(c) else { throw InputError(file: file, line: 1, kind: .unknownColumn(c)) }
+            guard known.contains(c) else {
+                throw InputError(file: file, line: 1, kind: Double(c) != nil ? .noHeader(firstField: c, required: required) : .unknownColumn(c))
+            }
             guard seen.insert(c).inserted else { throw InputError(file: file, line: 1, kind: .duplicateColumn(c)) }
         }
         for c in required where !seen.contains(c) { throw InputError(file: file, line: 1, kind: .missingColumn(c)) }

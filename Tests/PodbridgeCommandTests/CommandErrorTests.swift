@@ -29,14 +29,19 @@ import Testing
         bytes += try Self.wire(Self.reading, version: 2, sequence: 2)
         bytes += try Self.wire(Self.reading, flags: 0x40, sequence: 3)
         bytes += try Self.wire(Self.reading, sequence: 4)
+        bytes += try Self.wire(.hello(HelloRequest(maxMinor: 1)), sequence: 5)
         let file = CommandRunner.temporaryFile("link.bin")
         try Data(bytes).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
 
         let r = try await CommandRunner.run(["inspect", "--raw", file.path])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout.contains("frames 2 "), "\(r.stdout)")
+        #expect(r.stdout.contains("frames 3 "), "\(r.stdout)")
         #expect(r.stdout.contains("bad_version 2 unsupported_flags 1"), "\(r.stdout)")
+        // Each frame in words a reader knows, and the count per kind by its name.
+        #expect(!r.stdout.contains("PodProtocol.") && !r.stdout.contains("SleepDomain."), "\(r.stdout)")
+        #expect(r.stdout.contains("hello(HelloRequest(minVersion: 1"), "\(r.stdout)")
+        #expect(r.stdout.contains("  capacitance: 2\n") && r.stdout.contains("  hello: 1\n"), "\(r.stdout)")
     }
 
     @Test func inspectOfACaptureNamesWhyEachFrameWasRejected() async throws {

@@ -54,11 +54,15 @@ import SleepDomain
         #expect(try InputFormats.parseVitals("time,heart_rate\n1,60\n", file: "v.csv").skipped.descriptions(file: "v.csv").isEmpty)
     }
 
-    @Test func beatsErrorsNameFileAndLine() {
+    @Test func beatsErrorsNameFileAndLine() throws {
         #expect(beatsError("") == InputError(file: "b.csv", line: 1, kind: .empty))
         #expect(beatsError("beat_time\n") == InputError(file: "b.csv", line: 2, kind: .empty))
         #expect(beatsError("beat_time,pulse\n1,2\n") == InputError(file: "b.csv", line: 1, kind: .unknownColumn("pulse")))
         #expect(beatsError("time\n1\n") == InputError(file: "b.csv", line: 1, kind: .unknownColumn("time")))
+        // A file without its header line (sleep-accel's heartrate.txt is `time,bpm` rows only).
+        let headerless = try #require(beatsError("-556410.36066,57\n-556405.36066,58\n"))
+        #expect(headerless == InputError(file: "b.csv", line: 1, kind: .noHeader(firstField: "-556410.36066", required: ["beat_time"])))
+        #expect(headerless.description.hasPrefix("b.csv:1: the first line must be a header naming the columns (beat_time"))
         #expect(beatsError("beat_time,movement\n1,0\n") == InputError(file: "b.csv", line: 1, kind: .missingColumn("signal_time")))
         #expect(beatsError("beat_time\n1\n3\n2\n") == InputError(file: "b.csv", line: 4, kind: .unsorted(column: "beat_time")))
         #expect(beatsError("beat_time\n1\n1\n") == InputError(file: "b.csv", line: 3, kind: .duplicateTime(column: "beat_time")))
