@@ -107,8 +107,8 @@ struct Hypnogram: Sendable {
         // A trip out of bed at a set moment, laid over the drawn night (so the draws, and
         // every other night, stay as they were).
         if let at = profile.leavesBedAt {
-            let out = Int(at.rounded())
-            for s in max(tIn, out - 60)..<min(tOut, out + 360) { stages[s] = s < out || s >= out + 300 ? .awake : nil }
+            let out = Int(at.rounded()), from = max(tIn, out - 60), to = min(tOut, out + 360)
+            if from < to { for s in from..<to { stages[s] = s < out || s >= out + 300 ? .awake : nil } }
         }
 
         // In-bed intervals are the runs of non-nil stages.

@@ -102,14 +102,18 @@ import VirtualPod
         }
     }
 
+    /// A rule that takes the first in-bed epoch of the window: the night is built to wake early.
+    static var eager: SmartWakeRule {
+        var r = SmartWakeRule()
+        r.lightProbability = 0
+        r.lightEpochs = 1
+        r.deepVeto = 1.01
+        r.remVeto = 1.01
+        return r
+    }
+
     @Test func anEarlyDecisionTriggersTheAlarmInsideTheWindowAndLeavesNoSecondAlarmThatDay() async throws {
-        // A rule that takes the first in-bed epoch of the window: the night is built to wake early.
-        var eager = SmartWakeRule()
-        eager.lightProbability = 0
-        eager.lightEpochs = 1
-        eager.deepVeto = 1.01
-        eager.remVeto = 1.01
-        let rig = try await Rig(serial: "WAKE-EARLY", seed: 31, window: 30, rule: eager)
+        let rig = try await Rig(serial: "WAKE-EARLY", seed: 31, window: 30, rule: Self.eager)
         #expect(await eventually(180) { rig.podPassed(Self.alarm.addingTimeInterval(20 * 60)) }, "\(rig.lines.all.suffix(20))")
         let record = try #require(try await rig.record(), "no wake record; the hub said \(rig.lines.all.suffix(30))")
         #expect(record.windowMinutes == 30)
@@ -144,13 +148,8 @@ import VirtualPod
     /// ring for nobody and disarm the pod's own alarm for the day). The alarm rings once the
     /// sleeper is back.
     @Test func noEarlyWakeIsSentOnceTheBedHasEmptied() async throws {
-        var eager = SmartWakeRule()
-        eager.lightProbability = 0
-        eager.lightEpochs = 1
-        eager.deepVeto = 1.01
-        eager.remVeto = 1.01
         let out = Self.windowStart.addingTimeInterval(20), back = out.addingTimeInterval(300)
-        let rig = try await Rig(serial: "WAKE-EMPTY", seed: 31, window: 30, rule: eager, leavesBedAt: out)
+        let rig = try await Rig(serial: "WAKE-EMPTY", seed: 31, window: 30, rule: Self.eager, leavesBedAt: out)
         #expect(await eventually(180) { (try? await rig.record())?.firedAt != nil }, "\(rig.lines.all.suffix(20))")
         let record = try #require(try await rig.record(), "no wake record; the hub said \(rig.lines.all.suffix(30))")
         let decided = try #require(record.decidedAt)

@@ -26,7 +26,7 @@ import Testing
     @Test func aNegativeInBedTimeIsRefusedWithTheOptionNamed() async throws {
         let r = try await CommandRunner.run(["simulate", "--in-bed=-5"])
         #expect(r.status != 0)
-        #expect(r.stderr.contains("--in-bed must be ≥ 0 minutes"), "\(r.stderr)")
+        #expect(r.stderr.contains("--in-bed must be 0 … 48 minutes (at most 10% of the 8 h night), got -5"), "\(r.stderr)")
     }
 
     @Test func aTransmitQueueTooSmallOrTooLargeIsRefusedWithTheOptionNamed() async throws {
