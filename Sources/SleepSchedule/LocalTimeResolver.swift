@@ -66,6 +66,16 @@ package enum LocalTimeResolver {
         return nil
     }
 
+    /// When an alarm cleared at `instant` (CLEAR_ALARM, to stop it ringing) may be armed again
+    /// without ringing a second time that day: just after its firing later the same local day
+    /// (a stop before the alarm skips today's, and brings back none a smart wake disarmed), or
+    /// at once (nil) when it fires next on a later day.
+    package static func rearmInstant(of alarm: AlarmEntry, clearedAt instant: Date, in zone: TimeZone) -> Date? {
+        guard let fire = nextFiring(of: alarm.time, days: alarm.days, after: instant, in: zone),
+              LocalDateTime(fire, in: zone).date == LocalDateTime(instant, in: zone).date else { return nil }
+        return fire.addingTimeInterval(60)
+    }
+
     /// The real interval of a power window that switches on on local `date`; nil when `date`'s
     /// weekday is not in the window's mask. The off time is resolved on the same date when it is
     /// later than the on time, else on the next date (crossing midnight).

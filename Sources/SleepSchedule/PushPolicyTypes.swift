@@ -146,6 +146,9 @@ package enum PushEvent: Hashable, Sendable {
     case acknowledged(ScheduleCommandKey)
     case rejected(ScheduleCommandKey, status: Int)
     case timedOut(ScheduleCommandKey)
+    /// The hub sent CLEAR_ALARM to stop the side's alarm (API, MQTT), which also clears the
+    /// alarm on the pod: the side's alarm is sent again, not before `rearmAt` when given.
+    case alarmCleared(BedSide, rearmAt: Date?)
     /// Time passed (the driver calls this at the instants `wakeUp(at:)` asked for).
     case tick
 }

@@ -80,6 +80,9 @@ package struct SchedulePushPolicy: Sendable {
             }
         case .timedOut(let key):
             if let cmd = inFlight, cmd.key == key { answerFailed(cmd, .timedOut, retryable: true, now, &actions) }
+        case .alarmCleared(let side, let rearmAt):
+            forget(.alarm(side))
+            if let rearmAt, rearmAt > now { retryAt[.alarm(side)] = rearmAt }
         case .tick:
             break
         }

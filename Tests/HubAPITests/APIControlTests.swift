@@ -52,6 +52,14 @@ import Testing
         #expect(hub.pod.snapshot.powerOn == [leftPower, true])
         let snooze = try await hub.request(.POST, "/api/v1/pods/API-CTL/alarm/snooze", body: #"{"side": "left", "seconds": 60}"#)
         #expect(snooze.status == 200 && snooze.json?["answer"] as? String == "nack", "nothing rings: \(snooze.body)")
+        // Stop is CLEAR_ALARM, which clears the pod's alarm too: the hub arms it again (at 22:00
+        // today's 06:15 is past, so at once), and the next morning still rings.
+        let stop = try await hub.request(.POST, "/api/v1/pods/API-CTL/alarm/stop", body: #"{"side": "left"}"#)
+        #expect(stop.status == 200 && stop.json?["answer"] as? String == "ack", "\(stop.body)")
+        #expect(await eventually { hub.lines.all.contains { $0.contains("left: alarm cleared on the pod by a stop; armed again now") } },
+                "\(hub.lines.all.suffix(10))")
+        #expect(await eventually { hub.pod.currentSchedule(side: .left)?.alarm?.time == TimeOfDay(wrapping: 6 * 60 + 15) },
+                "the pod holds \(String(describing: hub.pod.currentSchedule(side: .left)))")
 
         // Bad requests: each a 4xx JSON error, none reaching the pod or the store.
         let store = hub.daemon.store

@@ -48,6 +48,39 @@ import SleepDomain
         #expect(p.handle(.acknowledged(.alarm(.left)), now: now.addingTimeInterval(7200)).isInSync)
     }
 
+    /// A stop through the API or MQTT is CLEAR_ALARM, which clears the pod's alarm too: the
+    /// alarm goes out again, at once or, when today's firing is still ahead, just after it.
+    @Test func anAlarmClearedByAStopIsArmedAgain() {
+        var p = synced(state(), at: now)
+        let atOnce = p.handle(.alarmCleared(.left, rearmAt: nil), now: now)
+        #expect(atOnce.sentKeys == [.alarm(.left)])
+        guard case .setAlarm(.left, let entry)? = atOnce.sent.first else { Issue.record("no set-alarm"); return }
+        #expect(entry?.time == t("07:00"))
+        #expect(p.handle(.acknowledged(.alarm(.left)), now: now).isInSync)
+
+        let later = now.addingTimeInterval(3600)
+        let deferred = p.handle(.alarmCleared(.left, rearmAt: later), now: now)
+        #expect(deferred.sent.isEmpty && deferred.wakeUp == later)
+        #expect(p.handle(.tick, now: later.addingTimeInterval(-1)).sent.isEmpty)
+        #expect(p.handle(.tick, now: later).sentKeys == [.alarm(.left)])
+    }
+
+    @Test func aClearedAlarmIsArmedAgainAfterTodaysFiringNotBeforeIt() {
+        let alarm = AlarmEntry(days: .everyDay, time: t("07:00"), intensity: 60, pattern: .rise, durationSeconds: 120)
+        let berlin = Zones.berlin
+        // Stopped at 06:47 (a smart wake rang early, or the sleeper is up before it): today's
+        // 07:00 must not ring; armed again at 07:01.
+        #expect(LocalTimeResolver.rearmInstant(of: alarm, clearedAt: instant(date(2026, 1, 15), "06:47", berlin), in: berlin)
+                == instant(date(2026, 1, 15), "07:01", berlin))
+        // Stopped while ringing at 07:00, or in the evening: its next firing is tomorrow, so at once.
+        #expect(LocalTimeResolver.rearmInstant(of: alarm, clearedAt: instant(date(2026, 1, 15), "07:00", berlin), in: berlin) == nil)
+        #expect(LocalTimeResolver.rearmInstant(of: alarm, clearedAt: instant(date(2026, 1, 15), "22:55", berlin), in: berlin) == nil)
+        // An alarm on weekdays only, stopped early on a Saturday: it does not fire today anyway.
+        let weekdays = AlarmEntry(days: WeekdayMask.everyDay.subtracting(.saturdayAndSunday), time: t("07:00"),
+                                  intensity: 60, pattern: .rise, durationSeconds: 120)
+        #expect(LocalTimeResolver.rearmInstant(of: weekdays, clearedAt: instant(date(2026, 1, 17), "06:47", berlin), in: berlin) == nil)
+    }
+
     @Test func aPodThatResetsInsideAPowerWindowIsSwitchedOnAgain() {
         // Thursday 23:00 in Berlin: inside the 22:30–07:30 window. Schedules are edge-triggered
         // (§7.4), so after a reset the pod would stay off until tomorrow's 22:30.

@@ -20,7 +20,9 @@ package final class HubControl: Sendable {
     package enum PodCommand: Sendable, Hashable {
         /// Snooze the ringing alarm of `side` for `seconds` (1…3600).
         case snooze(side: BedSide, seconds: Int)
-        /// Stop the alarm of `side` (clears it on the pod until the next push).
+        /// Stop the alarm of `side`: CLEAR_ALARM, which clears it on the pod too, so the schedule
+        /// service arms it again (after today's firing when that is still ahead: a stop before
+        /// the alarm skips today's).
         case stopAlarm(side: BedSide)
         /// Power stage of `side` on at `level` % (1…100), or off.
         case power(side: BedSide, on: Bool, level: Int)
@@ -65,7 +67,9 @@ package final class HubControl: Sendable {
         guard let connection = links.withLock({ $0[serial] }) else { throw .unknownPod(serial) }
         do {
             let response = try await connection.send(message)
-            return response.status == .ok ? .ack : .nack(status: response.status.description, code: Int(response.status.rawValue))
+            guard response.status == .ok else { return .nack(status: response.status.description, code: Int(response.status.rawValue)) }
+            if case .stopAlarm(let side) = command { await schedule?.alarmCleared(podSerial: serial, side: side) }
+            return .ack
         } catch {
             switch error {
             case .nack(_, let status): return .nack(status: status.description, code: Int(status.rawValue))

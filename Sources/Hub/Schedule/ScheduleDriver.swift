@@ -198,6 +198,24 @@ package actor ScheduleDriver {
         }
     }
 
+    /// The hub stopped the side's alarm with CLEAR_ALARM, which clears it on the pod as well:
+    /// the alarm in force is armed again, after its firing if that is still ahead today.
+    package func alarmCleared(podSerial serial: String, side: BedSide) async {
+        guard configuration.schedule.enabled, serial == podSerial else { return }
+        await lock()
+        defer { unlock() }
+        let now = clock.now()
+        var rearmAt: Date?
+        if let desired = policy.desired,
+           case .setAlarm(_, let entry?)? = desired.commands(at: now, alarmHoldover: policy.configuration.alarmHoldoverSeconds)
+               .first(where: { $0.key == .alarm(side) }) {
+            rearmAt = LocalTimeResolver.rearmInstant(of: entry, clearedAt: now, in: podZone)
+        }
+        reporter.event("\(side): alarm cleared on the pod by a stop; armed again "
+                       + (rearmAt.map { "at \(LocalDateTime($0, in: podZone).timeOfDay), after today's" } ?? "now"))
+        await process(.alarmCleared(side, rearmAt: rearmAt))
+    }
+
     /// A session was stored (or re-analysed): infer again, push only what changed.
     package func sessionsChanged() async {
         guard configuration.schedule.enabled else { return }
