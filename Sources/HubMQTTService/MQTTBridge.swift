@@ -31,6 +31,8 @@ package actor MQTTBridge {
     private var inBedSince: [SideKey: Date] = [:]
     private var power: [SideKey: Bool] = [:]
     private var lastNights: [SideKey: JSONValue] = [:]
+    /// The newest wake event per side, published again (retained) on every (re)connect.
+    private var lastWakes: [SideKey: WakeNotice] = [:]
     /// Pods the store knows (serial → firmware), refreshed on every connection and pod connect.
     private var storedPods: [String: String?] = [:]
     /// Messages published since start (what the demo and the tests count).
@@ -50,7 +52,7 @@ package actor MQTTBridge {
         self.control = control
         self.store = store
         self.reporter = reporter
-        discovery = HomeAssistantDiscovery(topics: topics, configurationURL: dashboardURL, softwareVersion: "podbridge")
+        discovery = HomeAssistantDiscovery(topics: topics, configurationURL: dashboardURL, softwareVersion: HubVersion.current)
     }
 
     static func availabilityMessage(_ topics: MQTTTopics, online: Bool) -> MQTTMessage {
@@ -112,8 +114,15 @@ package actor MQTTBridge {
     /// Before a clean disconnect: the hub says it is going away (the will is only for crashes).
     func goingOffline() {
         guard connected else { return }
-        for serial in bus.state.pods.keys {
+        for (serial, pod) in bus.state.pods {
             publish(MQTTMessage(topic: topics.podAvailability(serial), text: "offline", qos: .atLeastOnce, retain: true))
+            // The retained link state would otherwise say connected for as long as the hub is gone.
+            if pod.connected {
+                var gone = pod
+                gone.connected = false
+                gone.lastDisconnectReason = "the hub stopped"
+                publish(MQTTMessage(topic: topics.link(serial), payload: MQTTPayloads.link(gone).encoded, qos: .atLeastOnce, retain: true))
+            }
         }
         publish(Self.availabilityMessage(topics, online: false))
     }
@@ -174,6 +183,7 @@ package actor MQTTBridge {
                 publishSideState(serial: serial, side: side, state: state)
                 await publishSchedule(serial: serial, side: side)
                 await publishLastNight(serial: serial, side: side)
+                if let wake = lastWakes[SideKey(serial: serial, side: side)] { publishWake(wake) }
             }
         }
     }
@@ -185,6 +195,11 @@ package actor MQTTBridge {
         for (serial, pod) in state.pods where pod.connected {
             for side in sides(pod.pod.sides) { publishSideState(serial: serial, side: side, state: state) }
         }
+    }
+
+    private func publishWake(_ notice: WakeNotice) {
+        publish(MQTTMessage(topic: topics.wake(notice.serial, notice.side.rawValue), payload: MQTTPayloads.wake(notice).encoded,
+                            qos: .atLeastOnce, retain: true))
     }
 
     private func sides(_ count: Int) -> [BedSide] { count >= 2 ? [.left, .right] : [.left] }
@@ -273,9 +288,9 @@ package actor MQTTBridge {
             publish(MQTTMessage(topic: topics.alarmEvents(notice.serial), payload: MQTTPayloads.alarm(notice).encoded,
                                 qos: .atLeastOnce, retain: false))
         case .wake(let notice):
+            lastWakes[SideKey(serial: notice.serial, side: notice.side)] = notice
             guard connected else { return }
-            publish(MQTTMessage(topic: topics.wake(notice.serial, notice.side.rawValue), payload: MQTTPayloads.wake(notice).encoded,
-                                qos: .atLeastOnce, retain: true))
+            publishWake(notice)
         case .schedulePushed(let notice):
             guard connected else { return }
             for side in sides(bus.state.pods[notice.serial]?.pod.sides ?? 2) {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Hub
 
 /// The `podbridge` command: the hub daemon and the tools around it.
 @main
@@ -6,6 +7,6 @@ struct Podbridge: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "podbridge",
         abstract: "Bridge a sleep pod over USB: discover, stream, analyse, schedule, export.",
-        version: "0.1.0",
+        version: HubVersion.current,
         subcommands: registeredCommands)
 }

@@ -137,6 +137,8 @@ import VirtualPod
                 "discovery: \(Self.configTopics(listener).count) configs; hub said \(hub.lines.all.suffix(10))")
         try await Self.checkDiscovery(port: broker.port)
         #expect(listener.last("podbridge/status")?.text == "online")
+        let origin = json(listener.last("homeassistant/binary_sensor/podbridge_VPOD-MQTT/left_occupancy/config"))?["origin"] as? [String: Any]
+        #expect(origin?["sw_version"] as? String == HubVersion.current, "\(String(describing: origin))")
         #expect(await eventually(60) { listener.last("homeassistant/sensor/podbridge_OLDPOD/left_heart_rate/config")?.payload == [] },
                 "the old pod's config was not removed")
         #expect(await eventually(60) { listener.last("podbridge/VPOD-MQTT/availability")?.text == "online" })
@@ -200,6 +202,13 @@ import VirtualPod
         try listener.publish("podbridge/VPOD-MQTT/left/alarm/set", "ON")
         #expect(await eventually(60) { hub.pod.currentSchedule(side: .left)?.alarm?.time == TimeOfDay(wrapping: 6 * 60 + 40) })
         #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/left/schedule"))?["alarm_enabled"] as? Bool == true })
+        // HA's stop button with nothing ringing: CLEAR_ALARM clears the pod's alarm too, and the
+        // hub arms it again (tonight's 06:40 is tomorrow's), so tomorrow still rings.
+        try listener.publish("podbridge/VPOD-MQTT/left/alarm/stop", "PRESS")
+        #expect(await eventually(60) { hub.lines.all.contains { $0.contains("left: alarm cleared on the pod by a stop; armed again now") } },
+                "hub said \(hub.lines.all.suffix(10))")
+        #expect(await eventually(60) { hub.pod.currentSchedule(side: .left)?.alarm?.time == TimeOfDay(wrapping: 6 * 60 + 40) },
+                "the pod holds \(String(describing: hub.pod.currentSchedule(side: .left)))")
         // HA's number entity: the smart-wake window is stored for the side and reported back.
         try listener.publish("podbridge/VPOD-MQTT/left/wake_window/set", "25.0")
         #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/left/schedule"))?["wake_window_minutes"] as? Int == 25 })
@@ -224,6 +233,9 @@ import VirtualPod
         // A clean stop says offline itself.
         #expect(await eventually(30) { listener.last("podbridge/status")?.text == "offline" })
         #expect(listener.last("podbridge/VPOD-MQTT/availability")?.text == "offline")
+        // The retained link state no longer says connected once the hub is gone.
+        #expect(json(listener.last("podbridge/VPOD-MQTT/link"))?["connected"] as? Bool == false,
+                "\(String(describing: listener.last("podbridge/VPOD-MQTT/link")?.text))")
         await listener.stop()
     }
 
@@ -234,6 +246,14 @@ import VirtualPod
         let hub = try await Self.start(broker: broker, hours: 1.5, speed: 150)
         #expect(await eventually(120) { Self.configTopics(listener).count == Self.configsPerPod })
         #expect(await eventually(120) { json(listener.last("podbridge/VPOD-MQTT/left/state"))?["present"] as? Bool == true })
+
+        // A smart wake told on the bus (as the wake service does): retained on <side>/wake.
+        let end: Int64 = 1_794_870_000  // 2026-11-16T23:00:00Z
+        let record = WakeRecord(podSerial: "VPOD-MQTT", side: .left, wakeDate: try #require(CalendarDay(year: 2026, month: 11, day: 16)),
+                                windowStart: end - 1800, windowEnd: end, windowMinutes: 30)
+        hub.daemon.bus.publish(.wake(WakeNotice(kind: .windowOpened, serial: "VPOD-MQTT", side: .left,
+                                                at: Date(timeIntervalSince1970: Double(end - 1800)), record: record, text: "window open")))
+        #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/left/wake"))?["event"] as? String == "window_opened" })
 
         // The broker goes away (it keeps nothing: persistence is off) and comes back.
         broker.stop()
@@ -249,7 +269,8 @@ import VirtualPod
         let late = try Listener(port: broker.port, filters: ["podbridge/#"])
         // A subscriber that comes after the restart is handed each state by the broker (retained);
         // a newer live update on the same topic may follow it (the night goes on at 150×).
-        let retainedTopics = ["podbridge/VPOD-MQTT/link", "podbridge/status", "podbridge/VPOD-MQTT/left/state"]
+        let retainedTopics = ["podbridge/VPOD-MQTT/link", "podbridge/status", "podbridge/VPOD-MQTT/left/state",
+                              "podbridge/VPOD-MQTT/left/wake"]
         #expect(await eventually(60) {
             retainedTopics.allSatisfy { topic in late.messages.contains { $0.topic == topic && $0.retain } }
         }, "retained after the restart: \(Set(late.messages.filter(\.retain).map(\.topic)).sorted())")
