@@ -125,4 +125,25 @@ import Testing
         #expect(shotStatus == 0 && FileManager.default.fileExists(atPath: shot.path), "chromium: \(shotOutput.suffix(1000))")
         await hub.stop()
     }
+
+    /// A hub with a token (as any hub a phone reaches must have): the page, which needs no
+    /// token itself, asks for it and says why nothing loads, not "connecting…" for ever.
+    @Test func withoutItsTokenThePageAsksForItAndSaysSo() async throws {
+        let hub = try await APITestHub.start(serial: "API-DASH-TOKEN", speed: 10, token: "s3cret")
+        let profile = try TempDir()
+        defer { profile.cleanup() }
+        var dom = ""
+        let asked = await eventually(120) {
+            let (status, output) = (try? await runTool(
+                ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--user-data-dir=\(profile.path("profile"))", "--virtual-time-budget=5000", "--dump-dom", hub.base + "/"],
+                deadline: 120)) ?? (-1, "")
+            dom = output
+            return status == 0 && output.contains(#"data-loaded="true""#)
+        }
+        #expect(asked, "the page never finished loading:\n\(dom.suffix(3000))")
+        #expect(dom.contains(#"<div id="auth" class="card">"#), "the token form is hidden:\n\(dom.prefix(2000))")
+        #expect(dom.contains(#"data-state="disconnected">token needed<"#), "status:\n\(dom.prefix(2000))")
+        await hub.stop()
+    }
 }

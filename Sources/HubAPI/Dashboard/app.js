@@ -30,7 +30,7 @@ async function api(path, options = {}) {
   const headers = Object.assign({}, options.headers || {});
   if (token) headers.Authorization = `Bearer ${token}`;
   const response = await fetch(path, Object.assign({}, options, { headers }));
-  if (response.status === 401) { $("auth").hidden = false; throw new Error("token needed"); }
+  if (response.status === 401) { needToken(); throw new Error("token needed"); }
   const body = response.headers.get("content-type")?.includes("json") ? await response.json() : await response.text();
   if (!response.ok) throw new Error(body.detail || body.error || response.statusText);
   return body;
@@ -76,7 +76,7 @@ async function stream() {
     try {
       const headers = token ? { Authorization: `Bearer ${token}` } : {};
       const response = await fetch("/api/v1/live/events", { headers });
-      if (response.status === 401) { $("auth").hidden = false; return; }
+      if (response.status === 401) { needToken(); return; }
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = "";
       for (;;) {
@@ -108,6 +108,12 @@ function handle(m) {
   }
 }
 
+// Without the token nothing loads: say so where the connection state is shown, not "connecting…".
+function needToken() {
+  $("auth").hidden = false;
+  setStatus("disconnected", token ? "token refused" : "token needed");
+}
+
 function setStatus(state, text) {
   const s = $("pod-status");
   s.dataset.state = state;
@@ -116,8 +122,15 @@ function setStatus(state, text) {
 
 // MARK: nights
 
+// A chart's width in SVG units is the pixels it gets (at most 720), so its 11-px labels stay
+// 11 px on a phone instead of shrinking with a 720-unit drawing (about 6 px at 412 px wide).
+function chartWidth(containerId) {
+  const box = $(containerId);
+  return Math.round(Math.max(300, Math.min(720, (box && box.clientWidth ? box.clientWidth : 720) - 34)));
+}
+
 function hypnogram(detail) {
-  const width = 720, height = 180, left = 48, right = 8, top = 8, rowH = 36;
+  const width = chartWidth("nights"), height = 180, left = 48, right = 8, top = 8, rowH = 36;
   const start = Date.parse(detail.night.start), end = Date.parse(detail.night.end);
   const x = (t) => left + (width - left - right) * (t - start) / Math.max(1, end - start);
   const svg = svgEl("svg", { viewBox: `0 0 ${width} ${height}`, class: "hypnogram", role: "img",
@@ -138,7 +151,9 @@ function hypnogram(detail) {
   const hours = [];
   for (let t = Math.ceil(start / 3600000) * 3600000; t <= end; t += 3600000) hours.push(t);
   for (const t of hours) {
-    const label = svgEl("text", { x: x(t), y: height - 6, class: "axis", "text-anchor": "middle" });
+    // Centred under its hour, but kept inside the chart at the right edge.
+    const anchor = x(t) > width - right - 24 ? "end" : "middle";
+    const label = svgEl("text", { x: Math.min(x(t), width - right), y: height - 6, class: "axis", "text-anchor": anchor });
     label.textContent = new Date(t).toLocaleTimeString([], { hour: "2-digit" });
     svg.append(label);
   }
@@ -196,7 +211,7 @@ function trend(nights) {
   for (const side of ["left", "right"]) {
     const list = nights.filter((n) => n.side === side).sort((a, b) => a.wakeDate < b.wakeDate ? -1 : 1).slice(-14);
     if (!list.length) continue;
-    const width = 720, height = 170, bottom = 22, w = width / 14;
+    const width = chartWidth("trend"), height = 170, bottom = 22, w = width / 14;
     const svg = svgEl("svg", { viewBox: `0 0 ${width} ${height}`, class: "trend", role: "img", "aria-label": `14-night trend, ${side}` });
     const maxMin = Math.max(600, ...list.map((n) => n.metrics.totalSleepMinutes));
     list.forEach((n, i) => {

@@ -49,7 +49,10 @@ package final class APIMetrics: Sendable {
         }
         for kind in WakeNotice.Kind.allCases { _ = counter("podbridge_wake_events_total", [("kind", kind.rawValue)]) }
         var last: [String: LinkCounters] = [:]
-        for await event in bus.subscribe(name: "metrics", bufferSize: 1024) {
+        let events = bus.subscribe(name: "metrics", bufferSize: 1024)
+        // A pod that connected before this subscription (the API starts beside the link).
+        for serial in bus.state.pods.keys { for name in Self.linkCounters { _ = counter(name, [("pod", serial)]) } }
+        for await event in events {
             switch event {
             case .linkCounters(let serial, let c):
                 let before = last[serial] ?? LinkCounters()
