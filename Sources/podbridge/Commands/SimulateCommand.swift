@@ -42,7 +42,7 @@ struct SimulateCommand: AsyncParsableCommand {
     @Flag(help: "The water pump runs in bursts and shakes the bed.")
     var pump = false
 
-    @Option(help: "USB serial number the pod reports (1-32 ASCII characters; default VPOD0001, or the recorded pod's with --replay).")
+    @Option(help: "USB serial number the pod reports (1-32 printable ASCII characters, no spaces; default VPOD0001, or the recorded pod's with --replay).")
     var serial: String?
 
     @Option(help: "Night start (model time 0): ISO 8601 date-time or local HH:mm today (default 22:30).")
@@ -91,7 +91,7 @@ struct SimulateCommand: AsyncParsableCommand {
         guard transmitQueue.isFinite, transmitQueue >= 1.0 / 256, transmitQueue <= 1024 else {
             throw ValidationError("--transmit-queue must be in [1/256, 1024] MiB")
         }
-        if let serial, !PodIdentity.isValidSerial(serial) { throw ValidationError("--serial must be 1-32 printable ASCII characters") }
+        if let serial, !PodIdentity.isValidSerial(serial) { throw ValidationError("--serial must be 1-32 printable ASCII characters, no spaces") }
         if let start, Self.parseStart(start) == nil {
             throw ValidationError("--start must be ISO 8601 (2026-01-04T22:30:00+01:00) or HH:mm")
         }
