@@ -296,6 +296,11 @@ package actor MQTTBridge {
             for side in sides(bus.state.pods[notice.serial]?.pod.sides ?? 2) {
                 await publishSchedule(serial: notice.serial, side: side)
             }
+        case .scheduleAcknowledged(let serial, let side):
+            // Stored after the push's own notice: without this the retained schedule could
+            // keep "acknowledged": false for good (seen once trying it as a user).
+            guard connected else { return }
+            await publishSchedule(serial: serial, side: side)
         case .nightFinished(let night):
             let key = SideKey(serial: night.serial, side: night.side)
             lastNights[key] = MQTTPayloads.lastNight(night)

@@ -157,6 +157,11 @@ import VirtualPod
         let right = try #require(json(listener.last("podbridge/VPOD-MQTT/right/state")))
         #expect(right["present"] as? Bool == false && right["heart_rate"] is NSNull)
         #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/left/schedule"))?["wake"] is String })
+        // Once the pod acknowledged both sides' schedules, the retained states say so (the
+        // acknowledgement is stored after the last push's notice, and is published on its own).
+        #expect(await eventually(60) {
+            ["left", "right"].allSatisfy { json(listener.last("podbridge/VPOD-MQTT/\($0)/schedule"))?["acknowledged"] as? Bool == true }
+        }, "left \(String(describing: listener.last("podbridge/VPOD-MQTT/left/schedule")?.text)), right \(String(describing: listener.last("podbridge/VPOD-MQTT/right/schedule")?.text))")
 
         // A command as Home Assistant's switch sends it: the pod powers the side, acks, and the state says so.
         let leftPower = hub.pod.snapshot.powerOn.first ?? false

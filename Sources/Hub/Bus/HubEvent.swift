@@ -26,6 +26,9 @@ package enum HubEvent: Sendable, Hashable {
     case alarm(AlarmNotice)
     /// A schedule, alarm or clock command was sent to the pod, with its answer.
     case schedulePushed(SchedulePushNotice)
+    /// The side's power schedule and alarm in force are both acknowledged, and stored as such
+    /// (after the last push's `schedulePushed`, so a reader of the store sees it now).
+    case scheduleAcknowledged(serial: String, side: BedSide)
     /// A night ended and was stored as final.
     case nightFinished(NightSummary)
     /// Smart wake: a window opened, the decision, the alarm ringing, a repeat, a snooze,

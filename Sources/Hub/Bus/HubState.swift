@@ -63,7 +63,7 @@ package struct HubState: Sendable, Hashable {
             if !inBed { pods[serial]?.stage[side] = nil }
         case .preliminaryStage(let serial, let side, let stage, _):
             pods[serial]?.stage[side] = stage
-        case .alarm, .schedulePushed, .nightFinished, .wake:
+        case .alarm, .schedulePushed, .scheduleAcknowledged, .nightFinished, .wake:
             break
         }
     }

@@ -463,6 +463,7 @@ package actor ScheduleDriver {
             do {
                 try await store.markPodScheduleAcknowledged(podSerial: serial, side: side,
                                                       at: Int64(clock.now().timeIntervalSince1970.rounded(.down)))
+                bus?.publish(.scheduleAcknowledged(serial: serial, side: side))
             } catch {
                 reporter.warning("could not record the acknowledgement of schedule \(side): \(error)")
             }

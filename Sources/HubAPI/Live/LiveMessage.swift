@@ -140,7 +140,7 @@ package struct LiveMessage: Codable, Sendable, Equatable {
             repeats = r.repeats
             snoozes = r.snoozes
             outOfBedAt = r.outOfBedAt.map { Self.rfc3339(Double($0)) }
-        case .clockSet, .linkCounters:
+        case .clockSet, .linkCounters, .scheduleAcknowledged:
             return nil
         }
     }
