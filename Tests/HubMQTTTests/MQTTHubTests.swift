@@ -271,6 +271,10 @@ import VirtualPod
         try await Self.checkDiscovery(port: broker.port)
         #expect(await eventually(60) { listener.last("podbridge/status")?.text == "online" })
         #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/link"))?["connected"] as? Bool == true })
+        // The wake is published again with the other states; only once it is on the broker does
+        // a later subscriber get it as retained (one that subscribes first gets it forwarded, not retained).
+        #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/left/wake"))?["event"] as? String == "window_opened" },
+                "the wake was not published again; hub said \(hub.lines.all.suffix(10))")
         let late = try Listener(port: broker.port, filters: ["podbridge/#"])
         // A subscriber that comes after the restart is handed each state by the broker (retained);
         // a newer live update on the same topic may follow it (the night goes on at 150×).
