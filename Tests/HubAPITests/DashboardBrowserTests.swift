@@ -36,12 +36,19 @@ import Testing
         let rightStart = Int64(evening.timeIntervalSince1970) + 3600
         let rightEpochs = (0..<480).filter { !(180..<300).contains($0) }
             .map { EpochRecord(start: rightStart + Int64($0) * 30, stage: .core) }
+        let rightMetrics = NightMetrics(timeInBedMinutes: 239.7, totalSleepMinutes: 180, efficiency: 100, onsetLatencyMinutes: 0,
+                                        wasoMinutes: 0, awakenings: 0, awakeMinutes: 0, coreMinutes: 180, deepMinutes: 0,
+                                        remMinutes: 0, awakePercent: 0, corePercent: 100, deepPercent: 0, remPercent: 0,
+                                        meanHeartRate: 55, meanHRV: nil, meanBreathingRate: 13, score: 60)
         _ = try await store.save(NightRecord(
             podSerial: "API-DASH", side: .right, start: rightStart, end: rightStart + 240 * 60, epochs: rightEpochs,
-            metrics: NightMetrics(timeInBedMinutes: 239.7, totalSleepMinutes: 180, efficiency: 100, onsetLatencyMinutes: 0,
-                                  wasoMinutes: 0, awakenings: 0, awakeMinutes: 0, coreMinutes: 180, deepMinutes: 0,
-                                  remMinutes: 0, awakePercent: 0, corePercent: 100, deepPercent: 0, remPercent: 0,
-                                  meanHeartRate: 55, meanHRV: nil, meanBreathingRate: 13, score: 60)))
+            metrics: rightMetrics))
+        // And one three nights before it: the trend must leave the two nights between empty.
+        let earlierStart = rightStart - 3 * 86400
+        _ = try await store.save(NightRecord(
+            podSerial: "API-DASH", side: .right, start: earlierStart, end: earlierStart + 240 * 60,
+            epochs: (0..<480).map { EpochRecord(start: earlierStart + Int64($0) * 30, stage: .core) }, metrics: rightMetrics))
+        let rightDates = try await store.allSessions(side: .right).map(\.wakeDate.description).sorted()
         try store.close()
 
         // Tonight, on the same store: both sleepers get in after 3 min and stay for hours of
@@ -116,6 +123,14 @@ import Testing
         } else {
             #expect(!card("left").contains("no data"), "left night, fully measured: \(card("left").prefix(3000))")
         }
+        // The 14-night trend: each night on its own day of the 14 up to the newest one, so the
+        // newest sits in the last slot and the right side's older night three slots before it.
+        let trendBars = dom.matches(of: /data-date="([0-9-]+)" data-slot="(\d+)"/).map { (String($0.output.1), Int($0.output.2)!) }
+        let newestDate = try #require(([wakeDate] + rightDates).max())
+        let slot = Dictionary(trendBars, uniquingKeysWith: { first, _ in first })
+        #expect(slot[newestDate] == 13, "trend bars (date, slot): \(trendBars)")
+        #expect(rightDates.count == 2 && slot[rightDates[0]].map { $0 + 3 } == slot[rightDates[1]],
+                "the right side's nights \(rightDates) three slots apart: \(trendBars)")
         #expect(dom.range(of: #"class="score"[^>]*>\d{1,3}<"#, options: .regularExpression) != nil)
         #expect(dom.contains("pod API-DASH"))
 

@@ -92,7 +92,7 @@ package actor SmartWakeService: Service {
         /// Set when the side was empty at the newest second the pipeline had (a night's
         /// seconds end at its last one in bed): a sleeper who got up inside the epoch just
         /// staged, in bed for most of what it holds, is out of bed by now.
-        var bedEmptySince: Double?
+        var bedEmpty: Bool
     }
 
     /// One side's window under watch.
@@ -153,7 +153,7 @@ package actor SmartWakeService: Service {
     nonisolated func offer(serial: String, side: BedSide, night: SessionTracker.Night, upTo: Double, dataEnd: Double) {
         feed.withLock { f in
             guard f.serial == serial else { return }
-            f.pending[side] = Offer(night: night, upTo: upTo, bedEmptySince: night.end < dataEnd ? night.end : nil)
+            f.pending[side] = Offer(night: night, upTo: upTo, bedEmpty: night.end < dataEnd)
         }
         _ = signal.withLock { $0?.yield(()) }
     }
@@ -293,7 +293,7 @@ package actor SmartWakeService: Service {
                 // disarms the pod's own alarm for the day, so a sleeper back in bed would
                 // sleep through it. The window goes on; the sleeper's return can still decide.
                 var o = WakeObservation(epoch: epoch)
-                if pending.bedEmptySince != nil { o = o.withBedEmpty }
+                if pending.bedEmpty { o = o.withBedEmpty }
                 w.lastObserved = end
                 w.lastObservation = o
                 decision = w.decider.observe(o)

@@ -204,20 +204,32 @@ function legend() {
   return box;
 }
 
-// Sleep time bars, score dots and mean heart rate per night, one chart per side.
+// Days since 1970 of a `YYYY-MM-DD` wake date (a calendar day, so UTC arithmetic is exact).
+function dayNumber(date) {
+  const [y, m, d] = date.split("-").map(Number);
+  return Math.round(Date.UTC(y, m - 1, d) / 86400000);
+}
+
+// Sleep time bars, score dots and mean heart rate per night, one chart per side. The 14 slots
+// are the 14 days up to the newest night of either side, so a night sits on its own day: a
+// missed night leaves its day empty and both sides' charts share one axis.
 function trend(nights) {
   const box = $("trend");
   box.replaceChildren();
+  if (!nights.length) return;
+  const newest = Math.max(...nights.map((n) => dayNumber(n.wakeDate)));
+  const slotOf = (n) => 13 - (newest - dayNumber(n.wakeDate));
   for (const side of ["left", "right"]) {
-    const list = nights.filter((n) => n.side === side).sort((a, b) => a.wakeDate < b.wakeDate ? -1 : 1).slice(-14);
+    const list = nights.filter((n) => n.side === side && slotOf(n) >= 0);
     if (!list.length) continue;
     const width = chartWidth("trend"), height = 170, bottom = 22, w = width / 14;
     const svg = svgEl("svg", { viewBox: `0 0 ${width} ${height}`, class: "trend", role: "img", "aria-label": `14-night trend, ${side}` });
     const maxMin = Math.max(600, ...list.map((n) => n.metrics.totalSleepMinutes));
-    list.forEach((n, i) => {
+    list.forEach((n) => {
       const h = (height - bottom - 20) * n.metrics.totalSleepMinutes / maxMin;
-      const x = i * w + w * 0.15;
-      const bar = svgEl("rect", { x, y: height - bottom - h, width: w * 0.7, height: h, rx: 3, fill: "var(--core)", opacity: 0.75 });
+      const slot = slotOf(n), x = slot * w + w * 0.15;
+      const bar = svgEl("rect", { x, y: height - bottom - h, width: w * 0.7, height: h, rx: 3, fill: "var(--core)", opacity: 0.75,
+        "data-date": n.wakeDate, "data-slot": slot });
       const title = svgEl("title");
       title.textContent = `${n.wakeDate}: ${hm(n.metrics.totalSleepMinutes)} asleep, score ${n.score}, heart ${fmt(n.metrics.meanHeartRate)} bpm`;
       bar.append(title);
