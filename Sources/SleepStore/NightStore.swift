@@ -51,6 +51,11 @@ package final class NightStore: Sendable {
         }
         guard unknown.isEmpty else { throw StoreError.newerSchema(unknown: unknown.sorted()) }
         try migrator.migrate(pool)
+        // The reader that looked for unknown migrations holds the schema from before them: a
+        // statement it prepares on a table a migration altered keeps the old columns (GRDB
+        // caches them at preparation; SQLite re-prepares on step), so a column a migration
+        // added reads as "not found". Readers are opened afresh on the migrated schema.
+        pool.invalidateReadOnlyConnections()
     }
 
     /// Refuses another application's SQLite database before anything is written to it (opening
