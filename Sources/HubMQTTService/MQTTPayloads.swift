@@ -136,7 +136,9 @@ package enum MQTTPayloads {
                 "movement": .number(r.movement, places: 2), "heart_rate_rise": .number(r.heartRateRise, places: 1),
                 "minutes_before_end": .number(r.minutesBeforeEnd, places: 1), "triggered": .bool(r.triggered),
                 "fired_at": .string(r.firedAt.map { rfc3339(Date(timeIntervalSince1970: Double($0))) }),
-                "repeats": .number(Double(r.repeats)), "snoozes": .number(Double(r.snoozes)), "text": .string(notice.text)]
+                "repeats": .number(Double(r.repeats)), "snoozes": .number(Double(r.snoozes)),
+                "out_of_bed_at": .string(r.outOfBedAt.map { rfc3339(Date(timeIntervalSince1970: Double($0))) }),
+                "returns_to_bed": .number(Double(r.returnsToBed)), "text": .string(notice.text)]
     }
 
     /// `<base>/<serial>/command/result`: what happened to a valid command.

@@ -17,7 +17,7 @@ import GRDB
 ///   how the alarm went (`wake_records`: the window, when and why it fired, repeats, snoozes).
 package enum StoreMigrations {
     /// Identifiers of all migrations, oldest first.
-    package static let versions = ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8"]
+    package static let versions = ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"]
 
     package static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -258,6 +258,10 @@ package enum StoreMigrations {
                     PRIMARY KEY (pod_serial, side)
                 );
                 """)
+        }
+        // How often the sleeper went back to bed after smart wake saw them up (WakeState.swift).
+        migrator.registerMigration("v9") { db in
+            try db.execute(sql: "ALTER TABLE wake_records ADD COLUMN returns_to_bed INTEGER NOT NULL DEFAULT 0")
         }
         return migrator
     }

@@ -57,15 +57,20 @@ package struct WakeRecord: Sendable, Hashable {
     /// Alarms the hub triggered again because the side was still occupied.
     package var repeats: Int
     package var snoozes: Int
-    /// When the side was found empty after the alarm (unix seconds, data time).
+    /// When the side was found empty after the alarm (unix seconds, data time): the start of
+    /// the last empty run that lasted a minute past the alarm; nil again while the sleeper is
+    /// back in bed.
     package var outOfBedAt: Int64?
+    /// Times the sleeper came back to bed after being seen out of it (a trip to the bathroom
+    /// and back to sleep): the wake was not over.
+    package var returnsToBed: Int
 
     package init(id: Int64? = nil, podSerial: String, side: BedSide, wakeDate: CalendarDay, windowStart: Int64,
                 windowEnd: Int64, windowMinutes: Int, decidedAt: Int64? = nil, reason: String? = nil,
                 stage: SleepStage? = nil, stageProbability: Double? = nil, movement: Double? = nil,
                 heartRateRise: Double? = nil, minutesBeforeEnd: Double? = nil, triggered: Bool = false,
                 triggerError: String? = nil, firedAt: Int64? = nil, repeats: Int = 0, snoozes: Int = 0,
-                outOfBedAt: Int64? = nil) {
+                outOfBedAt: Int64? = nil, returnsToBed: Int = 0) {
         self.id = id
         self.podSerial = podSerial
         self.side = side
@@ -86,6 +91,7 @@ package struct WakeRecord: Sendable, Hashable {
         self.repeats = repeats
         self.snoozes = snoozes
         self.outOfBedAt = outOfBedAt
+        self.returnsToBed = returnsToBed
     }
 }
 
@@ -125,7 +131,7 @@ struct WakeRecordRow: Codable, FetchableRecord, PersistableRecord {
         case windowEnd = "window_end", windowMinutes = "window_minutes", decidedAt = "decided_at", reason, stage
         case stageProbability = "stage_probability", movement, heartRateRise = "heart_rate_rise"
         case minutesBeforeEnd = "minutes_before_end", triggered, triggerError = "trigger_error", firedAt = "fired_at"
-        case repeats, snoozes, outOfBedAt = "out_of_bed_at"
+        case repeats, snoozes, outOfBedAt = "out_of_bed_at", returnsToBed = "returns_to_bed"
     }
 
     var id: Int64?
@@ -148,6 +154,7 @@ struct WakeRecordRow: Codable, FetchableRecord, PersistableRecord {
     var repeats: Int
     var snoozes: Int
     var outOfBedAt: Int64?
+    var returnsToBed: Int
 
     init(_ r: WakeRecord) {
         id = r.id
@@ -170,6 +177,7 @@ struct WakeRecordRow: Codable, FetchableRecord, PersistableRecord {
         repeats = r.repeats
         snoozes = r.snoozes
         outOfBedAt = r.outOfBedAt
+        returnsToBed = r.returnsToBed
     }
 
     var record: WakeRecord? {
@@ -179,7 +187,8 @@ struct WakeRecordRow: Codable, FetchableRecord, PersistableRecord {
                           decidedAt: decidedAt, reason: reason, stage: stage.flatMap(SleepStage.init(rawValue:)),
                           stageProbability: stageProbability, movement: movement, heartRateRise: heartRateRise,
                           minutesBeforeEnd: minutesBeforeEnd, triggered: triggered, triggerError: triggerError,
-                          firedAt: firedAt, repeats: repeats, snoozes: snoozes, outOfBedAt: outOfBedAt)
+                          firedAt: firedAt, repeats: repeats, snoozes: snoozes, outOfBedAt: outOfBedAt,
+                          returnsToBed: returnsToBed)
     }
 }
 

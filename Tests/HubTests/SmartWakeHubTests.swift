@@ -32,7 +32,7 @@ import VirtualPod
         init(serial: String, seed: UInt64, speed: Double = 200, hours: Double = 2, window: Int, untilOutOfBed: Bool = false,
              repeatAfterMinutes: Double = 5, response: AlarmResponse = AlarmResponse(), rule: SmartWakeRule = SmartWakeRule(),
              alarmSeconds: Int = 120, start: Date = SmartWakeHubTests.nightStart, zone: String = "UTC",
-             faults: [ScheduledFault] = [], leavesBedAt: Date? = nil,
+             faults: [ScheduledFault] = [], leavesBedAt: Date? = nil, maxGapMinutes: Double = 5,
              bedtime: String = "22:00", wake: String = "23:30",
              wakeDate: CalendarDay = CalendarDay(year: 2026, month: 11, day: 16)!) async throws {
             self.wakeDate = wakeDate
@@ -53,7 +53,7 @@ import VirtualPod
             c.schedule.podTimeZone = zone
             c.pod.path = tty
             c.api.enabled = false
-            c.sessions.maxGapMinutes = 5
+            c.sessions.maxGapMinutes = maxGapMinutes
             c.schedule.smartWake.left.windowMinutes = window
             c.schedule.smartWake.left.untilOutOfBed = untilOutOfBed
             c.schedule.smartWake.left.repeatAfterMinutes = repeatAfterMinutes
@@ -279,6 +279,68 @@ import VirtualPod
         #expect(reactions.count == 3 && reactions.last?.gotUpAt != nil, "\(reactions)")
         let kinds = rig.wakeEvents().map(\.kind)
         #expect(kinds.filter { $0 == .repeated }.count == 2 && kinds.last == .outOfBed, "\(kinds)")
+        await rig.stop()
+    }
+
+    @Test func aSleeperBackInBedAfterTheAlarmIsWokenAgainAndTheLastExitIsRecorded() async throws {
+        // A fixed alarm at 23:30, slept through; 20 s later the sleeper goes to the bathroom for
+        // five minutes and comes back to bed (the session's gap is 10 min, so it is one night).
+        // Back in bed, "until out of bed" looks again two minutes later and rings; that alarm
+        // gets them up for good. Before, the bathroom trip ended the wake: no repeat, and the
+        // record said they were up at 23:30:20 while the night ran on.
+        let out = Self.alarm.addingTimeInterval(20), back = out.addingTimeInterval(300)
+        let rig = try await Rig(serial: "WAKE-BACK", seed: 37, window: 0, untilOutOfBed: true, repeatAfterMinutes: 2,
+                                response: AlarmResponse(lightOrAwakeMinutes: 0.5...1, remMinutes: 0.5...1, deepMinutes: 0.5...1,
+                                                        ignoredAlarms: 1),
+                                alarmSeconds: 60, leavesBedAt: out, maxGapMinutes: 10)
+        #expect(await eventually(240) {
+            guard let r = try? await rig.record() else { return false }
+            return r.returnsToBed == 1 && r.outOfBedAt != nil
+        }, "the hub said \(rig.lines.all.suffix(30))")
+        let record = try #require(try await rig.record())
+        #expect(record.repeats == 1, "\(record)")
+        let up = try #require(record.outOfBedAt)
+        #expect(Double(up) > back.timeIntervalSince1970, "out of bed \(up), back in bed at \(back)")
+        let kinds = rig.wakeEvents().map(\.kind).filter { [.outOfBed, .backInBed, .repeated].contains($0) }
+        #expect(kinds == [.outOfBed, .backInBed, .repeated, .outOfBed], "\(kinds)")
+        // The first exit was recorded as it happened, then withdrawn.
+        let first = rig.wakeEvents().first { $0.kind == .outOfBed }?.record.outOfBedAt
+        #expect(first.map { abs(Double($0) - out.timeIntervalSince1970) <= 5 } == true, "first exit \(String(describing: first)), truth \(out)")
+        // The pod's alarm, then the one the hub triggered after the return; the last exit is
+        // the truth's and the stored night ends there too.
+        #expect(rig.leftAlarms.map(\.outcome) == [.started, .triggered], "\(rig.leftAlarms)")
+        await rig.pod.waitUntilFinished()
+        let reactions = rig.pod.groundTruth?.alarmReactions.filter { $0.side == 0 } ?? []
+        let gotUp = try #require(reactions.compactMap(\.gotUpAt).last, "\(reactions)")
+        let truthUp = Self.nightStart.timeIntervalSince1970 + gotUp
+        #expect(abs(Double(up) - truthUp) <= 5, "recorded \(up), the sleeper got up at \(truthUp)")
+        let nightEndsThere = await eventually(60) {
+            guard let night = try? await rig.daemon.store.allSessions(side: .left).last else { return false }
+            return abs(Double(night.end) - Double(up)) <= 30
+        }
+        let nights = (try? await rig.daemon.store.allSessions(side: .left).map { ($0.start, $0.end) }) ?? []
+        #expect(nightEndsThere, "nights (start, end): \(nights), out of bed \(up)")
+        await rig.stop()
+    }
+
+    @Test func aSleeperBackWithinAMinuteOfTheAlarmWasNeverOutOfBed() async throws {
+        // Up at 23:25:10 for five minutes, back at 23:30:10, ten seconds after the alarm began:
+        // empty when it rang, but not a minute past it. The wake goes on: the alarm stops,
+        // two minutes later the side is occupied and the hub rings again, which gets them up.
+        // Before, the empty minute before the alarm counted: "already empty when the alarm
+        // rang", and no repeat.
+        let out = Self.alarm.addingTimeInterval(-290), back = out.addingTimeInterval(300)
+        let rig = try await Rig(serial: "WAKE-LATE", seed: 38, window: 0, untilOutOfBed: true, repeatAfterMinutes: 2,
+                                response: AlarmResponse(lightOrAwakeMinutes: 0.5...1, remMinutes: 0.5...1, deepMinutes: 0.5...1),
+                                alarmSeconds: 60, leavesBedAt: out, maxGapMinutes: 10)
+        #expect(await eventually(240) { (try? await rig.record())?.outOfBedAt != nil }, "the hub said \(rig.lines.all.suffix(30))")
+        let record = try #require(try await rig.record())
+        #expect(record.repeats == 1 && record.returnsToBed == 0, "\(record)")
+        let up = try #require(record.outOfBedAt)
+        #expect(Double(up) > back.timeIntervalSince1970 + 60, "out of bed \(up), back at \(back)")
+        let kinds = rig.wakeEvents().map(\.kind).filter { [.outOfBed, .backInBed, .repeated].contains($0) }
+        #expect(kinds == [.repeated, .outOfBed], "\(kinds)")
+        #expect(rig.leftAlarms.map(\.outcome) == [.started, .triggered], "\(rig.leftAlarms)")
         await rig.stop()
     }
 

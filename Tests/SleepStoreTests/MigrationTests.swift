@@ -54,7 +54,7 @@ import Testing
             try queue.close()
         }
         let store = try NightStore(path: path, timeZone: TimeZone(identifier: "UTC")!, clock: ManualClock(1_000_000))
-        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8"])
+        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"])
         #expect(try await store.sessionCount() == 2)
         let first = try #require(try await store.session(sourceID: "podbridge:PB-OLD:left:10000"))
         #expect(first.syncStatus == .failed)
@@ -109,7 +109,7 @@ import Testing
             try queue.close()
         }
         let store = try NightStore(path: path, timeZone: TimeZone(identifier: "UTC")!)
-        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8"])
+        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"])
         let tables = try await store.pool.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'schedule_%' ORDER BY name")
         }
@@ -175,6 +175,7 @@ import Testing
         record.repeats = 1
         record.snoozes = 2
         record.outOfBedAt = 1_794_901_900
+        record.returnsToBed = 1
         #expect(try await store.saveWakeRecord(record) == id)
         #expect(try await store.wakeRecords(wakeDate: day, side: .left) == [record])
         #expect(try await store.wakeRecords(wakeDate: day, side: .right).isEmpty)
@@ -208,6 +209,29 @@ import Testing
         let store = try NightStore(path: path, timeZone: TimeZone(identifier: "UTC")!)
         let efficiencies = try await store.allSessions(side: .left).sorted { $0.start < $1.start }.map(\.metrics.efficiency)
         #expect(efficiencies == [87.5, 83.3])
+    }
+
+    @Test func v9KeepsAVersion8WakeRecordWithNoReturnsToBed() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let path = dir.path("v8.sqlite")
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try StoreMigrations.migrator.migrate(queue, upTo: "v8")
+            try await queue.write { db in
+                try db.execute(sql: "INSERT INTO pods VALUES ('PB-V8', '1.0.0', 100, 200)")
+                try db.execute(sql: """
+                    INSERT INTO wake_records (pod_serial, side, wake_date, window_start, window_end, window_minutes,
+                        fired_at, repeats, snoozes, out_of_bed_at)
+                    VALUES ('PB-V8', 'left', '2026-11-17', 1794900600, 1794902400, 30, 1794902400, 1, 0, 1794902500)
+                    """)
+            }
+            try queue.close()
+        }
+        let store = try NightStore(path: path, timeZone: TimeZone(identifier: "UTC")!)
+        let day = try #require(CalendarDay(year: 2026, month: 11, day: 17))
+        let records = try await store.wakeRecords(wakeDate: day, side: .left)
+        #expect(records.map(\.outOfBedAt) == [1_794_902_500] && records.map(\.returnsToBed) == [0] && records.map(\.repeats) == [1])
     }
 
     @Test func refusesADatabaseFromANewerRelease() async throws {

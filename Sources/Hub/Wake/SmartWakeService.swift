@@ -21,6 +21,8 @@ package struct WakeNotice: Sendable, Hashable {
         case snoozed
         case repeated
         case outOfBed = "out_of_bed"
+        /// Seen out of bed, then back before the side stayed empty past the session's gap.
+        case backInBed = "back_in_bed"
     }
     package var kind: Kind
     package var serial: String
@@ -51,7 +53,9 @@ package struct WakeNotice: Sendable, Hashable {
 ///   intensity, pattern and duration (the pod then disarms that day's alarm itself, §6.2);
 /// - follows the pod's alarm events on the bus: when it fired, snoozes, and, with "until out
 ///   of bed", rings again (TRIGGER_ALARM) `repeatAfterMinutes` after it stopped while the
-///   side is still occupied, up to `maxRepeats`; the side emptying for a minute ends it;
+///   side is still occupied, up to `maxRepeats`; the side empty for a minute past the alarm is
+///   out of bed, and the wake ends once it stays empty past the session's gap (a sleeper back
+///   from the bathroom before that is back in bed, and "until out of bed" goes on);
 /// - records all of it in `wake_records` and publishes `.wake` events.
 package actor SmartWakeService: Service {
     private let store: NightStore
@@ -65,6 +69,9 @@ package actor SmartWakeService: Service {
     private let podZone: TimeZone
     private let calendar: LocalCalendar
     private let analyzer: SleepAnalyzer
+    /// The session's gap (`sessions.maxGapMinutes`), in seconds: a side empty for longer has
+    /// left for the night, the rule that ends the stored night as well.
+    private let maxGap: Double
 
     /// Read by the pipeline without waiting on the actor.
     private let feed = Mutex(Feed())
@@ -82,6 +89,8 @@ package actor SmartWakeService: Service {
         var lastData: [BedSide: Double] = [:]
         var lastPresent: [BedSide: Double] = [:]
         var absentSince: [BedSide: Double] = [:]
+        /// Start of the current present run.
+        var presentSince: [BedSide: Double] = [:]
     }
 
     /// The night so far as the pipeline offered it.
@@ -128,6 +137,7 @@ package actor SmartWakeService: Service {
         self.schedule = schedule
         self.rule = rule
         self.podZone = configuration.podTimeZone
+        self.maxGap = configuration.sessions.maxGapMinutes * 60
         self.calendar = LocalCalendar(timeZone: configuration.hubTimeZone)
         self.analyzer = SleepAnalyzer(rules: SessionRules(maxGap: .infinity, minDuration: 0), timeZone: configuration.hubTimeZone)
     }
@@ -162,6 +172,7 @@ package actor SmartWakeService: Service {
         feed.withLock { f in
             f.lastData[side] = second.time + 1
             if second.present {
+                if f.absentSince[side] != nil || f.presentSince[side] == nil { f.presentSince[side] = second.time }
                 f.lastPresent[side] = second.time + 1
                 f.absentSince[side] = nil
             } else if f.absentSince[side] == nil {
@@ -412,13 +423,35 @@ package actor SmartWakeService: Service {
             return
         }
         guard let firedAt = w.record.firedAt else { return }
-        let (lastData, lastPresent, absentSince) = feed.withLock { ($0.lastData[side], $0.lastPresent[side], $0.absentSince[side]) }
+        let (lastData, lastPresent, absentSince, presentSince) = feed.withLock {
+            ($0.lastData[side], $0.lastPresent[side], $0.absentSince[side], $0.presentSince[side])
+        }
         let fired = Double(firedAt)
-        // Empty for a whole minute, by data that reached the alarm: out of bed (the empty run's
-        // start, which is before the alarm when the side was already empty when it rang).
-        if let absentSince, let lastData, lastData >= fired, lastData - absentSince >= 60 {
+        if let out = w.record.outOfBedAt {
+            // Seen up. Back before the side stayed empty past the session's gap (the bathroom,
+            // then back to sleep): the wake is not over, and "until out of bed" looks again.
+            if absentSince == nil, let presentSince, presentSince > Double(out) {
+                let minutes = (presentSince - Double(out)) / 60
+                w.record.outOfBedAt = nil
+                w.record.returnsToBed += 1
+                if w.settings.untilOutOfBed, !w.ringing {
+                    w.checkAt = Date(timeIntervalSince1970: presentSince).addingTimeInterval(w.settings.repeatAfterMinutes * 60)
+                }
+                watches[side] = w
+                await save(side, .backInBed, at: Date(timeIntervalSince1970: presentSince),
+                           text: "\(side): back in bed at \(local(Date(timeIntervalSince1970: presentSince))) after "
+                            + "\(String(format: "%.1f", minutes)) min out"
+                            + (w.checkAt.map { ": alarm again at \(local($0)) if still there" } ?? ""))
+            } else if let absentSince, let lastData, lastData - absentSince > maxGap {
+                // Gone for the night: the stored night ends at the same exit.
+                watches[side]?.finished = true
+            }
+            return
+        }
+        // Empty for a whole minute after the alarm, by data that reached it: out of bed, from
+        // the empty run's start (before the alarm when the side was already empty as it rang).
+        if let absentSince, let lastData, lastData - max(absentSince, fired) >= 60 {
             w.record.outOfBedAt = Int64(absentSince.rounded(.down))
-            w.finished = true
             w.checkAt = nil
             watches[side] = w
             let minutes = (absentSince - fired) / 60

@@ -5,7 +5,7 @@ import SleepStore
 extension WakeRecord {
     /// One line for the night's summary, the API and the dashboard, e.g.
     /// "wake 06:30–07:00 (30 min): light_sleep at 06:41:00 (core 0.82, movement 1.20), 19.0 min before the end,
-    /// alarm triggered, rang 06:41:00; 1 repeat, 0 snoozes; out of bed 06:45:10".
+    /// alarm triggered, rang 06:41:00; 1 repeat, 0 snoozes; back to bed once; out of bed 06:52:10".
     package func summary(in zone: TimeZone) -> String {
         func clock(_ unix: Int64) -> String {
             let l = LocalDateTime(Date(timeIntervalSince1970: Double(unix)), in: zone)
@@ -31,6 +31,7 @@ extension WakeRecord {
         }
         text += firedAt.map { "; rang \(clock($0))" } ?? "; did not ring"
         text += "; \(repeats) repeat\(repeats == 1 ? "" : "s"), \(snoozes) snooze\(snoozes == 1 ? "" : "s")"
+        if returnsToBed > 0 { text += "; back to bed \(returnsToBed == 1 ? "once" : "\(returnsToBed) times")" }
         if let outOfBedAt { text += "; out of bed \(clock(outOfBedAt))" }
         return text
     }

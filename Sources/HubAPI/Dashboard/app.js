@@ -103,7 +103,7 @@ function handle(m) {
     case "pod_connected": setStatus("connected", `pod ${m.serial} connected`); loadPods(); break;
     case "pod_disconnected": setStatus("disconnected", `pod ${m.serial} disconnected`); loadPods(); break;
     case "night_finished": loadNights(); break;
-    case "wake": if (m.kind === "out_of_bed" || m.kind === "decided") loadNights(); break;
+    case "wake": if (["out_of_bed", "back_in_bed", "decided"].includes(m.kind)) loadNights(); break;
     case "schedule_pushed": case "alarm": loadSchedule(); break;
   }
 }

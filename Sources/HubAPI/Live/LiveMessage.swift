@@ -48,6 +48,7 @@ package struct LiveMessage: Codable, Sendable, Equatable {
     package var repeats: Int?
     package var snoozes: Int?
     package var outOfBedAt: String?
+    package var returnsToBed: Int?
     // stream housekeeping: `hello` on connect, `missed` after a gap
     package var missed: Int?
 
@@ -140,6 +141,7 @@ package struct LiveMessage: Codable, Sendable, Equatable {
             repeats = r.repeats
             snoozes = r.snoozes
             outOfBedAt = r.outOfBedAt.map { Self.rfc3339(Double($0)) }
+            returnsToBed = r.returnsToBed
         case .clockSet, .linkCounters, .scheduleAcknowledged:
             return nil
         }

@@ -75,6 +75,7 @@ package struct NightDetailBody: Codable, Sendable {
         package var repeats: Int
         package var snoozes: Int
         package var outOfBedAt: String?
+        package var returnsToBed: Int
         package var summary: String
 
         package init(_ r: WakeRecord, calendar: LocalCalendar, zone: TimeZone) {
@@ -95,6 +96,7 @@ package struct NightDetailBody: Codable, Sendable {
             repeats = r.repeats
             snoozes = r.snoozes
             outOfBedAt = r.outOfBedAt.map(calendar.rfc3339)
+            returnsToBed = r.returnsToBed
             summary = r.summary(in: zone)
         }
     }
