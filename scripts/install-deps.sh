@@ -16,6 +16,7 @@ packages=(
   umockdev libumockdev-dev                       # mocked udev/sysfs/usbdevfs for device tests
   udev systemd                                   # udevadm test (rules), systemd-analyze verify (unit)
   util-linux socat                               # unshare for rule tests; socat for poking at ttys
+  python3-seccomp                                # the unit's system-call filter applied to the hub (test-install)
   libmosquitto-dev mosquitto mosquitto-clients   # MQTT: the client library; the broker the tests and demo start; mosquitto_sub (demo)
   chromium                                       # the dashboard test's headless browser
   wrk curl                                       # make bench: API latency under load, live clients
