@@ -183,15 +183,17 @@ extension HubConfiguration {
 
     /// Reads `path` over the defaults: a key left out keeps its default; an unknown key is an
     /// error (a typo must not silently do nothing).
-    package static func load(path: String) throws(ConfigurationError) -> HubConfiguration {
+    /// `validating: false` leaves the checks of values to the caller, for settings the
+    /// environment may still complete (a token, a user name).
+    package static func load(path: String, validating: Bool = true) throws(ConfigurationError) -> HubConfiguration {
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
             throw .unreadable(path: path, reason: error.localizedDescription)
         }
-        return try decode(data, path: path)
+        return try decode(data, path: path, validating: validating)
     }
 
-    static func decode(_ data: Data, path: String) throws(ConfigurationError) -> HubConfiguration {
+    static func decode(_ data: Data, path: String, validating: Bool = true) throws(ConfigurationError) -> HubConfiguration {
         do {
             let defaults = try JSONSerialization.jsonObject(with: JSONEncoder().encode(HubConfiguration())) as! [String: Any]
             guard let user = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
@@ -199,7 +201,7 @@ extension HubConfiguration {
             }
             let merged = try merge(defaults, user, prefix: "", path: path)
             let config = try JSONDecoder().decode(HubConfiguration.self, from: JSONSerialization.data(withJSONObject: merged))
-            try config.validate()
+            if validating { try config.validate() }
             return config
         } catch let error as ConfigurationError {
             throw error
@@ -285,7 +287,7 @@ extension HubConfiguration {
         if let v = env["PODBRIDGE_POD_PATH"], !v.isEmpty { pod.path = v }
         if let v = env["PODBRIDGE_POD_SERIAL"], !v.isEmpty { pod.serial = v }
         if let v = env["PODBRIDGE_UPLOAD_URL"], !v.isEmpty { upload.baseURL = v }
-        if let v = env["PODBRIDGE_UPLOAD_TOKEN"], !v.isEmpty { upload.token = v }
+        if let v = env["PODBRIDGE_UPLOAD_TOKEN"] ?? env["PODBRIDGE_BACKEND_TOKEN"], !v.isEmpty { upload.token = v }
         if let v = env["PODBRIDGE_API_LISTEN"], !v.isEmpty { api.listen = v }
         if let v = env["PODBRIDGE_API_TOKEN"], !v.isEmpty { api.token = v }
         if let v = env["PODBRIDGE_MQTT_HOST"], !v.isEmpty { mqtt.host = v }
@@ -318,15 +320,23 @@ extension HubConfiguration {
                 throw .badValue(key: key, reason: "expected 4 hex digits, got '\(hex)'")
             }
         }
-        guard sessions.maxGapMinutes > 0, sessions.minSessionMinutes >= 0, sessions.preliminaryEveryMinutes > 0,
-              sessions.maxDataGapMinutes > 0 else {
-            throw .badValue(key: "sessions", reason: "durations must be positive")
+        for (key, minutes, zeroAllowed) in [("maxGapMinutes", sessions.maxGapMinutes, false),
+                                            ("minSessionMinutes", sessions.minSessionMinutes, true),
+                                            ("preliminaryEveryMinutes", sessions.preliminaryEveryMinutes, false),
+                                            ("maxDataGapMinutes", sessions.maxDataGapMinutes, false)] {
+            guard minutes.isFinite, zeroAllowed ? minutes >= 0 : minutes > 0 else {
+                throw .badValue(key: "sessions." + key, reason: "minutes, \(zeroAllowed ? "≥ 0" : "> 0"), got \(minutes)")
+            }
         }
         guard ["json", "csv", "blocks"].contains(export.format) else {
             throw .badValue(key: "export.format", reason: "expected json, csv or blocks, got '\(export.format)'")
         }
-        guard pod.rescanSeconds > 0, pod.reconnectMaxSeconds > 0 else {
-            throw .badValue(key: "pod", reason: "rescanSeconds and reconnectMaxSeconds must be > 0")
+        // Bounded: each becomes a sleep of whole nanoseconds, and 0 would spin.
+        for (key, seconds) in [("pod.rescanSeconds", pod.rescanSeconds), ("pod.reconnectMaxSeconds", pod.reconnectMaxSeconds),
+                               ("upload.pollSeconds", upload.pollSeconds)] {
+            guard seconds.isFinite, seconds >= 0.1, seconds <= 86_400 else {
+                throw .badValue(key: key, reason: "0.1 … 86400 seconds, got \(seconds)")
+            }
         }
         guard retention.epochDays >= 1 else { throw .badValue(key: "retention.epochDays", reason: "must be ≥ 1") }
         if api.enabled {
@@ -412,19 +422,21 @@ extension HubConfiguration {
 
     /// The configuration every command uses (`run`, `export`, `sync`, `schedule`,
     /// `analyze`, and the API): the defaults, then the file (`file`, else `PODBRIDGE_CONFIG`,
-    /// else `systemPath` if it exists), then the `PODBRIDGE_*` environment. Command-line
-    /// options are applied by the caller afterwards, and it validates the result.
+    /// else `systemPath` if it exists), then the `PODBRIDGE_*` environment, then validated as
+    /// a whole (a token or user name may come from the environment, the rest from the file).
+    /// Command-line options are applied by the caller afterwards, and it validates again.
     package static func resolve(file: String?, environment: [String: String],
                                systemPath: String = HubConfiguration.systemPath) throws(ConfigurationError) -> HubConfiguration {
         var settings: HubConfiguration
         if let path = file ?? environment["PODBRIDGE_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {
-            settings = try load(path: path)
+            settings = try load(path: path, validating: false)
         } else if FileManager.default.fileExists(atPath: systemPath) {
-            settings = try load(path: systemPath)
+            settings = try load(path: systemPath, validating: false)
         } else {
             settings = HubConfiguration()
         }
         try settings.applyEnvironment(environment)
+        try settings.validate()
         return settings
     }
 }

@@ -36,7 +36,7 @@ import Testing
         #expect(throws: ConfigurationError.self) {
             try HubConfiguration.decode(Data("not json".utf8), path: "c.json")
         }
-        #expect(throws: ConfigurationError.badValue(key: "sessions", reason: "durations must be positive")) {
+        #expect(throws: ConfigurationError.badValue(key: "sessions.maxDataGapMinutes", reason: "minutes, > 0, got 0.0")) {
             try HubConfiguration.decode(Data(#"{"sessions": {"maxDataGapMinutes": 0}}"#.utf8), path: "c.json")
         }
         // Refused on reading, so by every command, not only when a schedule is worked out.
@@ -51,6 +51,48 @@ import Testing
         #expect(config.databasePath == "/var/lib/podbridge/podbridge.sqlite")
         #expect(config.exportDirectory == "/var/lib/podbridge/exports")
         #expect(config.pod.path == "/dev/x")
+    }
+
+    @Test func aSecretFromTheEnvironmentCompletesTheFileBeforeItIsChecked() throws {
+        // Under systemd the secrets sit in the environment, the rest in the file: a file that
+        // is valid only with them is checked once they are in.
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("podbridge-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("config.json").path
+        try Data(#"{"api": {"listen": "0.0.0.0:8380"}, "mqtt": {"host": "h", "password": "p"}}"#.utf8).write(to: URL(fileURLWithPath: file))
+        let complete = try HubConfiguration.resolve(
+            file: file, environment: ["PODBRIDGE_API_TOKEN": "secret", "PODBRIDGE_MQTT_USERNAME": "u"], systemPath: "/nonexistent")
+        #expect(complete.api.token == "secret" && complete.mqtt.username == "u")
+        #expect(throws: ConfigurationError.self) {
+            try HubConfiguration.resolve(file: file, environment: ["PODBRIDGE_MQTT_USERNAME": "u"], systemPath: "/nonexistent")
+        }
+        #expect(throws: ConfigurationError.self) {
+            try HubConfiguration.resolve(file: file, environment: ["PODBRIDGE_API_TOKEN": "secret"], systemPath: "/nonexistent")
+        }
+    }
+
+    @Test func theBackendTokenIsReadUnderEitherName() throws {
+        // `sync` has long read PODBRIDGE_BACKEND_TOKEN; the daemon read only the other.
+        for name in ["PODBRIDGE_UPLOAD_TOKEN", "PODBRIDGE_BACKEND_TOKEN"] {
+            var config = HubConfiguration()
+            try config.applyEnvironment([name: "t0ken"])
+            #expect(config.upload.token == "t0ken", "\(name)")
+        }
+    }
+
+    @Test func pollingIntervalsThatWouldSpinOrTrapAreRefused() {
+        for (key, json) in [("upload.pollSeconds", #"{"upload": {"pollSeconds": 0}}"#),
+                            ("upload.pollSeconds", #"{"upload": {"pollSeconds": -1}}"#),
+                            ("upload.pollSeconds", #"{"upload": {"pollSeconds": 1e300}}"#),
+                            ("pod.rescanSeconds", #"{"pod": {"rescanSeconds": 0.01}}"#),
+                            ("pod.reconnectMaxSeconds", #"{"pod": {"reconnectMaxSeconds": 1e300}}"#)] {
+            var named: String?
+            do { _ = try HubConfiguration.decode(Data(json.utf8), path: "c.json") } catch {
+                if case .badValue(let k, _) = error { named = k }
+            }
+            #expect(named == key, "\(json)")
+        }
     }
 
     @Test func mqttIsOffUntilAHostIsSetAndTheTwoLineConfigurationIsEnough() throws {
