@@ -113,6 +113,29 @@ import Testing
         #expect(show.stdout.contains("23:15") && show.stdout.contains("06:45"), "stdout: \(show.stdout)")
     }
 
+    /// The configuration's time zone is the schedule's when the command line names none (the
+    /// machine's was used, so a hub on UTC configured for Berlin showed UTC); and a `set` that
+    /// is refused leaves nothing behind (its --window was stored before the bedtime was
+    /// refused).
+    @Test func scheduleCommandsUseTheConfiguredZoneAndARefusedSetChangesNothing() async throws {
+        let dir = CommandRunner.temporaryFile("zone-hub")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let config = dir.appendingPathComponent("config.json")
+        try #"{"stateDirectory": "\#(dir.path)/state", "timeZone": "Asia/Kolkata"}"#.write(to: config, atomically: true, encoding: .utf8)
+        let set = try await CommandRunner.run(["schedule", "set", "--config", config.path, "--pod", "POD-ZONE",
+                                               "--side", "left", "--bedtime", "23:15", "--wake", "06:45"])
+        #expect(set.status == 0, "stdout: \(set.stdout)\nstderr: \(set.stderr)")
+        let show = try await CommandRunner.run(["schedule", "show", "--config", config.path, "--side", "left"])
+        #expect(show.status == 0 && show.stdout.contains("(times in Asia/Kolkata)"), "stdout: \(show.stdout)\nstderr: \(show.stderr)")
+
+        let refused = try await CommandRunner.run(["schedule", "set", "--config", config.path, "--side", "left",
+                                                   "--window", "30", "--bedtime", "07:00", "--wake", "07:00"])
+        #expect(refused.status == 1 && refused.stderr.contains("07:00"), "stdout: \(refused.stdout)\nstderr: \(refused.stderr)")
+        let after = try await CommandRunner.run(["schedule", "show", "--config", config.path, "--side", "left"])
+        #expect(!after.stdout.contains("30-min window") && after.stdout.contains("23:15"), "stdout: \(after.stdout)")
+    }
+
     func runWithConfiguration(_ json: String, _ arguments: [String]) async throws -> CommandRunner.Outcome {
         let file = CommandRunner.temporaryFile("config.json")
         try json.write(to: file, atomically: true, encoding: .utf8)

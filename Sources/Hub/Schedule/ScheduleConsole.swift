@@ -13,13 +13,17 @@ package struct ScheduleConsole: Sendable {
     package let settings: HubConfiguration.ScheduleSettings
     /// The pod's zone given on the command line, if any.
     package let zoneOverride: TimeZone?
+    /// The configuration's pod zone (`schedule.podTimeZone`, else `timeZone`, else the
+    /// system's): what the hub itself would use.
+    package let configuredZone: TimeZone
     package let now: Date
 
     package init(store: NightStore, settings: HubConfiguration.ScheduleSettings = .init(), zone: TimeZone? = nil,
-                now: Date = Date()) {
+                configuredZone: TimeZone = .current, now: Date = Date()) {
         self.store = store
         self.settings = settings
         self.zoneOverride = zone
+        self.configuredZone = configuredZone
         self.now = now
     }
 
@@ -61,7 +65,7 @@ package struct ScheduleConsole: Sendable {
         if let zoneOverride { return zoneOverride }
         if let stored = try? await store.podSchedule(podSerial: podSerial, side: side),
            let tz = TimeZone(identifier: stored.timeZoneID) { return tz }
-        return settings.podTimeZone.flatMap(TimeZone.init(identifier:)) ?? .current
+        return settings.podTimeZone.flatMap(TimeZone.init(identifier:)) ?? configuredZone
     }
 
     private func resolver(podSerial: String, side: BedSide) async -> ScheduleResolver {

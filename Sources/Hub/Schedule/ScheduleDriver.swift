@@ -266,7 +266,8 @@ package actor ScheduleDriver {
     /// The schedule commands (`podbridge schedule`'s) on this driver's store, settings and clock,
     /// for the control side (manual schedule set through the API).
     package func console() -> ScheduleConsole {
-        ScheduleConsole(store: store, settings: configuration.schedule, zone: nil, now: clock.now())
+        ScheduleConsole(store: store, settings: configuration.schedule, zone: nil, configuredZone: configuration.podTimeZone,
+                        now: clock.now())
     }
 
     // MARK: Desired state

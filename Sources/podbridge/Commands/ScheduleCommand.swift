@@ -65,7 +65,7 @@ struct ScheduleCommand: AsyncParsableCommand {
             } else {
                 store = try ExistingStore.open(db)
             }
-            return ScheduleConsole(store: store, settings: settings, zone: zone)
+            return ScheduleConsole(store: store, settings: settings, zone: zone, configuredZone: configuration.podTimeZone)
         }
     }
 
@@ -156,18 +156,21 @@ struct ScheduleCommand: AsyncParsableCommand {
             let sides = try options.sides()
             try await ScheduleCommand.run { () async throws(ScheduleServiceError) in
                 let pod = try await console.resolvePod(options.pod, settingUp: true)
+                // The schedule first: it is the part that can be refused (07:00–07:00), and a
+                // refused command must leave nothing behind, not the window set on its own.
+                var manual: [String] = []
+                if let bedtime, let wake {
+                    manual = try await console.setManual(podSerial: pod, sides: sides, bedtime: bedtime, wake: wake,
+                                                         weekendBedtime: weekendBedtime, weekendWake: weekendWake)
+                        + [ScheduleConsole.laterPush]
+                } else {
+                    manual = ["The running hub uses it from the next wake window on."]
+                }
                 var lines: [String] = []
                 if window != nil || untilOutOfBed != nil {
                     lines += try await console.setWake(podSerial: pod, sides: sides, windowMinutes: window, untilOutOfBed: untilOutOfBed)
                 }
-                if let bedtime, let wake {
-                    lines += try await console.setManual(podSerial: pod, sides: sides, bedtime: bedtime, wake: wake,
-                                                   weekendBedtime: weekendBedtime, weekendWake: weekendWake)
-                    lines.append(ScheduleConsole.laterPush)
-                } else {
-                    lines.append("The running hub uses it from the next wake window on.")
-                }
-                return lines
+                return lines + manual
             }
         }
     }
