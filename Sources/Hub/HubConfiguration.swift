@@ -186,9 +186,14 @@ extension HubConfiguration {
     /// `validating: false` leaves the checks of values to the caller, for settings the
     /// environment may still complete (a token, a user name).
     package static func load(path: String, validating: Bool = true) throws(ConfigurationError) -> HubConfiguration {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw .unreadable(path: path, reason: "it is a directory, not a JSON file")
+        }
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw .unreadable(path: path, reason: error.localizedDescription)
+            throw .unreadable(path: path, reason: (error as NSError).code == NSFileReadNoSuchFileError
+                              ? "no such file" : error.localizedDescription)
         }
         return try decode(data, path: path, validating: validating)
     }
@@ -200,7 +205,17 @@ extension HubConfiguration {
                 throw ConfigurationError.invalid(path: path, reason: "the top level must be an object")
             }
             let merged = try merge(defaults, user, prefix: "", path: path)
-            let config = try JSONDecoder().decode(HubConfiguration.self, from: JSONSerialization.data(withJSONObject: merged))
+            let config: HubConfiguration
+            do {
+                config = try JSONDecoder().decode(HubConfiguration.self, from: JSONSerialization.data(withJSONObject: merged))
+            } catch let error as DecodingError {
+                // A fraction for a whole number fails with no key ("not valid JSON"): find it.
+                if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
+                   let (key, value) = Self.fractionForWholeNumber(in: merged) {
+                    throw ConfigurationError.invalid(path: path, reason: "\(key): expected a whole number, got \(value)")
+                }
+                throw error
+            }
             if validating { try config.validate() }
             return config
         } catch let error as ConfigurationError {
@@ -250,10 +265,40 @@ extension HubConfiguration {
         switch type {
         case is Bool.Type: "true or false"
         case is Int.Type: "a whole number"
+        case is UInt8.Type: "a whole number 0–255"
         case is Double.Type: "a number"
         case is String.Type, is String?.Type: "a string"
-        default: "a \(type)"
+        case is [String: Any].Type: "an object"
+        default: String(describing: type).hasPrefix("Array") ? "a list" : "a \(type)"
         }
+    }
+
+    /// The key of a fractional number that decodes only once made whole (the field is an
+    /// integer), with the number; nil when no fraction is to blame.
+    private static func fractionForWholeNumber(in merged: [String: Any]) -> (String, Any)? {
+        func fractions(_ value: Any, _ path: [String]) -> [[String]] {
+            if let d = value as? [String: Any] { return d.keys.sorted().flatMap { fractions(d[$0]!, path + [$0]) } }
+            if let n = value as? NSNumber, n.doubleValue.isFinite, n.doubleValue != n.doubleValue.rounded() { return [path] }
+            return []
+        }
+        func replacing(_ d: [String: Any], _ path: ArraySlice<String>) -> [String: Any] {
+            var d = d
+            guard let first = path.first else { return d }
+            if path.count == 1, let n = d[first] as? NSNumber { d[first] = n.doubleValue.rounded(.down) }
+            else if let inner = d[first] as? [String: Any] { d[first] = replacing(inner, path.dropFirst()) }
+            return d
+        }
+        func value(_ d: [String: Any], _ path: [String]) -> Any? {
+            path.dropLast().reduce(d as Any?) { ($0 as? [String: Any])?[$1] }.flatMap { ($0 as? [String: Any])?[path.last!] }
+        }
+        for path in fractions(merged, []) {
+            let whole = replacing(merged, path[...])
+            guard let data = try? JSONSerialization.data(withJSONObject: whole) else { continue }
+            do { _ = try JSONDecoder().decode(HubConfiguration.self, from: data) } catch let DecodingError.dataCorrupted(c)
+                where c.codingPath.isEmpty { continue } catch {}
+            return (path.joined(separator: "."), value(merged, path) ?? "?")
+        }
+        return nil
     }
 
     private static func merge(_ base: [String: Any], _ over: [String: Any], prefix: String,
@@ -339,6 +384,12 @@ extension HubConfiguration {
             }
         }
         guard retention.epochDays >= 1 else { throw .badValue(key: "retention.epochDays", reason: "must be ≥ 1") }
+        if let base = upload.baseURL {
+            let url = URL(string: base.hasSuffix("/") ? String(base.dropLast()) : base)
+            guard let url, ["http", "https"].contains(url.scheme?.lowercased() ?? ""), !(url.host ?? "").isEmpty else {
+                throw .badValue(key: "upload.baseURL", reason: "must be http(s)://host[:port][/path], got '\(base)'")
+            }
+        }
         if api.enabled {
             let address: ListenAddress
             do { address = try ListenAddress(parsing: api.listen) } catch {
@@ -364,7 +415,7 @@ extension HubConfiguration {
             }
         }
         do { try schedule.inference.validate() } catch {
-            throw .badValue(key: "schedule.inference", reason: "\(error)")
+            throw .badValue(key: "schedule.inference", reason: Self.reason(error))
         }
         // Checked here, not only when a schedule is converted: every command refuses it.
         do { try schedule.conversion.validate() } catch {

@@ -72,6 +72,30 @@ import Testing
         }
     }
 
+    @Test func eachMistakeSaysWhichKeyAndWhatItWants() throws {
+        func message(_ json: String) -> String {
+            do { _ = try HubConfiguration.decode(Data(json.utf8), path: "c.json"); return "accepted" } catch { return error.description }
+        }
+        // A fraction for a whole number: the decoder names no key ("not valid JSON" before).
+        #expect(message(#"{"schedule": {"smartWake": {"left": {"windowMinutes": 1.5}}}}"#)
+                == "configuration c.json: schedule.smartWake.left.windowMinutes: expected a whole number, got 1.5")
+        #expect(message(#"{"retention": {"epochDays": 1.5}}"#) == "configuration c.json: retention.epochDays: expected a whole number, got 1.5")
+        // A fraction where a fraction is fine is still fine.
+        #expect(message(#"{"sessions": {"maxGapMinutes": 1.5}}"#) == "accepted")
+        // Types in words, not Swift's.
+        #expect(message(#"{"mqtt": null}"#).hasSuffix("mqtt: expected an object"), "\(message(#"{"mqtt": null}"#))")
+        #expect(message(#"{"schedule": {"inference": {"weekendWakeDays": [6, 7]}}}"#)
+                .hasSuffix("schedule.inference.weekendWakeDays: expected a whole number 0–255"))
+        // Checked when read, by every command, not only by run and sync.
+        #expect(message(#"{"upload": {"baseURL": "ftp//x"}}"#).contains("upload.baseURL: must be http(s)://host"))
+        #expect(message(#"{"schedule": {"inference": {"minimumNights": 0}}}"#)
+                .hasSuffix("schedule.inference: minimumNights must be ≥ 1, is 0"), "\(message(#"{"schedule": {"inference": {"minimumNights": 0}}}"#))")
+        // A directory given as the file.
+        #expect(throws: ConfigurationError.unreadable(path: "/tmp", reason: "it is a directory, not a JSON file")) {
+            try HubConfiguration.load(path: "/tmp")
+        }
+    }
+
     @Test func theBackendTokenIsReadUnderEitherName() throws {
         // `sync` has long read PODBRIDGE_BACKEND_TOKEN; the daemon read only the other.
         for name in ["PODBRIDGE_UPLOAD_TOKEN", "PODBRIDGE_BACKEND_TOKEN"] {
