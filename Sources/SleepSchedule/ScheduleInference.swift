@@ -87,7 +87,7 @@ package struct ScheduleInferenceResult: Hashable, Sendable {
     package var explanation: [String] {
         var lines = [
             "time zone \(timeZoneIdentifier); \(sessionsGiven) sessions: \(nightsConsidered) nights used for statistics, "
-                + "\(skippedNaps) naps skipped, \(skippedInvalid) invalid, \(skippedOutsideWindow) outside the window",
+                + "\(skippedNaps) nap\(skippedNaps == 1 ? "" : "s") skipped, \(skippedInvalid) invalid, \(skippedOutsideWindow) outside the window",
         ]
         for decision in [weekday, weekend] {
             let days = decision.group == .weekday ? WeekdayMask.everyDay.subtracting(weekendWakeDays) : weekendWakeDays
@@ -179,12 +179,13 @@ package enum ScheduleInference {
             } else if let pooled, pooled.nightsUsed >= configuration.minimumNights {
                 chosen = pooled
                 source = .inferredPooled
-                reason = "only \(own?.nightsUsed ?? 0) \(group) nights (need \(configuration.minimumNightsPerGroup)); "
+                let used = own?.nightsUsed ?? 0
+                reason = "only \(used) \(group) night\(used == 1 ? "" : "s") (need \(configuration.minimumNightsPerGroup)); "
                     + "circular mean of all \(pooled.nightsUsed) nights"
             } else {
                 chosen = own ?? pooled
                 let have = pooled?.nightsUsed ?? 0
-                reason = "only \(have) usable nights (need \(configuration.minimumNights)); default schedule"
+                reason = "only \(have) usable night\(have == 1 ? "" : "s") (need \(configuration.minimumNights)); default schedule"
             }
             if let c = chosen, source != .fallbackDefault {
                 let r = min(c.bedtime.resultantLength, c.wake.resultantLength)

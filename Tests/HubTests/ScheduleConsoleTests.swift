@@ -32,7 +32,7 @@ import SleepDomain
         #expect(try await console.resolvePod(nil) == serial)
         let text = try await console.infer(podSerial: serial, sides: [.left]).joined(separator: "\n")
         #expect(text.contains("left: 8 stored sessions"))
-        #expect(text.contains("1 naps skipped"))
+        #expect(text.contains("1 nap skipped"))
         #expect(text.contains("dropped as outliers: 2026-06-05"))
         #expect(text.contains("bedtime mean 00:00"))
         #expect(text.contains("wake mean 07:00"))
