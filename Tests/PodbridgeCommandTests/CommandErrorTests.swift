@@ -99,4 +99,12 @@ import Testing
         #expect(r.stderr.contains("\(file.path): not a podbridge capture (magic bytes missing)"), "\(r.stderr)")
         #expect(!r.stderr.lowercased().contains("usage"), "\(r.stderr)")
     }
+
+    /// A pod asked for by path that is not there is named in the table and fails the command
+    /// (status 0 before: a script checking `devices --path` learnt nothing).
+    @Test func devicesWithAPathThatIsNotThereSaysWhyAndFails() async throws {
+        let r = try await CommandRunner.run(["devices", "--path", "/nonexistent-pod", "--no-hello"])
+        #expect(r.status == 1, "stdout: \(r.stdout)\nstderr: \(r.stderr)")
+        #expect(r.stdout.contains("/nonexistent-pod") && r.stdout.contains("No such file or directory"), "\(r.stdout)")
+    }
 }

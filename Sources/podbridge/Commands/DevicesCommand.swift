@@ -30,6 +30,7 @@ struct DevicesCommand: AsyncParsableCommand {
             let firmware = noHello ? "-" : await Self.firmware(PodProbe.opener(for: pod))
             rows.append((pod.serial ?? "(no serial) \(pod.key)", pod.devnode, "\(pod.link)", firmware))
         }
+        var failedPaths = 0
         for path in paths {
             var serial = "?"
             var firmware = "-"
@@ -39,6 +40,7 @@ struct DevicesCommand: AsyncParsableCommand {
                 firmware = "\(info.firmware) (protocol \(info.protocolDescription))"
             } catch {
                 firmware = "error: \(error)"
+                failedPaths += 1
             }
             rows.append((serial, path, "serial", firmware))
         }
@@ -53,6 +55,8 @@ struct DevicesCommand: AsyncParsableCommand {
         func pad(_ s: String, _ w: Int) -> String { s + String(repeating: " ", count: max(0, w - s.count)) }
         print("\(pad(header.0, w0))  \(pad(header.1, w1))  \(pad(header.2, w2))  \(header.3)")
         for r in rows { print("\(pad(r.serial, w0))  \(pad(r.node, w1))  \(pad(r.link, w2))  \(r.firmware)") }
+        // A pod asked for by path that did not answer is a failure a script must see.
+        if failedPaths > 0 { throw ExitCode.failure }
     }
 
     static func firmware(_ opener: any PodOpener) async -> String {
