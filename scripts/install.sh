@@ -49,8 +49,14 @@ fi
 if [ -n "${PODBRIDGE_BINARY:-}" ]; then
   built=$PODBRIDGE_BINARY
 else
-  swift build -c release --product podbridge --static-swift-stdlib
-  built=$(swift build -c release --show-bin-path)/podbridge
+  # Under sudo, built as the user who owns the checkout: a root build would leave .build
+  # owned by root, and their next `swift build` would fail on it.
+  as_user=()
+  if [ "$(id -u)" -eq 0 ] && [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ] && [ "$(stat -c %U .)" = "$SUDO_USER" ]; then
+    as_user=(sudo -u "$SUDO_USER" env "PATH=$PATH")
+  fi
+  "${as_user[@]}" swift build -c release --product podbridge --static-swift-stdlib
+  built=$("${as_user[@]}" swift build -c release --show-bin-path)/podbridge
 fi
 [ -x "$built" ] || { echo "no podbridge binary at $built" >&2; exit 1; }
 
