@@ -45,6 +45,25 @@ import SleepDomain
         #expect(try await store.manualSchedule(podSerial: serial, side: .left) == nil)
     }
 
+    @Test func showPutsItsMomentsInTheZoneItNamesAndSaysWhereTheSchedulesTimesAre() async throws {
+        // A schedule made for Berlin, shown with --tz Asia/Kolkata: the header's zone holds for
+        // every moment printed; the schedule's own HH:mm stay Berlin's, which is said.
+        let dir = try ScheduleTempDir()
+        defer { dir.cleanup() }
+        let store = try makeStore(dir)
+        let setAt = Int64(scheduleDate("UTC", 2026, 6, 9, 12).timeIntervalSince1970)  // 17:30 in Kolkata, 14:00 in Berlin
+        _ = try await store.setPodSchedule(PodScheduleState(
+            podSerial: serial, side: .left, origin: .manual, scheduleJSON: "{}", summary: "power 22:00→07:30",
+            reason: "manual", timeZoneID: "Europe/Berlin", setAt: setAt))
+        let kolkata = ScheduleConsole(store: store, zone: TimeZone(identifier: "Asia/Kolkata")!, now: Date(timeIntervalSince1970: Double(setAt)))
+        let text = try await kolkata.show(podSerial: serial, sides: [.left]).joined(separator: "\n")
+        #expect(text.contains("(times in Asia/Kolkata)") && text.contains("in force since 2026-06-09 17:30")
+                && text.contains("its times are in Europe/Berlin"), "\(text)")
+        let berlin = ScheduleConsole(store: store, zone: TimeZone(identifier: "Europe/Berlin")!, now: Date(timeIntervalSince1970: Double(setAt)))
+        let same = try await berlin.show(podSerial: serial, sides: [.left]).joined(separator: "\n")
+        #expect(same.contains("in force since 2026-06-09 14:00") && !same.contains("its times are in"), "\(same)")
+    }
+
     @Test func setWinsInShowAndInferUntilClearedAndBadTimesAreRefused() async throws {
         let dir = try ScheduleTempDir()
         defer { dir.cleanup() }

@@ -85,10 +85,13 @@ package struct ScheduleConsole: Sendable {
             for side in sides {
                 lines.append("")
                 if let state = try await store.podSchedule(podSerial: podSerial, side: side) {
+                    // Moments in the header's zone; the schedule's own HH:mm are the pod's, in the
+                    // zone it was made for, which `--tz` does not move: said when they differ.
                     let stateZone = TimeZone(identifier: state.timeZoneID) ?? podZone
-                    lines.append("\(side): \(state.origin) schedule in force since \(Self.timestamp(state.setAt, in: stateZone))"
-                        + (state.acknowledgedAt.map { ", acknowledged by the pod \(Self.timestamp($0, in: stateZone))" }
-                            ?? ", not yet acknowledged by the pod"))
+                    lines.append("\(side): \(state.origin) schedule in force since \(Self.timestamp(state.setAt, in: podZone))"
+                        + (state.acknowledgedAt.map { ", acknowledged by the pod \(Self.timestamp($0, in: podZone))" }
+                            ?? ", not yet acknowledged by the pod")
+                        + (stateZone.identifier == podZone.identifier ? "" : "; its times are in \(stateZone.identifier)"))
                     if let schedule = try? PodSchedule.fromStoredJSON(state.scheduleJSON) {
                         lines += schedule.lines.dropFirst().map { "  " + $0.trimmingCharacters(in: .whitespaces) }
                     } else {
