@@ -125,7 +125,11 @@ final class StreamView {
             say("connected: pod \(info.serial), firmware \(info.firmware), protocol \(info.protocolDescription), \(info.sides) side(s), \(info.sampleRate) Hz, boot #\(info.bootCount) on \(endpoint)")
         case .clockSet(let anchor):
             analyzer?.anchor(anchor)
-            say("clock set (tick \(anchor.tick) = \(anchor.unixMillis) ms, UTC\(anchor.utcOffsetMinutes >= 0 ? "+" : "")\(anchor.utcOffsetMinutes) min)")
+            let at = Date(timeIntervalSince1970: Double(anchor.unixMillis) / 1000)
+            let offset = anchor.utcOffsetMinutes
+            let zone = String(format: "UTC%@%02d:%02d", offset < 0 ? "−" : "+", abs(offset) / 60, abs(offset) % 60)
+            say("clock set: pod tick \(anchor.tick) is \(at.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))) "
+                + "(pod's local time \(zone))")
         case .streaming:
             streaming = true
         case .frame(let frame, _):
