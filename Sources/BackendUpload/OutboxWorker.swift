@@ -9,6 +9,24 @@ import SleepStore
 package struct UploadFailure: Sendable, Hashable {
     package var sourceID: String
     package var reason: String
+    /// For a retry: when the next attempt is due (Unix seconds on the store's clock).
+    package var nextAttemptAt: Int64?
+
+    package init(sourceID: String, reason: String, nextAttemptAt: Int64? = nil) {
+        self.sourceID = sourceID
+        self.reason = reason
+        self.nextAttemptAt = nextAttemptAt
+    }
+}
+
+/// Why a pass stopped before trying every due event.
+package enum PassStop: Sendable, Hashable {
+    /// No answer from the backend at all (connection refused, unknown host, timeout): the
+    /// other due events would only wait out the same failure.
+    case unreachable(reason: String)
+    /// 401/403: the backend does not accept the token. A configuration problem, not the
+    /// session's: the event is handed back unattempted and nothing is marked failed.
+    case unauthorized(reason: String)
 }
 
 /// What one pass of the worker did.
@@ -23,6 +41,10 @@ package struct SyncReport: Sendable, Hashable {
     package var willRetry: [UploadFailure] = []
     /// Pending events not due yet, or claimed by another live worker, left for later.
     package var skipped: Int = 0
+    /// Why the pass stopped early, if it did.
+    package var stoppedBy: PassStop?
+    /// Events due now that this pass left for the next one because it stopped early.
+    package var leftForNextPass: Int = 0
     /// Claims lost because the lease ran out mid-post and another worker took the event.
     package var lostClaims: Int = 0
 
@@ -48,7 +70,7 @@ package final class OutboxWorker: Sendable {
     let logger: Logger
 
     package init(
-        store: NightStore, configuration: UploadConfiguration, client: HTTPClient = .shared,
+        store: NightStore, configuration: UploadConfiguration, client: HTTPClient = UploadHTTPClient.shared,
         jitter: any JitterSource = SystemJitter(), logger: Logger = Logger(label: "podbridge.upload")
     ) {
         self.store = store
@@ -73,33 +95,106 @@ package final class OutboxWorker: Sendable {
                 try await store.releaseClaim(claim)
                 break
             }
+            if case let .unauthorized(reason) = outcome {
+                // The token is wrong, not the session: give the event back with its attempt
+                // unspent and stop, instead of marking the whole backlog failed.
+                try await store.releaseClaim(claim)
+                report.stoppedBy = .unauthorized(reason: reason)
+                break
+            }
             try await record(outcome, for: claim, into: &report)
             // The backend cannot be reached at all (refused, timed out): the other due
-            // events would only wait out the same deadline; they stay due for the next pass.
-            if unreachable { break }
+            // events would only wait out the same failure; they stay due for the next pass.
+            if unreachable, case let .retryable(reason) = outcome {
+                report.stoppedBy = .unreachable(reason: reason)
+                break
+            }
         }
         let summary = try await store.outboxSummary()
-        report.skipped = max(0, summary.pendingDue + summary.pendingLater + summary.inFlight - report.willRetry.count)
+        let retried = report.willRetry.count
+        if report.stoppedBy != nil {
+            report.leftForNextPass = summary.pendingDue
+            report.skipped = max(0, summary.pendingLater + summary.inFlight - retried)
+        } else {
+            report.skipped = max(0, summary.pendingDue + summary.pendingLater + summary.inFlight - retried)
+        }
         return report
     }
 
     /// Runs passes until the task is cancelled, sleeping until the next retry is due or
-    /// `pollSeconds` pass (new sessions are picked up then).
-    package func run(pollSeconds: Int64 = 60) async throws {
+    /// `pollSeconds` pass (new sessions are picked up then). Never returns otherwise: a pass
+    /// that fails (the database locked by another process past its busy timeout, a full
+    /// disk) is reported through `warn` and tried again after `pollSeconds`, so the daemon's
+    /// uploads outlive a passing problem. A pass stopped by an unreachable backend or a
+    /// refused token also waits `pollSeconds`. A problem is reported once, not at every
+    /// pass; sessions that failed for good are reported with the command that re-queues them.
+    package func run(pollSeconds: Double = 60, warn: (@Sendable (String) -> Void)? = nil) async {
+        let warn = warn ?? { [logger] in logger.warning("\($0)") }
+        let poll = Self.pollInterval(seconds: pollSeconds)
+        var lastProblem: String?
         while !Task.isCancelled {
-            let report = try await runOnce()
-            if report.deliveredCount + report.failed.count + report.willRetry.count > 0 {
-                logger.info("upload pass", metadata: [
-                    "delivered": "\(report.deliveredCount)", "failed": "\(report.failed.count)",
-                    "retry": "\(report.willRetry.count)",
-                ])
+            var wait = poll
+            var problem: String?
+            do {
+                let report = try await runOnce()
+                if report.deliveredCount + report.failed.count + report.willRetry.count > 0 {
+                    logger.info("upload pass", metadata: [
+                        "delivered": "\(report.deliveredCount)", "failed": "\(report.failed.count)",
+                        "retry": "\(report.willRetry.count)",
+                    ])
+                }
+                if !report.failed.isEmpty { warn(Self.failedWarning(report.failed)) }
+                switch report.stoppedBy {
+                case let .unauthorized(reason)?:
+                    problem = Self.unauthorizedMessage(baseURL: configuration.baseURL, reason: reason,
+                                                       fix: "check upload.token (or PODBRIDGE_UPLOAD_TOKEN)")
+                        + "; trying again every \(Self.duration(poll))"
+                case let .unreachable(reason)?:
+                    problem = "cannot upload: \(reason); sessions stay queued, trying again in \(Self.duration(poll))"
+                case nil:
+                    if let next = try await store.outboxSummary().nextAttemptAt {
+                        wait = min(poll, max(1, next - store.clock.unixSeconds()))
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                problem = "upload pass failed: \(error); trying again in \(Self.duration(poll))"
             }
-            var wait = pollSeconds
-            if let next = try await store.outboxSummary().nextAttemptAt {
-                wait = min(wait, max(1, next - store.clock.unixSeconds()))
-            }
+            if let problem, problem != lastProblem { warn(problem) }
+            if problem == nil, lastProblem != nil { logger.info("uploads work again") }
+            lastProblem = problem
             try? await Task.sleep(for: .seconds(wait))
         }
+    }
+
+    /// The poll interval in whole seconds, safe for any configured value: at least 1 s (0 or
+    /// a negative value would spin), at most a day; NaN and infinities fall back to a minute.
+    package static func pollInterval(seconds: Double) -> Int64 {
+        guard seconds.isFinite else { return seconds == .infinity ? 86_400 : 60 }
+        return Int64(min(max(seconds, 1), 86_400).rounded(.up))
+    }
+
+    /// The one-line explanation of a refused token, naming what to fix.
+    package static func unauthorizedMessage(baseURL: String, reason: String, fix: String) -> String {
+        "the backend at \(baseURL) refused the upload token (\(reason)): \(fix); "
+            + "no session was marked failed, they stay queued"
+    }
+
+    /// One warning for the sessions that failed for good in a pass.
+    static func failedWarning(_ failed: [UploadFailure]) -> String {
+        let shown = failed.prefix(3).map { "\($0.sourceID): \($0.reason)" }.joined(separator: "; ")
+        let more = failed.count > 3 ? "; and \(failed.count - 3) more" : ""
+        let what = failed.count == 1 ? "1 session" : "\(failed.count) sessions"
+        return "upload of \(what) failed for good (\(shown)\(more)); once the cause is fixed, "
+            + "`podbridge sync --retry-failed` queues failed sessions again"
+    }
+
+    /// "45 s", "4 min", "2 h 5 min".
+    package static func duration(_ seconds: Int64) -> String {
+        if seconds < 120 { return "\(seconds) s" }
+        let minutes = (seconds + 30) / 60
+        if minutes < 120 { return "\(minutes) min" }
+        return minutes % 60 == 0 ? "\(minutes / 60) h" : "\(minutes / 60) h \(minutes % 60) min"
     }
 
     func record(_ outcome: UploadOutcome, for claim: OutboxClaim, into report: inout SyncReport) async throws {
@@ -115,7 +210,9 @@ package final class OutboxWorker: Sendable {
         case let .rejected(reason):
             kept = try await store.markFailed(claim, reason: reason)
             if kept { report.failed.append(UploadFailure(sourceID: id, reason: reason)) }
-            logger.warning("upload refused", metadata: ["source_id": "\(id)", "reason": "\(reason)"])
+        case .unauthorized:
+            // Handled by the pass (the claim is released); never recorded against the session.
+            kept = try await store.releaseClaim(claim)
         case let .retryable(reason):
             if claim.attempt >= configuration.maxAttempts {
                 let gaveUp = "gave up after \(claim.attempt) attempts; last: \(reason)"
@@ -123,8 +220,9 @@ package final class OutboxWorker: Sendable {
                 if kept { report.failed.append(UploadFailure(sourceID: id, reason: gaveUp)) }
             } else {
                 let delay = configuration.backoff.delay(afterAttempt: claim.attempt, unit: jitter.unit())
-                kept = try await store.scheduleRetry(claim, reason: reason, nextAttemptAt: store.clock.unixSeconds() + delay)
-                if kept { report.willRetry.append(UploadFailure(sourceID: id, reason: reason)) }
+                let next = store.clock.unixSeconds() + delay
+                kept = try await store.scheduleRetry(claim, reason: reason, nextAttemptAt: next)
+                if kept { report.willRetry.append(UploadFailure(sourceID: id, reason: reason, nextAttemptAt: next)) }
             }
         }
         if !kept { report.lostClaims += 1 }
@@ -152,10 +250,13 @@ package final class OutboxWorker: Sendable {
             let response = try await client.execute(request, timeout: .seconds(configuration.requestTimeoutSeconds))
             let buffer = try await response.body.collect(upTo: 1 << 20)
             return (UploadOutcome.classify(status: Int(response.status.code), body: Data(buffer.readableBytesView)), false)
-        } catch let error as HTTPClientError where error == .remoteConnectionClosed {
-            return (.retryable(reason: "network: connection closed before a response"), false)
         } catch {
-            return (.retryable(reason: "network: \(error)"), true)
+            let reason = NetworkFailure.describe(error, baseURL: configuration.baseURL,
+                                                 timeoutSeconds: configuration.requestTimeoutSeconds)
+            // A connection the server closed mid-request is this request's bad luck; anything
+            // else (refused, unknown host, timed out) says the backend cannot be reached now.
+            let closed = (error as? HTTPClientError) == .remoteConnectionClosed
+            return (.retryable(reason: reason), !closed)
         }
     }
 }

@@ -47,6 +47,9 @@ package enum UploadOutcome: Sendable, Hashable {
     case alreadyPresent(backendSessionID: String?)
     /// Another 4xx: the backend refuses this session; retrying will not help.
     case rejected(reason: String)
+    /// 401 or 403: the backend does not accept the token. Not the session's fault: the
+    /// worker stops the pass and leaves every event queued.
+    case unauthorized(reason: String)
     /// 5xx, 408, 429, a network error or a timeout: try again later.
     case retryable(reason: String)
 
@@ -57,6 +60,7 @@ package enum UploadOutcome: Sendable, Hashable {
         case 200...299: return .delivered(backendSessionID: backendID)
         case 409: return .alreadyPresent(backendSessionID: backendID)
         case 408, 429: return .retryable(reason: "HTTP \(status)\(detail(body))")
+        case 401, 403: return .unauthorized(reason: "HTTP \(status)\(detail(body))")
         case 400...499: return .rejected(reason: "HTTP \(status)\(detail(body))")
         default: return .retryable(reason: "HTTP \(status)\(detail(body))")
         }

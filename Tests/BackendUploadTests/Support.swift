@@ -39,3 +39,55 @@ func testNight(side: BedSide = .left, start: Int64) -> NightRecord {
         meanHeartRate: 60, meanHRV: nil, meanBreathingRate: nil, score: 70)
     return NightRecord(podSerial: "PB-UP", side: side, start: start, end: start + 180, epochs: epochs, metrics: metrics)
 }
+
+/// Polls `condition` until it holds or `seconds` have passed, then asks once more (the same
+/// as TestSupport's `eventually`, which this target does not depend on).
+func eventually(_ seconds: Double = 60, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return try await condition()
+}
+
+/// Lines a test collects from a callback.
+final class Lines: Sendable {
+    private let lines = Mutex<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+}
+
+/// Another process holding the database's write lock: the `sqlite3` shell in a transaction
+/// begun with `BEGIN IMMEDIATE`, as a second podbridge (or an admin's shell) would.
+final class SQLiteWriteLock {
+    static let shell = "/usr/bin/sqlite3"
+    static var available: Bool { FileManager.default.isExecutableFile(atPath: shell) }
+
+    private let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+
+    /// Returns once the lock is held.
+    init(path: String) throws {
+        process.executableURL = URL(fileURLWithPath: Self.shell)
+        process.arguments = [path]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nSELECT 'locked';\n".utf8))
+        var seen = ""
+        while !seen.contains("locked") {
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { throw CocoaError(.fileReadUnknown) }   // the shell ended
+            seen += String(decoding: data, as: UTF8.self)
+        }
+    }
+
+    func release() {
+        guard process.isRunning else { return }
+        input.fileHandleForWriting.write(Data("COMMIT;\n.quit\n".utf8))
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+}

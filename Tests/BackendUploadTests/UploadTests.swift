@@ -181,17 +181,23 @@ import SleepStore
         let clock = ManualClock(Self.t0 + 10 * 86_400)
         let store = try NightStore(path: dir.path("n.sqlite"), timeZone: Self.utc, clock: clock)
         let ids = try await fill(store, count: 3)
-        // The client keeps trying to connect until the request deadline, hence a short one.
-        let configuration = try UploadConfiguration(baseURL: url, bearerToken: nil, requestTimeoutSeconds: 1, leaseSeconds: 60)
+        // The product's 30 s deadline: a refused connection fails the request at once, it
+        // is not retried until the deadline (`podbridge sync` took the full 30 s).
+        let configuration = try UploadConfiguration(baseURL: url, bearerToken: nil, requestTimeoutSeconds: 30, leaseSeconds: 60)
+        let started = ContinuousClock.now
         let report = try await OutboxWorker(store: store, configuration: configuration, jitter: FixedJitter(value: 0)).runOnce()
+        #expect(ContinuousClock.now - started < .seconds(10))
         // The first attempt finds the backend unreachable; the pass stops there instead of
-        // waiting out the same deadline for every other session, which stay due.
-        #expect(report.willRetry.map(\.sourceID) == [ids[0]])
-        #expect(report.willRetry.first?.reason.hasPrefix("network:") == true)
-        #expect(report.skipped == 2)
+        // waiting out the same failure for every other session, which stay due.
+        let reason = "cannot connect to \(url): connection refused"
+        #expect(report.willRetry == [UploadFailure(sourceID: ids[0], reason: reason, nextAttemptAt: clock.unixSeconds() + 15)])
+        #expect(report.stoppedBy == .unreachable(reason: reason))
+        #expect(report.leftForNextPass == 2)
+        #expect(report.skipped == 0)
         let events = try await store.outboxEvents()
         #expect(events.map(\.attempts) == [1, 0, 0])
         #expect(events[0].status == .pending && events[0].nextAttemptAt == clock.unixSeconds() + 15)
+        #expect(events[0].lastError == reason)
         #expect(try await store.outboxSummary().pendingDue == 2)
     }
 }
@@ -214,7 +220,9 @@ import SleepStore
         #expect(UploadOutcome.classify(status: 200, body: Data()) == .delivered(backendSessionID: nil))
         #expect(UploadOutcome.classify(status: 409, body: Data("{}".utf8)) == .alreadyPresent(backendSessionID: nil))
         #expect(UploadOutcome.classify(status: 400, body: Data(#"{"message":"bad"}"#.utf8)) == .rejected(reason: "HTTP 400: bad"))
-        #expect(UploadOutcome.classify(status: 401, body: Data()) == .rejected(reason: "HTTP 401"))
+        #expect(UploadOutcome.classify(status: 401, body: Data()) == .unauthorized(reason: "HTTP 401"))
+        #expect(UploadOutcome.classify(status: 403, body: Data(#"{"error":"token revoked"}"#.utf8)) == .unauthorized(reason: "HTTP 403: token revoked"))
+        #expect(UploadOutcome.classify(status: 404, body: Data()) == .rejected(reason: "HTTP 404"))
         #expect(UploadOutcome.classify(status: 422, body: Data(#"{"error":{"message":"end before start"}}"#.utf8)) == .rejected(reason: "HTTP 422: end before start"))
         #expect(UploadOutcome.classify(status: 429, body: Data()) == .retryable(reason: "HTTP 429"))
         #expect(UploadOutcome.classify(status: 408, body: Data()) == .retryable(reason: "HTTP 408"))

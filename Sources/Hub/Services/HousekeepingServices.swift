@@ -4,6 +4,11 @@ import ServiceLifecycle
 import SleepStore
 
 /// Delivers finished nights from the store's outbox to the sleep backend until shutdown.
+///
+/// It never returns before shutdown: a failed pass (the database locked by another process
+/// beyond its busy timeout, say) is a warning and is tried again after `pollSeconds`, as
+/// `PruneService` does. A service that returned would shut the whole hub down, with exit
+/// status 0, so systemd's `Restart=on-failure` would not even bring it back.
 package struct OutboxService: Service {
     let worker: OutboxWorker
     let pollSeconds: Double
@@ -16,12 +21,10 @@ package struct OutboxService: Service {
     }
 
     package func run() async {
-        let worker = self.worker
-        let poll = Int64(pollSeconds)
+        let (worker, reporter, poll) = (self.worker, self.reporter, pollSeconds)
         await cancelWhenGracefulShutdown {
-            do { try await worker.run(pollSeconds: poll) } catch {
-                if !(error is CancellationError) { reporter.warning("upload worker stopped: \(error)") }
-            }
+            // The worker clamps the poll interval (0 would spin, 1e300 would not fit in Int64).
+            await worker.run(pollSeconds: poll, warn: { reporter.warning($0) })
         }
     }
 }
