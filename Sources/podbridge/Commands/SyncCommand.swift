@@ -11,7 +11,9 @@ struct SyncCommand: AsyncParsableCommand {
         abstract: "Upload pending sleep sessions to the backend once and report the outcome.",
         discussion: """
             Posts every due outbox event to <url>/api/v1/sleep. Exit status 1 when a session \
-            failed for good in this run. Sessions waiting for a backoff are reported as skipped.
+            failed for good in this run or the backend refused the token (401/403: nothing is \
+            marked failed then). A pass that finds the backend unreachable stops at the first \
+            session and leaves the others queued for the next pass.
             """)
 
     @OptionGroup var common: ConfigurationOptions
@@ -44,13 +46,42 @@ struct SyncCommand: AsyncParsableCommand {
             print("requeued: \(try await store.requeueFailedEvents())")
         }
         let report = try await OutboxWorker(store: store, configuration: configuration).runOnce()
+        let now = store.clock.unixSeconds()
         print("delivered: \(report.delivered.count)")
         print("already on backend (409): \(report.alreadyPresent.count)")
         print("will retry: \(report.willRetry.count)")
-        print("skipped (not due or in flight elsewhere): \(report.skipped)")
+        print("not due yet or in flight elsewhere: \(report.skipped)")
+        switch report.stoppedBy {
+        case .unreachable?: print("left for the next pass (backend unreachable): \(report.leftForNextPass)")
+        case .unauthorized?: print("left queued (token refused): \(report.leftForNextPass)")
+        case nil: break
+        }
         print("failed: \(report.failed.count)")
         for failure in report.failed { print("  failed \(failure.sourceID): \(failure.reason)") }
-        for retry in report.willRetry { print("  retry \(retry.sourceID): \(retry.reason)") }
+        for retry in report.willRetry {
+            let due = retry.nextAttemptAt.map { "; next attempt " + Self.due($0, now: now) } ?? ""
+            print("  retry \(retry.sourceID): \(retry.reason)\(due)")
+        }
+        if !report.failed.isEmpty {
+            print("once the cause is fixed, `podbridge sync --retry-failed` queues failed sessions again")
+        }
+        if case let .unauthorized(reason)? = report.stoppedBy {
+            throw CommandFailure(OutboxWorker.unauthorizedMessage(
+                baseURL: configuration.baseURL, reason: reason,
+                fix: "check --token, upload.token (PODBRIDGE_UPLOAD_TOKEN) or PODBRIDGE_BACKEND_TOKEN"))
+        }
+        if case let .unreachable(reason)? = report.stoppedBy {
+            print("warning: \(reason); the sessions stay queued")
+        }
         if !report.failed.isEmpty { throw ExitCode.failure }
+    }
+
+    /// "in 15 s (at 10:13:35)".
+    static func due(_ at: Int64, now: Int64) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = at - now < 20 * 3600 ? "HH:mm:ss" : "yyyy-MM-dd HH:mm"
+        let clock = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(at)))
+        return "in \(OutboxWorker.duration(max(0, at - now))) (at \(clock))"
     }
 }
