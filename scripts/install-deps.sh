@@ -17,6 +17,7 @@ packages=(
   udev systemd                                   # udevadm test (rules), systemd-analyze verify (unit)
   util-linux socat                               # unshare for rule tests; socat for poking at ttys
   python3-seccomp                                # the unit's system-call filter applied to the hub (test-install)
+  sqlite3                                        # a second process holding the database's write lock (upload tests)
   libmosquitto-dev mosquitto mosquitto-clients   # MQTT: the client library; the broker the tests and demo start; mosquitto_sub (demo)
   chromium                                       # the dashboard test's headless browser
   wrk curl                                       # make bench: API latency under load, live clients

@@ -147,7 +147,7 @@ package final class OutboxWorker: Sendable {
                 switch report.stoppedBy {
                 case let .unauthorized(reason)?:
                     problem = Self.unauthorizedMessage(baseURL: configuration.baseURL, reason: reason,
-                                                       fix: "check upload.token (or PODBRIDGE_UPLOAD_TOKEN)")
+                                                       fix: "check upload.token (or PODBRIDGE_UPLOAD_TOKEN / PODBRIDGE_BACKEND_TOKEN)")
                         + "; trying again every \(Self.duration(poll))"
                 case let .unreachable(reason)?:
                     problem = "cannot upload: \(reason); sessions stay queued, trying again in \(Self.duration(poll))"
