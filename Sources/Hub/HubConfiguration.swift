@@ -377,10 +377,11 @@ extension HubConfiguration {
             throw .badValue(key: "export.format", reason: "expected json, csv or blocks, got '\(export.format)'")
         }
         // Bounded: each becomes a sleep of whole nanoseconds, and 0 would spin.
-        for (key, seconds) in [("pod.rescanSeconds", pod.rescanSeconds), ("pod.reconnectMaxSeconds", pod.reconnectMaxSeconds),
-                               ("upload.pollSeconds", upload.pollSeconds)] {
-            guard seconds.isFinite, seconds >= 0.1, seconds <= 86_400 else {
-                throw .badValue(key: key, reason: "0.1 … 86400 seconds, got \(seconds)")
+        for (key, seconds, least) in [("pod.rescanSeconds", pod.rescanSeconds, 0.1),
+                                      ("pod.reconnectMaxSeconds", pod.reconnectMaxSeconds, 0.1),
+                                      ("upload.pollSeconds", upload.pollSeconds, 1)] {
+            guard seconds.isFinite, seconds >= least, seconds <= 86_400 else {
+                throw .badValue(key: key, reason: "\(least == 1 ? "1" : "0.1") … 86400 seconds, got \(seconds)")
             }
         }
         guard retention.epochDays >= 1 else { throw .badValue(key: "retention.epochDays", reason: "must be ≥ 1") }
