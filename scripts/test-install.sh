@@ -42,7 +42,9 @@ run_as=()
 chmod 755 "$root"
 work=$(mktemp -d)
 chmod 777 "$work"
-filtered() { "${run_as[@]}" scripts/unit-syscall-filter.py "$unit" -- "$@"; }
+# The checkout may sit where that user cannot read (a CI clone in a 0700 temp directory).
+install -m 0755 scripts/unit-syscall-filter.py "$work/unit-syscall-filter.py"
+filtered() { "${run_as[@]}" "$work/unit-syscall-filter.py" "$unit" -- "$@"; }
 filtered "$bin" --version > /dev/null && pass "--version under the unit's system-call filter" \
   || fail "--version under the unit's system-call filter: exit $?"
 filtered "$bin" devices > /dev/null && pass "devices under the unit's system-call filter" \
@@ -50,7 +52,7 @@ filtered "$bin" devices > /dev/null && pass "devices under the unit's system-cal
 "${run_as[@]}" "$bin" simulate --seed 3 --speed 60 --duration 1 --link "$work/pod" > "$work/pod.log" 2>&1 &
 pod=$!
 port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"${run_as[@]}" scripts/unit-syscall-filter.py "$unit" -- "$bin" run --no-console --log-level info --path "$work/pod" \
+"${run_as[@]}" "$work/unit-syscall-filter.py" "$unit" -- "$bin" run --no-console --log-level info --path "$work/pod" \
   --state-dir "$work/state" --listen "127.0.0.1:$port" > "$work/run.log" 2>&1 &
 hub=$!
 healthy=""
