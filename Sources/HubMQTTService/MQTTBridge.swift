@@ -117,12 +117,12 @@ package actor MQTTBridge {
         for (serial, pod) in bus.state.pods {
             publish(MQTTMessage(topic: topics.podAvailability(serial), text: "offline", qos: .atLeastOnce, retain: true))
             // The retained link state would otherwise say connected for as long as the hub is gone.
-            if pod.connected {
-                var gone = pod
-                gone.connected = false
-                gone.lastDisconnectReason = "the hub stopped"
-                publish(MQTTMessage(topic: topics.link(serial), payload: MQTTPayloads.link(gone).encoded, qos: .atLeastOnce, retain: true))
-            }
+            // Published for every pod, also one the bus already shows disconnected: on shutdown
+            // the link can close before the bridge has published that (CI saw it once).
+            var gone = pod
+            if pod.connected { gone.lastDisconnectReason = "the hub stopped" }
+            gone.connected = false
+            publish(MQTTMessage(topic: topics.link(serial), payload: MQTTPayloads.link(gone).encoded, qos: .atLeastOnce, retain: true))
         }
         publish(Self.availabilityMessage(topics, online: false))
     }
