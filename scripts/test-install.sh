@@ -66,7 +66,7 @@ status=0; wait "$hub" || status=$?
 kill "$pod" 2>/dev/null || true
 wait "$pod" 2>/dev/null || true
 [ -n "$healthy" ] && [ "$status" -eq 0 ] && pass "run under the unit's system-call filter: pod connected, API answering, clean stop" \
-  || { tail -20 "$work/run.log" >&2; fail "run under the unit's system-call filter (exit $status; 159 is SIGSYS)"; }
+  || { grep -m5 -iE "fatal|error|crash" "$work/run.log" >&2; tail -20 "$work/run.log" >&2; fail "run under the unit's system-call filter (exit $status; 159 is SIGSYS)"; }
 rm -rf "$work"
 
 DESTDIR=$root PREFIX=/opt/podbridge scripts/install.sh --uninstall > "$root.log" 2>&1 \
