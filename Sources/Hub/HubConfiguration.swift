@@ -1,3 +1,4 @@
+import BackendUpload
 import Foundation
 import SleepSchedule
 
@@ -385,11 +386,9 @@ extension HubConfiguration {
             }
         }
         guard retention.epochDays >= 1 else { throw .badValue(key: "retention.epochDays", reason: "must be ≥ 1") }
-        if let base = upload.baseURL {
-            let url = URL(string: base.hasSuffix("/") ? String(base.dropLast()) : base)
-            guard let url, ["http", "https"].contains(url.scheme?.lowercased() ?? ""), !(url.host ?? "").isEmpty else {
-                throw .badValue(key: "upload.baseURL", reason: "must be http(s)://host[:port][/path], got '\(base)'")
-            }
+        // The upload worker's own check, here so every command refuses the file, not only run and sync.
+        if let base = upload.baseURL, (try? UploadConfiguration(baseURL: base, bearerToken: nil)) == nil {
+            throw .badValue(key: "upload.baseURL", reason: "must be http(s)://host[:port][/path], got '\(base)'")
         }
         if api.enabled {
             let address: ListenAddress
