@@ -1,4 +1,3 @@
-import BackendUpload
 import Foundation
 import SleepSchedule
 
@@ -386,9 +385,11 @@ extension HubConfiguration {
             }
         }
         guard retention.epochDays >= 1 else { throw .badValue(key: "retention.epochDays", reason: "must be ≥ 1") }
-        // The upload worker's own check, here so every command refuses the file, not only run and sync.
-        if let base = upload.baseURL, (try? UploadConfiguration(baseURL: base, bearerToken: nil)) == nil {
-            throw .badValue(key: "upload.baseURL", reason: "must be http(s)://host[:port][/path], got '\(base)'")
+        if let base = upload.baseURL {
+            let url = URL(string: base.hasSuffix("/") ? String(base.dropLast()) : base)
+            guard let url, ["http", "https"].contains(url.scheme?.lowercased() ?? ""), !(url.host ?? "").isEmpty else {
+                throw .badValue(key: "upload.baseURL", reason: "must be http(s)://host[:port][/path], got '\(base)'")
+            }
         }
         if api.enabled {
             let address: ListenAddress
