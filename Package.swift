@@ -194,6 +194,8 @@ let package = Package(
         .testTarget(name: "BackendUploadTests", dependencies: [
             "SleepDomain",
             "BackendUpload", "SleepStore",
+            // `podbridge sync` run as a timer or a script runs it (SyncCommandTests).
+            "podbridge",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),

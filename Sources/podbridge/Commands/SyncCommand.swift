@@ -10,11 +10,17 @@ struct SyncCommand: AsyncParsableCommand {
         commandName: "sync",
         abstract: "Upload pending sleep sessions to the backend once and report the outcome.",
         discussion: """
-            Posts every due outbox event to <url>/api/v1/sleep. Exit status 1 when a session \
-            failed for good in this run or the backend refused the token (401/403: nothing is \
-            marked failed then). A pass that finds the backend unreachable stops at the first \
-            session and leaves the others queued for the next pass.
+            Posts every due outbox event to <url>/api/v1/sleep. Exit status 0 when nothing due \
+            is left undelivered; 1 when a session failed for good in this run or the backend \
+            refused the token (401/403: nothing is marked failed then); 75 (EX_TEMPFAIL: try \
+            again later, nothing is lost) when sessions stay queued because the backend was \
+            unreachable or asked for a retry (408, 429, 5xx). A pass that finds the backend \
+            unreachable stops at the first session and leaves the others queued for the next pass.
             """)
+
+    /// sysexits' EX_TEMPFAIL: what mail and backup tools return for "try again later", so a
+    /// script or timer can tell a queued backlog from a clean run and from a failure.
+    static let temporaryFailure: Int32 = 75
 
     @OptionGroup var common: ConfigurationOptions
 
@@ -74,6 +80,8 @@ struct SyncCommand: AsyncParsableCommand {
             print("warning: \(reason); the sessions stay queued")
         }
         if !report.failed.isEmpty { throw ExitCode.failure }
+        // A backlog left for later is not a clean run: a timer or script that syncs must see it.
+        if report.stoppedBy != nil || !report.willRetry.isEmpty { throw ExitCode(Self.temporaryFailure) }
     }
 
     /// "in 15 s (at 10:13:35)".
