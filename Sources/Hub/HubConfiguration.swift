@@ -320,39 +320,62 @@ extension HubConfiguration {
         return result
     }
 
-    /// `PODBRIDGE_STATE_DIRECTORY`, `PODBRIDGE_DATABASE`, `PODBRIDGE_TIME_ZONE`,
-    /// `PODBRIDGE_POD_PATH`, `PODBRIDGE_POD_SERIAL`, `PODBRIDGE_UPLOAD_URL`,
-    /// `PODBRIDGE_UPLOAD_TOKEN`, `PODBRIDGE_API_LISTEN`, `PODBRIDGE_API_TOKEN`, and
-    /// `PODBRIDGE_MQTT_HOST`, `_PORT`, `_USERNAME`, `_PASSWORD`, `_TLS`, `_CLIENT_ID`,
-    /// `_BASE_TOPIC`, `_DISCOVERY_PREFIX`, `_PUBLISH_EVERY_SECONDS` override the file.
+    /// A variable that overrides a string setting: its name, the key it sets, and how.
+    struct StringVariable: Sendable {
+        let name: String, key: String
+        let set: @Sendable (inout HubConfiguration, String) -> Void
+    }
+
+    /// The variables that override string settings, in the order they apply (the upload token
+    /// from `PODBRIDGE_UPLOAD_TOKEN`, else `PODBRIDGE_BACKEND_TOKEN`).
+    static let stringVariables: [StringVariable] = [
+        .init(name: "PODBRIDGE_STATE_DIRECTORY", key: "stateDirectory") { $0.stateDirectory = $1 },
+        .init(name: "PODBRIDGE_DATABASE", key: "database") { $0.database = $1 },
+        .init(name: "PODBRIDGE_TIME_ZONE", key: "timeZone") { $0.timeZone = $1 },
+        .init(name: "PODBRIDGE_POD_PATH", key: "pod.path") { $0.pod.path = $1 },
+        .init(name: "PODBRIDGE_POD_SERIAL", key: "pod.serial") { $0.pod.serial = $1 },
+        .init(name: "PODBRIDGE_UPLOAD_URL", key: "upload.baseURL") { $0.upload.baseURL = $1 },
+        .init(name: "PODBRIDGE_BACKEND_TOKEN", key: "upload.token") { $0.upload.token = $1 },
+        .init(name: "PODBRIDGE_UPLOAD_TOKEN", key: "upload.token") { $0.upload.token = $1 },
+        .init(name: "PODBRIDGE_API_LISTEN", key: "api.listen") { $0.api.listen = $1 },
+        .init(name: "PODBRIDGE_API_TOKEN", key: "api.token") { $0.api.token = $1 },
+        .init(name: "PODBRIDGE_MQTT_HOST", key: "mqtt.host") { $0.mqtt.host = $1 },
+        .init(name: "PODBRIDGE_MQTT_USERNAME", key: "mqtt.username") { $0.mqtt.username = $1 },
+        .init(name: "PODBRIDGE_MQTT_PASSWORD", key: "mqtt.password") { $0.mqtt.password = $1 },
+        .init(name: "PODBRIDGE_MQTT_TLS", key: "mqtt.tls") { $0.mqtt.tls = $1 },
+        .init(name: "PODBRIDGE_MQTT_CLIENT_ID", key: "mqtt.clientID") { $0.mqtt.clientID = $1 },
+        .init(name: "PODBRIDGE_MQTT_BASE_TOPIC", key: "mqtt.baseTopic") { $0.mqtt.baseTopic = $1 },
+        .init(name: "PODBRIDGE_MQTT_DISCOVERY_PREFIX", key: "mqtt.discoveryPrefix") { $0.mqtt.discoveryPrefix = $1 },
+    ]
+
+    /// `stringVariables`, and `PODBRIDGE_MQTT_PORT` and `PODBRIDGE_MQTT_PUBLISH_EVERY_SECONDS`,
+    /// override the file. A value a variable made invalid is reported under the variable's
+    /// name beside the key: a user who never wrote `timeZone` in a file looks for
+    /// PODBRIDGE_TIME_ZONE.
     package mutating func applyEnvironment(_ env: [String: String]) throws(ConfigurationError) {
-        if let v = env["PODBRIDGE_STATE_DIRECTORY"], !v.isEmpty { stateDirectory = v }
-        if let v = env["PODBRIDGE_DATABASE"], !v.isEmpty { database = v }
-        if let v = env["PODBRIDGE_TIME_ZONE"], !v.isEmpty { timeZone = v }
-        if let v = env["PODBRIDGE_POD_PATH"], !v.isEmpty { pod.path = v }
-        if let v = env["PODBRIDGE_POD_SERIAL"], !v.isEmpty { pod.serial = v }
-        if let v = env["PODBRIDGE_UPLOAD_URL"], !v.isEmpty { upload.baseURL = v }
-        if let v = env["PODBRIDGE_UPLOAD_TOKEN"] ?? env["PODBRIDGE_BACKEND_TOKEN"], !v.isEmpty { upload.token = v }
-        if let v = env["PODBRIDGE_API_LISTEN"], !v.isEmpty { api.listen = v }
-        if let v = env["PODBRIDGE_API_TOKEN"], !v.isEmpty { api.token = v }
-        if let v = env["PODBRIDGE_MQTT_HOST"], !v.isEmpty { mqtt.host = v }
+        var setBy: [String: String] = [:]
+        for variable in Self.stringVariables {
+            guard let value = env[variable.name], !value.isEmpty else { continue }
+            variable.set(&self, value)
+            setBy[variable.key] = variable.name
+        }
         if let v = env["PODBRIDGE_MQTT_PORT"], !v.isEmpty {
             guard let port = Int(v) else { throw .badValue(key: "PODBRIDGE_MQTT_PORT", reason: "not a number: '\(v)'") }
             mqtt.port = port
+            setBy["mqtt.port"] = "PODBRIDGE_MQTT_PORT"
         }
-        if let v = env["PODBRIDGE_MQTT_USERNAME"], !v.isEmpty { mqtt.username = v }
-        if let v = env["PODBRIDGE_MQTT_PASSWORD"], !v.isEmpty { mqtt.password = v }
-        if let v = env["PODBRIDGE_MQTT_TLS"], !v.isEmpty { mqtt.tls = v }
-        if let v = env["PODBRIDGE_MQTT_CLIENT_ID"], !v.isEmpty { mqtt.clientID = v }
-        if let v = env["PODBRIDGE_MQTT_BASE_TOPIC"], !v.isEmpty { mqtt.baseTopic = v }
-        if let v = env["PODBRIDGE_MQTT_DISCOVERY_PREFIX"], !v.isEmpty { mqtt.discoveryPrefix = v }
         if let v = env["PODBRIDGE_MQTT_PUBLISH_EVERY_SECONDS"], !v.isEmpty {
-            guard let s = Double(v) else {
+            guard let seconds = Double(v) else {
                 throw .badValue(key: "PODBRIDGE_MQTT_PUBLISH_EVERY_SECONDS", reason: "not a number: '\(v)'")
             }
-            mqtt.publishEverySeconds = s
+            mqtt.publishEverySeconds = seconds
+            setBy["mqtt.publishEverySeconds"] = "PODBRIDGE_MQTT_PUBLISH_EVERY_SECONDS"
         }
-        try validate()
+        do {
+            try validate()
+        } catch let .badValue(key, reason) where setBy[key] != nil {
+            throw .badValue(key: "\(key) (from $\(setBy[key]!))", reason: reason)
+        }
     }
 
     package func validate() throws(ConfigurationError) {

@@ -105,6 +105,35 @@ import Testing
         }
     }
 
+    @Test func bothTokenVariablesSetTheUploadTokenOneWins() throws {
+        var config = HubConfiguration()
+        try config.applyEnvironment(["PODBRIDGE_UPLOAD_TOKEN": "upload", "PODBRIDGE_BACKEND_TOKEN": "backend"])
+        #expect(config.upload.token == "upload")
+    }
+
+    /// A bad value from the environment was reported under its JSON key alone, which a user
+    /// who set only the variable (a systemd drop-in, a container) finds nowhere.
+    @Test(arguments: [
+        ("PODBRIDGE_TIME_ZONE", "Mars/Olympus", "configuration: timeZone (from $PODBRIDGE_TIME_ZONE): unknown zone 'Mars/Olympus'"),
+        ("PODBRIDGE_UPLOAD_URL", "ftp://x", "configuration: upload.baseURL (from $PODBRIDGE_UPLOAD_URL): must be http(s)"),
+        ("PODBRIDGE_MQTT_BASE_TOPIC", "pod/#", "configuration: mqtt.baseTopic (from $PODBRIDGE_MQTT_BASE_TOPIC): must be a topic"),
+        ("PODBRIDGE_MQTT_PORT", "0", "configuration: mqtt.port (from $PODBRIDGE_MQTT_PORT): must be 1–65535, got 0"),
+    ])
+    func aBadValueFromTheEnvironmentNamesTheVariable(_ name: String, _ value: String, _ says: String) {
+        var config = HubConfiguration()
+        var message = ""
+        do { try config.applyEnvironment([name: value]) } catch { message = error.description }
+        #expect(message.hasPrefix(says), "\(message)")
+    }
+
+    @Test func aBadValueFromTheFileIsNotBlamedOnTheEnvironment() throws {
+        var config = try HubConfiguration.decode(Data(#"{"timeZone": "Europe/Berlin"}"#.utf8), path: "c.json")
+        config.timeZone = "Mars/Olympus"
+        var message = ""
+        do { try config.applyEnvironment(["PODBRIDGE_API_TOKEN": "t"]) } catch { message = error.description }
+        #expect(message == "configuration: timeZone: unknown zone 'Mars/Olympus'", "\(message)")
+    }
+
     @Test func pollingIntervalsThatWouldSpinOrTrapAreRefused() {
         for (key, json) in [("upload.pollSeconds", #"{"upload": {"pollSeconds": 0}}"#),
                             ("upload.pollSeconds", #"{"upload": {"pollSeconds": -1}}"#),
