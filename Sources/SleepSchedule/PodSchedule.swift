@@ -3,7 +3,7 @@ import SleepDomain
 
 /// Vibration patterns of the pod's alarm motor (firmware-protocol.md SET_ALARM `pattern`:
 /// 0 double, 1 rise, 2 constant).
-package enum VibrationPattern: String, Sendable, Hashable, Codable, CaseIterable {
+package enum VibrationPattern: String, Sendable, Hashable, Codable, CaseIterable, NamedChoice {
     /// Two pulses, pause, repeat.
     case double
     /// Intensity rises from 10 % to the set intensity over the first 30 s.

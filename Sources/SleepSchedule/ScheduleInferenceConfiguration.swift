@@ -1,7 +1,7 @@
 import SleepDomain
 
 /// Which instant of a session counts as "going to bed".
-package enum BedtimeSource: String, Sendable, Hashable, Codable, CaseIterable {
+package enum BedtimeSource: String, Sendable, Hashable, Codable, CaseIterable, NamedChoice {
     /// The session start (in bed). Default: the warm-up must precede getting into bed.
     case sessionStart
     /// The analyzer's sleep onset, falling back to the session start when there is none.

@@ -68,6 +68,9 @@ import Testing
         (#"{"mqtt": {"port": "1883"}}"#, "mqtt.port: expected a whole number"),
         (#"{"api": {"enabled": 1}}"#, "api.enabled: expected true or false"),
         (#"{"schedule": {"podTimeZone": 7}}"#, "schedule.podTimeZone: expected a string"),
+        // A name that is not one of the setting's: the names it takes, not the Swift type's.
+        (#"{"schedule": {"inference": {"bedtimeSource": "pillow"}}}"#,
+         "schedule.inference.bedtimeSource: expected one of sessionStart, sleepOnset, got 'pillow'"),
     ])
     func aValueOfTheWrongKindIsNamedByItsKey(_ json: String, _ says: String) async throws {
         let r = try await runWithConfiguration(json, ["export", "--all"])
