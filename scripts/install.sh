@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Installs the hub on this machine (what `make install` runs, as root):
-#   $PREFIX/bin/podbridge                          the binary, with the Swift runtime linked in
+#   $PREFIX/lib/podbridge/podbridge                the binary, with the Swift runtime linked in
 #                                                  (--static-swift-stdlib), so it runs without
 #                                                  the toolchain; Debian's C libraries stay shared
+#   $PREFIX/lib/podbridge/podbridge_HubAPI.resources
+#                                                  the dashboard and the OpenAPI document, which
+#                                                  the binary reads from beside itself
+#   $PREFIX/bin/podbridge                          a link to the binary
 #   $SYSCONFDIR/systemd/system/podbridge.service   the unit, its ExecStart pointed at that binary
 #   $SYSCONFDIR/udev/rules.d/70-podbridge.rules    the rule that hands the pod to the daemon and
 #                                                  starts the unit when a pod appears
 # then reloads systemd and udev, and replays the add event of a pod already plugged in.
-# `scripts/install.sh --uninstall` (`make uninstall`) stops the service and removes the three
-# files; the database in /var/lib/podbridge and /etc/podbridge/config.json are kept.
+# `scripts/install.sh --uninstall` (`make uninstall`) stops the service and removes what was
+# installed; the database in /var/lib/podbridge and /etc/podbridge/config.json are kept.
 #
 # Environment: PREFIX (/usr/local), SYSCONFDIR (/etc), DESTDIR (empty: this machine; set, a
 # staging root, and nothing is reloaded), PODBRIDGE_BINARY (install this binary instead of
@@ -21,6 +25,9 @@ PREFIX=${PREFIX:-/usr/local}
 SYSCONFDIR=${SYSCONFDIR:-/etc}
 DESTDIR=${DESTDIR:-}
 BIN=$DESTDIR$PREFIX/bin/podbridge
+LIB=$DESTDIR$PREFIX/lib/podbridge
+# Where SwiftPM puts the HubAPI module's resources, beside the binary it builds.
+RESOURCES=podbridge_HubAPI.resources
 UNIT=$DESTDIR$SYSCONFDIR/systemd/system/podbridge.service
 RULE=$DESTDIR$SYSCONFDIR/udev/rules.d/70-podbridge.rules
 # The pod's USB id (udev/70-podbridge.rules, firmware-protocol.md section 1).
@@ -41,8 +48,9 @@ reload() {
 if [ "${1:-}" = "--uninstall" ]; then
   if systemd_running; then systemctl disable --now podbridge.service 2> /dev/null || true; fi
   rm -f "$BIN" "$UNIT" "$RULE"
+  rm -rf "$LIB"
   reload
-  echo "removed $BIN, $UNIT and $RULE (the database in /var/lib/podbridge is kept)"
+  echo "removed $BIN, $LIB, $UNIT and $RULE (the database in /var/lib/podbridge is kept)"
   exit 0
 fi
 
@@ -59,9 +67,18 @@ else
   built=$("${as_user[@]}" swift build -c release --show-bin-path)/podbridge
 fi
 [ -x "$built" ] || { echo "no podbridge binary at $built" >&2; exit 1; }
+bundle=$(dirname "$built")/$RESOURCES
+[ -d "$bundle" ] || { echo "no $RESOURCES beside $built (the dashboard and the OpenAPI document)" >&2; exit 1; }
 
 # Stripped: the symbols are most of its size (180 MB → 89 MB for the static release build).
-install -D -s -m 0755 "$built" "$BIN"
+install -D -s -m 0755 "$built" "$LIB/podbridge"
+# The bundle replaced whole, so a file an older version had does not linger.
+rm -rf "${LIB:?}/$RESOURCES"
+cp -R "$bundle" "$LIB/$RESOURCES"
+chmod -R u=rwX,go=rX "$LIB/$RESOURCES"
+# Relative, so it holds inside a DESTDIR staging root; replaces the binary an older install put here.
+mkdir -p "$(dirname "$BIN")"
+ln -sfn ../lib/podbridge/podbridge "$BIN"
 unit=$(mktemp)
 trap 'rm -f "$unit"' EXIT
 sed "s|^ExecStart=/usr/local/bin/podbridge |ExecStart=$PREFIX/bin/podbridge |" systemd/podbridge.service > "$unit"
@@ -70,7 +87,7 @@ install -D -m 0644 "$unit" "$UNIT"
 install -D -m 0644 udev/70-podbridge.rules "$RULE"
 reload
 
-echo "installed $BIN, $UNIT and $RULE"
+echo "installed $LIB (binary and web files), $BIN, $UNIT and $RULE"
 if live; then
   cat << EOF
 The hub starts when a pod is plugged in (the udev rule wants podbridge.service); to run it

@@ -19,9 +19,18 @@ mode() { stat -c %a "$1"; }
 DESTDIR=$root PREFIX=/opt/podbridge PODBRIDGE_BINARY=$binary scripts/install.sh > "$root.log" 2>&1 \
   || { cat "$root.log" >&2; fail "install.sh exited non-zero"; }
 bin=$root/opt/podbridge/bin/podbridge
+lib=$root/opt/podbridge/lib/podbridge
+bundle=podbridge_HubAPI.resources
 unit=$root/etc/systemd/system/podbridge.service
 rule=$root/etc/udev/rules.d/70-podbridge.rules
-[ -x "$bin" ] && [ "$(mode "$bin")" = 755 ] && pass "binary at PREFIX/bin, mode 755" || fail "binary: $(ls -l "$bin" 2>&1)"
+[ -x "$lib/podbridge" ] && [ "$(mode "$lib/podbridge")" = 755 ] && pass "binary at PREFIX/lib/podbridge, mode 755" \
+  || fail "binary: $(ls -l "$lib/podbridge" 2>&1)"
+[ -L "$bin" ] && [ "$(readlink "$bin")" = ../lib/podbridge/podbridge ] && pass "PREFIX/bin/podbridge links to it" \
+  || fail "PREFIX/bin/podbridge: $(ls -l "$bin" 2>&1)"
+# The web files the binary reads from beside itself, as the build made them, readable by all.
+diff -r "$(dirname "$binary")/$bundle" "$lib/$bundle" > /dev/null && [ -f "$lib/$bundle/Dashboard/index.html" ] \
+  && [ -z "$(find "$lib/$bundle" ! -perm -o=r)" ] && pass "the dashboard and OpenAPI files beside it" \
+  || fail "web files: $(ls -lR "$lib" 2>&1 | head -20)"
 "$bin" --version > /dev/null && pass "installed binary runs" || fail "installed binary does not run"
 [ "$(mode "$unit")" = 644 ] && [ "$(mode "$rule")" = 644 ] && pass "unit and rule, mode 644" || fail "unit/rule modes"
 grep -qx 'ExecStart=/opt/podbridge/bin/podbridge run --no-console --log-level info' "$unit" \
@@ -29,7 +38,7 @@ grep -qx 'ExecStart=/opt/podbridge/bin/podbridge run --no-console --log-level in
 diff <(grep -v '^ExecStart=' systemd/podbridge.service) <(grep -v '^ExecStart=' "$unit") > /dev/null \
   && pass "the unit is the repository's otherwise" || fail "the unit differs beyond ExecStart"
 cmp -s udev/70-podbridge.rules "$rule" && pass "the udev rule is the repository's" || fail "the rule differs"
-[ -z "$(find "$root" -type f ! -path "$bin" ! -path "$unit" ! -path "$rule")" ] \
+[ -z "$(find "$root" \( -type f -o -type l \) ! -path "$bin" ! -path "$unit" ! -path "$rule" ! -path "$lib/*")" ] \
   && pass "nothing else installed" || fail "unexpected files: $(find "$root" -type f)"
 
 # The installed hub under the unit's system-call filter (what `systemd-analyze verify` cannot
@@ -61,17 +70,35 @@ for _ in $(seq 1 60); do
   kill -0 "$hub" 2>/dev/null || break
   grep -q "streaming from pod" "$work/run.log" && curl -fsS "http://127.0.0.1:$port/healthz" > /dev/null 2>&1 && { healthy=yes; break; }
 done
+# The dashboard and the OpenAPI document from the installed files (the build directory may be
+# unreadable to this user, and under the unit's ProtectHome it is hidden).
+if [ -n "$healthy" ]; then
+  curl -fsS "http://127.0.0.1:$port/" | grep -q "<html" && curl -fsS "http://127.0.0.1:$port/api/v1/openapi.json" | grep -q '"openapi"' \
+    && pass "the installed hub serves the dashboard and the OpenAPI document" || fail "the installed hub's web files are not served"
+fi
 kill -TERM "$hub" 2>/dev/null || true
 status=0; wait "$hub" || status=$?
 kill "$pod" 2>/dev/null || true
 wait "$pod" 2>/dev/null || true
 [ -n "$healthy" ] && [ "$status" -eq 0 ] && pass "run under the unit's system-call filter: pod connected, API answering, clean stop" \
   || { grep -m5 -iE "fatal|error|crash" "$work/run.log" >&2; tail -20 "$work/run.log" >&2; fail "run under the unit's system-call filter (exit $status; 159 is SIGSYS)"; }
+
+# A binary copied without its web files (by hand, or by an older install script): the hub stops
+# at once and says what is missing, where Bundle.module's accessor ended it with a trap.
+mkdir "$work/lonely"
+install -m 0755 "$lib/podbridge" "$work/lonely/podbridge"
+status=0
+"${run_as[@]}" "$work/lonely/podbridge" run --no-console --path "$work/no-pod" --state-dir "$work/lonely-state" \
+  --listen 127.0.0.1:0 > "$work/lonely.log" 2>&1 || status=$?
+[ "$status" -eq 1 ] && grep -q "no $bundle beside $work/lonely/podbridge" "$work/lonely.log" \
+  && pass "a binary without its web files stops with a message naming them" \
+  || fail "a binary without its web files: exit $status: $(tail -5 "$work/lonely.log")"
 rm -rf "$work"
 
 DESTDIR=$root PREFIX=/opt/podbridge scripts/install.sh --uninstall > "$root.log" 2>&1 \
   || { cat "$root.log" >&2; fail "install.sh --uninstall exited non-zero"; }
-[ -z "$(find "$root" -type f)" ] && pass "uninstall removes all three" || fail "left behind: $(find "$root" -type f)"
+[ -z "$(find "$root" \( -type f -o -type l \))" ] && pass "uninstall removes everything it installed" \
+  || fail "left behind: $(find "$root" \( -type f -o -type l \))"
 rm -f "$root.log"
 
 [ "$failures" -eq 0 ] && echo "install checks passed" || { echo "$failures install check(s) failed" >&2; exit 1; }

@@ -14,18 +14,43 @@ package struct StaticRoutes: Sendable {
 
     /// Reads the resources; a missing one is a packaging error reported at start.
     package init() throws {
-        func load(_ name: String, _ ext: String, subdirectory: String?) throws -> ByteBuffer {
-            guard let url = Bundle.module.url(forResource: name, withExtension: ext, subdirectory: subdirectory) else {
-                throw APIError.internalError("resource \(subdirectory.map { $0 + "/" } ?? "")\(name).\(ext) is missing")
+        let directory = try Self.resourceDirectory()
+        func load(_ path: String) throws -> ByteBuffer {
+            let url = directory.appendingPathComponent(path)
+            guard let data = FileManager.default.contents(atPath: url.path) else {
+                throw APIError.internalError("the hub's web files are incomplete: \(url.path) is missing or unreadable")
             }
-            return ByteBuffer(bytes: try Data(contentsOf: url))
+            return ByteBuffer(bytes: data)
         }
         files = [
-            "index.html": File(bytes: try load("index", "html", subdirectory: "Dashboard"), contentType: "text/html; charset=utf-8"),
-            "app.js": File(bytes: try load("app", "js", subdirectory: "Dashboard"), contentType: "text/javascript; charset=utf-8"),
-            "style.css": File(bytes: try load("style", "css", subdirectory: "Dashboard"), contentType: "text/css; charset=utf-8"),
+            "index.html": File(bytes: try load("Dashboard/index.html"), contentType: "text/html; charset=utf-8"),
+            "app.js": File(bytes: try load("Dashboard/app.js"), contentType: "text/javascript; charset=utf-8"),
+            "style.css": File(bytes: try load("Dashboard/style.css"), contentType: "text/css; charset=utf-8"),
         ]
-        openAPI = try load("openapi", "json", subdirectory: nil)
+        openAPI = try load("openapi.json")
+    }
+
+    /// The directory SwiftPM copies this module's resources to, named for the package and module.
+    package static let bundleName = "podbridge_HubAPI.resources"
+
+    /// The resources beside the executable that is running: `swift build`'s products directory,
+    /// or `make install`'s PREFIX/lib/podbridge, which PREFIX/bin/podbridge links to (the link is
+    /// resolved through /proc/self/exe). Not `Bundle.module`: its accessor ends the process when
+    /// the bundle is not beside the executable, falling back to the absolute path of the build
+    /// directory, which an installed daemon must not depend on (systemd's ProtectHome hides a
+    /// checkout in /home; a CI clone is unreadable to the unit's user).
+    static func resourceDirectory() throws -> URL {
+        var executables: [URL] = []
+        if let real = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            executables.append(URL(fileURLWithPath: real))
+        }
+        if let main = Bundle.main.executableURL { executables.append(main.resolvingSymlinksInPath()) }
+        let candidates = executables.map { $0.deletingLastPathComponent().appendingPathComponent(bundleName) }
+        if let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0.path) }) { return found }
+        throw APIError.internalError(
+            "the dashboard and OpenAPI files are not installed: no \(bundleName) beside "
+                + (executables.first?.path ?? "the executable")
+                + " (`make install` puts it in PREFIX/lib/podbridge with the binary; set api.enabled false to run without the API)")
     }
 
     func register(on router: Router<APIRequestContext>) {
