@@ -47,7 +47,7 @@ package struct HubDaemon: Sendable {
                                 recordPath: String? = nil, opener: (any PodOpener)? = nil,
                                 timing: LinkTiming? = nil, wakeRule: SmartWakeRule = SmartWakeRule()) async throws -> HubDaemon {
         // The state directory, and the database's own when `database` puts it elsewhere.
-        try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true)
+        try NightStore.createDirectory(configuration.stateDirectory)
         try NightStore.createDirectory(containing: configuration.databasePath)
         let lock = try HubStateLock(database: configuration.databasePath)
         let store = try await openStore(configuration, reporter: reporter)

@@ -80,7 +80,19 @@ package final class NightStore: Sendable {
     /// set` before the hub ever ran, create the database; SQLite does not make directories).
     package static func createDirectory(containing path: String) throws {
         let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        if !directory.isEmpty { try createDirectory(directory) }
+    }
+
+    /// Makes `directory` and its parents; a failure says which and why in a sentence (a state
+    /// directory where the user may not write), not Foundation's NSCocoaErrorDomain dump.
+    package static func createDirectory(_ directory: String) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            let posix = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }
+            let reason = posix.flatMap { $0.domain == NSPOSIXErrorDomain ? String(cString: strerror(Int32($0.code))) : nil }
+            throw StoreError.cannotCreateDirectory(path: directory, reason: reason ?? error.localizedDescription)
+        }
     }
 
     /// Opens an existing database only; a missing file is an error instead of a new empty store.

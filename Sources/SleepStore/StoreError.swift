@@ -16,6 +16,8 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
     case foreignDatabase(path: String, tables: [String])
     /// SQLite cannot open or create the file (its directory is missing or not writable).
     case cannotOpen(path: String, reason: String)
+    /// The directory the database (or the hub's state) goes into cannot be made.
+    case cannotCreateDirectory(path: String, reason: String)
 
     package var description: String {
         switch self {
@@ -28,6 +30,8 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
         case let .foreignDatabase(path, tables):
             "\(path) is another application's SQLite database (tables \(tables.prefix(5).joined(separator: ", "))"
                 + "\(tables.count > 5 ? ", …" : "")); podbridge leaves it untouched: give --db a file of its own"
+        case let .cannotCreateDirectory(path, reason):
+            "cannot create the directory \(path): \(reason)"
         case let .cannotOpen(path, reason):
             "cannot open the database \(path): \(reason) (its directory must exist and be writable)"
         }

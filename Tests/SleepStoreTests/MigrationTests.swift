@@ -298,6 +298,17 @@ import Testing
         }
     }
 
+    /// A state directory that cannot be made (here: under a file; for a user, where they may
+    /// not write) said NSCocoaErrorDomain Code=… with a dictionary; now a sentence.
+    @Test func aDirectoryThatCannotBeMadeSaysWhichAndWhyInWords() throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let file = dir.path("a-file")
+        FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+        let error = #expect(throws: StoreError.self) { try NightStore.createDirectory(containing: file + "/state/podbridge.sqlite") }
+        #expect(error?.description == "cannot create the directory \(file)/state: Not a directory", "\(String(describing: error))")
+    }
+
     @Test func openExistingRefusesAMissingFile() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
