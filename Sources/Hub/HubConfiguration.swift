@@ -320,15 +320,16 @@ extension HubConfiguration {
         return result
     }
 
-    /// A variable that overrides a string setting: its name, the key it sets, and how.
-    struct StringVariable: Sendable {
+    /// A variable that overrides a setting: its name, the key it sets, and how (refusing a
+    /// value that is not of the setting's kind).
+    struct Variable: Sendable {
         let name: String, key: String
-        let set: @Sendable (inout HubConfiguration, String) -> Void
+        let set: @Sendable (inout HubConfiguration, String) throws(ConfigurationError) -> Void
     }
 
-    /// The variables that override string settings, in the order they apply (the upload token
-    /// from `PODBRIDGE_UPLOAD_TOKEN`, else `PODBRIDGE_BACKEND_TOKEN`).
-    static let stringVariables: [StringVariable] = [
+    /// The variables that override the file, in the order they apply (the upload token from
+    /// `PODBRIDGE_UPLOAD_TOKEN`, else `PODBRIDGE_BACKEND_TOKEN`).
+    static let variables: [Variable] = [
         .init(name: "PODBRIDGE_STATE_DIRECTORY", key: "stateDirectory") { $0.stateDirectory = $1 },
         .init(name: "PODBRIDGE_DATABASE", key: "database") { $0.database = $1 },
         .init(name: "PODBRIDGE_TIME_ZONE", key: "timeZone") { $0.timeZone = $1 },
@@ -340,36 +341,33 @@ extension HubConfiguration {
         .init(name: "PODBRIDGE_API_LISTEN", key: "api.listen") { $0.api.listen = $1 },
         .init(name: "PODBRIDGE_API_TOKEN", key: "api.token") { $0.api.token = $1 },
         .init(name: "PODBRIDGE_MQTT_HOST", key: "mqtt.host") { $0.mqtt.host = $1 },
+        .init(name: "PODBRIDGE_MQTT_PORT", key: "mqtt.port") { (config, value) throws(ConfigurationError) in
+            guard let port = Int(value) else { throw .badValue(key: "PODBRIDGE_MQTT_PORT", reason: "not a number: '\(value)'") }
+            config.mqtt.port = port
+        },
         .init(name: "PODBRIDGE_MQTT_USERNAME", key: "mqtt.username") { $0.mqtt.username = $1 },
         .init(name: "PODBRIDGE_MQTT_PASSWORD", key: "mqtt.password") { $0.mqtt.password = $1 },
         .init(name: "PODBRIDGE_MQTT_TLS", key: "mqtt.tls") { $0.mqtt.tls = $1 },
         .init(name: "PODBRIDGE_MQTT_CLIENT_ID", key: "mqtt.clientID") { $0.mqtt.clientID = $1 },
         .init(name: "PODBRIDGE_MQTT_BASE_TOPIC", key: "mqtt.baseTopic") { $0.mqtt.baseTopic = $1 },
         .init(name: "PODBRIDGE_MQTT_DISCOVERY_PREFIX", key: "mqtt.discoveryPrefix") { $0.mqtt.discoveryPrefix = $1 },
+        .init(name: "PODBRIDGE_MQTT_PUBLISH_EVERY_SECONDS", key: "mqtt.publishEverySeconds") { (config, value) throws(ConfigurationError) in
+            guard let seconds = Double(value) else {
+                throw .badValue(key: "PODBRIDGE_MQTT_PUBLISH_EVERY_SECONDS", reason: "not a number: '\(value)'")
+            }
+            config.mqtt.publishEverySeconds = seconds
+        },
     ]
 
-    /// `stringVariables`, and `PODBRIDGE_MQTT_PORT` and `PODBRIDGE_MQTT_PUBLISH_EVERY_SECONDS`,
-    /// override the file. A value a variable made invalid is reported under the variable's
-    /// name beside the key: a user who never wrote `timeZone` in a file looks for
+    /// `variables` override the file. A value a variable made invalid is reported under the
+    /// variable's name beside the key: a user who never wrote `timeZone` in a file looks for
     /// PODBRIDGE_TIME_ZONE.
     package mutating func applyEnvironment(_ env: [String: String]) throws(ConfigurationError) {
         var setBy: [String: String] = [:]
-        for variable in Self.stringVariables {
+        for variable in Self.variables {
             guard let value = env[variable.name], !value.isEmpty else { continue }
-            variable.set(&self, value)
+            try variable.set(&self, value)
             setBy[variable.key] = variable.name
-        }
-        if let v = env["PODBRIDGE_MQTT_PORT"], !v.isEmpty {
-            guard let port = Int(v) else { throw .badValue(key: "PODBRIDGE_MQTT_PORT", reason: "not a number: '\(v)'") }
-            mqtt.port = port
-            setBy["mqtt.port"] = "PODBRIDGE_MQTT_PORT"
-        }
-        if let v = env["PODBRIDGE_MQTT_PUBLISH_EVERY_SECONDS"], !v.isEmpty {
-            guard let seconds = Double(v) else {
-                throw .badValue(key: "PODBRIDGE_MQTT_PUBLISH_EVERY_SECONDS", reason: "not a number: '\(v)'")
-            }
-            mqtt.publishEverySeconds = seconds
-            setBy["mqtt.publishEverySeconds"] = "PODBRIDGE_MQTT_PUBLISH_EVERY_SECONDS"
         }
         do {
             try validate()

@@ -86,11 +86,10 @@ func runPodbridge(_ arguments: [String]) async throws -> (status: Int32, stdout:
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err
-    let ended: Void = try await withCheckedThrowingContinuation { continuation in
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
         process.terminationHandler = { _ in continuation.resume() }
         do { try process.run() } catch { continuation.resume(throwing: error) }
     }
-    _ = ended
     // The command prints a few lines: the pipes hold them until it has ended.
     let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

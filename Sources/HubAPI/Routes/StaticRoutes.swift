@@ -40,17 +40,14 @@ package struct StaticRoutes: Sendable {
     /// directory, which an installed daemon must not depend on (systemd's ProtectHome hides a
     /// checkout in /home; a CI clone is unreadable to the unit's user).
     static func resourceDirectory() throws -> URL {
-        var executables: [URL] = []
-        if let real = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            executables.append(URL(fileURLWithPath: real))
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let directory = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(bundleName)
+        guard FileManager.default.fileExists(atPath: directory.path) else {
+            throw APIError.internalError(
+                "the dashboard and OpenAPI files are not installed: no \(bundleName) beside \(executable)"
+                    + " (`make install` puts it in PREFIX/lib/podbridge with the binary; set api.enabled false to run without the API)")
         }
-        if let main = Bundle.main.executableURL { executables.append(main.resolvingSymlinksInPath()) }
-        let candidates = executables.map { $0.deletingLastPathComponent().appendingPathComponent(bundleName) }
-        if let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0.path) }) { return found }
-        throw APIError.internalError(
-            "the dashboard and OpenAPI files are not installed: no \(bundleName) beside "
-                + (executables.first?.path ?? "the executable")
-                + " (`make install` puts it in PREFIX/lib/podbridge with the binary; set api.enabled false to run without the API)")
+        return directory
     }
 
     func register(on router: Router<APIRequestContext>) {
