@@ -25,6 +25,7 @@ Commands:
     staging-lab.py nested FEAT               the beats model's settings, nested leave-one-subject-out
     staging-lab.py shares FEAT               each night's stage mix estimated from its own evidence
     staging-lab.py decoding FEAT             Viterbi, or the awake count the posteriors expect, for the argmax
+    staging-lab.py adapt FEAT                each night's own emission means by EM, shrunk to the fitted ones
 
 `centring` and `spectral` start from the beats model as it was before it read the detrended
 heart rate (FOURTH_ROUND_KINDS), as their rows in docs/staging.md do.
@@ -443,10 +444,43 @@ def cmd_decoding(feat):
             report(out, f"{label} / {ds}")
 
 
+def adapted_posteriors(m, X, prior, rounds=10):
+    """Forward-backward after EM on the night's own stage means (covariance and transitions
+    fixed): each stage's mean is the night's posterior-weighted mean, shrunk towards the
+    fitted one by `prior` pseudo-epochs, as NightLearning does for breathing and movement."""
+    m, Xu = copy.deepcopy(m), X[:, m["use"]]
+    fitted = m["mu"].copy()
+    for _ in range(rounds):
+        post = forward_backward(m, emissions(m, X))
+        for j in range(Xu.shape[1]):
+            ok = ~np.isnan(Xu[:, j])
+            m["mu"][:, j] = (post[ok].T @ Xu[ok, j] + prior * fitted[:, j]) / (post[ok].sum(0) + prior)
+    return forward_backward(m, emissions(m, X))
+
+
+def cmd_adapt(feat):
+    """Every fitted feature's stage means learnt from the night itself (subject adaptation),
+    read by the night's wake share as shipped."""
+    nights = load_features(feat)
+    for ds, (use, w) in KINDS.items():
+        sel = {k: v for k, v in nights.items() if v["dataset"] == ds}
+        for prior in (None, 20, 50, 200, 1000):
+            out = {}
+            for subject in sorted({v["subject"] for v in sel.values()}):
+                m = fit([v for v in sel.values() if v["subject"] != subject], use, w)
+                for k, v in sel.items():
+                    if v["subject"] == subject:
+                        post = (forward_backward(m, emissions(m, v["X"])) if prior is None
+                                else adapted_posteriors(m, v["X"], prior))
+                        ok = v["y"] >= 0
+                        out[k] = (v["y"][ok], expected_wake(post)[ok])
+            report(out, f"{'shipped' if prior is None else f'adapted, prior {prior}'} / {ds}")
+
+
 if __name__ == "__main__":
     commands = {"loso": cmd_loso, "centring": cmd_centring, "spectral": cmd_spectral,
                 "separation": cmd_separation, "lookalike": cmd_lookalike, "trend": cmd_trend, "nested": cmd_nested, "shares": cmd_shares,
-                "decoding": cmd_decoding}
+                "decoding": cmd_decoding, "adapt": cmd_adapt}
     if len(sys.argv) < 3 or sys.argv[1] not in commands:
         sys.exit(__doc__)
     commands[sys.argv[1]](*sys.argv[2:])
