@@ -55,7 +55,7 @@ package struct HubDaemon: Sendable {
         let bus = HubBus(logger: reporter.logger)
         let schedule = configuration.schedule.enabled
             ? ScheduleDriver(store: store, configuration: configuration, clock: clock, reporter: reporter, bus: bus) : nil
-        let control = HubControl(schedule: schedule)
+        let control = HubControl(schedule: schedule, bus: bus)
 
         var services: [any Service] = []
         var discovery: DiscoveryService?

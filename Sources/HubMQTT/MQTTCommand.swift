@@ -63,6 +63,10 @@ package struct MQTTCommand: Sendable, Hashable {
         guard let text = String(validating: payload, as: UTF8.self) else { return fail("payload is not UTF-8") }
         let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
         let path = levels.dropFirst(2).joined(separator: "/")
+        // Zero bytes are how MQTT clears a retained message (the docs tell users to clear a
+        // command retained by mistake that way), so they are never a press: a clear must not
+        // stop today's alarm or wipe the schedule.
+        guard !payload.isEmpty else { return fail("an empty message clears a retained command and is not one") }
         let action: Action
         switch path {
         case "power/set":
@@ -71,15 +75,15 @@ package struct MQTTCommand: Sendable, Hashable {
             case .failure(let error): return fail(error.reason)
             }
         case "alarm/snooze":
-            if value.isEmpty || value.uppercased() == "PRESS" {
+            if value.uppercased() == "PRESS" {
                 action = .snooze(seconds: nil)
             } else if let s = Int(value), (1...3600).contains(s) {
                 action = .snooze(seconds: s)
             } else {
-                return fail("expected PRESS, nothing, or snooze seconds 1–3600, got '\(value)'")
+                return fail("expected PRESS or snooze seconds 1–3600, got '\(value)'")
             }
         case "alarm/stop":
-            guard value.isEmpty || value.uppercased() == "PRESS" else { return fail("expected PRESS or nothing, got '\(value)'") }
+            guard value.uppercased() == "PRESS" else { return fail("expected PRESS, got '\(value)'") }
             action = .stopAlarm
         case "schedule/bedtime/set", "schedule/wake/set":
             guard let hhmm = validTimeOfDay(value) else { return fail("expected a time HH:mm (00:00–23:59), got '\(value)'") }
@@ -94,7 +98,7 @@ package struct MQTTCommand: Sendable, Hashable {
             }
             action = .wakeWindow(minutes: minutes)
         case "schedule/clear":
-            guard value.isEmpty || value.uppercased() == "PRESS" else { return fail("expected PRESS or nothing, got '\(value)'") }
+            guard value.uppercased() == "PRESS" else { return fail("expected PRESS, got '\(value)'") }
             action = .clearSchedule
         default:
             return fail("unknown command '\(path)'")

@@ -27,9 +27,10 @@ package actor MQTTBridge {
     /// Failures since the last accepted connection (the first is a warning, repeats are quieter).
     private var failuresInARow = 0
     private var lastFailure: String?
-    /// Per pod and side: when the sleeper got into bed (data time), and the power the pod acknowledged.
+    /// Per pod and side: when the sleeper got into bed (data time).
     private var inBedSince: [SideKey: Date] = [:]
-    private var power: [SideKey: Bool] = [:]
+    /// Per pod and side: the presence last published, so a change goes out at once.
+    private var publishedPresent: [SideKey: Bool] = [:]
     private var lastNights: [SideKey: JSONValue] = [:]
     /// The newest wake event per side, published again (retained) on every (re)connect.
     private var lastWakes: [SideKey: WakeNotice] = [:]
@@ -215,7 +216,8 @@ package actor MQTTBridge {
         let pod = state.pods[serial]
         let key = SideKey(serial: serial, side: side)
         let payload = MQTTPayloads.sideState(live: pod?.live[side], inBed: pod?.inBed[side], inBedSince: inBedSince[key],
-                                             stage: pod?.stage[side], power: power[key])
+                                             stage: pod?.stage[side], power: pod?.power[side])
+        publishedPresent[key] = MQTTPayloads.present(live: pod?.live[side], inBed: pod?.inBed[side])
         publish(MQTTMessage(topic: topics.sideState(serial, side.rawValue), payload: payload.encoded, qos: .atMostOnce, retain: true))
     }
 
@@ -273,8 +275,15 @@ package actor MQTTBridge {
         case .linkCounters(let serial, _), .clockSet(let serial, _):
             guard connected, let state = bus.state.pods[serial] else { return }
             publishLink(state)
-        case .live:
-            break // published by the timer, at most every publishEverySeconds
+        case .live(let serial, let side, let second):
+            // Vitals go out by the timer, at most every publishEverySeconds; a change of
+            // presence at once (Home Assistant's occupancy: someone got up, or lay down).
+            guard connected, let published = publishedPresent[SideKey(serial: serial, side: side)],
+                  published != second.present else { return }
+            publishSideState(serial: serial, side: side, state: bus.state)
+        case .powerSet(let serial, let side, _, _):
+            guard connected else { return }
+            publishSideState(serial: serial, side: side, state: bus.state)
         case .presence(let serial, let side, let inBed, let at):
             let key = SideKey(serial: serial, side: side)
             inBedSince[key] = inBed ? at : nil
@@ -324,6 +333,9 @@ package actor MQTTBridge {
             discoveryConfigSeen(message)
             return
         }
+        // An empty message clears a retained command on the broker (forwarded to us as it
+        // passes): nothing to do, and nothing wrong.
+        if message.payload.isEmpty { return }
         // A command retained by mistake must not fire again on every reconnect.
         if message.retain {
             refuse(topic: message.topic, payload: message.text, reason: "retained commands are ignored (publish with retain off)")
@@ -359,9 +371,8 @@ package actor MQTTBridge {
             switch command.action {
             case .power(let on, let level):
                 let answer = try await control.send(.power(side: side, on: on, level: level ?? 100), toPod: serial)
-                if answer == .ack { power[SideKey(serial: serial, side: side)] = on }
+                // The state follows from the hub's `.powerSet`, as for a command from the API.
                 result(command, serial: serial, answer)
-                publishSideState(serial: serial, side: side, state: bus.state)
             case .snooze(let seconds):
                 result(command, serial: serial, try await control.send(.snooze(side: side, seconds: seconds ?? 540), toPod: serial))
             case .stopAlarm:

@@ -10,17 +10,25 @@ import SleepStore
 /// present, `null` when there is no value, so Home Assistant templates never meet a missing
 /// key. Times are RFC 3339 in UTC. Pure: values in, bytes out.
 package enum MQTTPayloads {
+    /// Whether someone is on the side now: the newest second's presence (the pod sees it at
+    /// once), else, before any second, the session's. A sleeper up for the bathroom is not
+    /// present, though the night (`in_bed_since`) goes on until the session's gap has passed.
+    package static func present(live: LiveSecond?, inBed: Bool?) -> Bool {
+        live?.present ?? inBed ?? false
+    }
+
     /// `<base>/<serial>/<side>/state`.
     package static func sideState(live: LiveSecond?, inBed: Bool?, inBedSince: Date?, stage: SleepStage?, power: Bool?) -> JSONValue {
-        let present = inBed ?? live?.present ?? false
+        let present = present(live: live, inBed: inBed)
+        let night = inBed ?? present
         return [
             "present": .bool(present),
             "heart_rate": present ? .number(live?.heartRate, places: 1) : .null,
             "breathing_rate": present ? .number(live?.breathingRate, places: 1) : .null,
             "movement": .number(live?.movement, places: 3),
             "signal_quality": .number(live?.quality, places: 2),
-            "stage": present ? .string(stage?.rawValue) : .null,
-            "in_bed_since": present ? .string(inBedSince.map(rfc3339)) : .null,
+            "stage": night ? .string(stage?.rawValue) : .null,
+            "in_bed_since": night ? .string(inBedSince.map(rfc3339)) : .null,
             "power": power.map { .string($0 ? "ON" : "OFF") } ?? .null,
             "time": .string(live.map { rfc3339(Date(timeIntervalSince1970: $0.time)) }),
         ]

@@ -85,6 +85,11 @@ import Testing
             (.PUT, "/api/v1/schedule/manual", #"{"side": "left"}"#, 400),
             (.DELETE, "/api/v1/schedule/manual?side=top", nil, 400),
             (.DELETE, "/api/v1/schedule/manual?side=left&force=1", nil, 400),
+            // A body where the route reads none, and a query where it reads a body: each would
+            // be ignored and the request act on another side than asked.
+            (.DELETE, "/api/v1/schedule/manual", #"{"side": "left"}"#, 400),
+            (.PUT, "/api/v1/schedule/manual?side=right", #"{"side": "left", "windowMinutes": 5}"#, 400),
+            (.POST, "/api/v1/pods/API-CTL/alarm/stop?force=1", #"{"side": "left"}"#, 400),
             (.POST, "/api/v1/pods/NOPE/power", #"{"side": "left", "on": true, "level": 40}"#, 404),
             (.POST, "/api/v1/pods/API-CTL/power", #"{"side": "left", "on": true, "level": 250}"#, 400),
             (.POST, "/api/v1/pods/API-CTL/power", #"{"side": "up", "on": true}"#, 400),

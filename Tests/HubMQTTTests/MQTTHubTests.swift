@@ -170,6 +170,12 @@ import VirtualPod
                 "no ack; hub said \(hub.lines.all.suffix(10))")
         #expect(hub.pod.snapshot.powerOn == [leftPower, true])
         #expect(await eventually(30) { json(listener.last("podbridge/VPOD-MQTT/right/state"))?["power"] as? String == "ON" })
+        // Switched from elsewhere (the API and the dashboard send through the hub's control):
+        // Home Assistant's switch follows the pod's acknowledgement all the same.
+        #expect(try await hub.daemon.control.send(.power(side: .right, on: false, level: 100), toPod: "VPOD-MQTT") == .ack)
+        #expect(await eventually(30) { json(listener.last("podbridge/VPOD-MQTT/right/state"))?["power"] as? String == "OFF" },
+                "right state: \(String(describing: listener.last("podbridge/VPOD-MQTT/right/state")?.text))")
+        #expect(hub.pod.snapshot.powerOn == [leftPower, false])
         // Nothing rings: the pod refuses a snooze, and that nack is published.
         try listener.publish("podbridge/VPOD-MQTT/left/alarm/snooze", "PRESS")
         #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/command/result"))?["result"] as? String == "nack" })
@@ -186,7 +192,7 @@ import VirtualPod
         #expect(errors.count == 4 && errors[0].contains("1–100") && errors[1].contains("side") && errors[2].contains("HH:mm")
                 && errors[3].contains("NOPOD"), "errors: \(errors)")
         try await Task.sleep(for: .milliseconds(500))
-        #expect(hub.pod.snapshot.powerOn == [leftPower, true])
+        #expect(hub.pod.snapshot.powerOn == [leftPower, false])
         #expect(listener.all("podbridge/VPOD-MQTT/command/result").count == resultsBefore)
         // The schedule service may talk to the pod on its own timers meanwhile; a few at most.
         #expect(hub.pod.snapshot.requestsAnswered - answeredBefore <= 2)
@@ -218,6 +224,24 @@ import VirtualPod
         try listener.publish("podbridge/VPOD-MQTT/left/wake_window/set", "25.0")
         #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/left/schedule"))?["wake_window_minutes"] as? Int == 25 })
         #expect(try await hub.daemon.store.wakeSettings(podSerial: "VPOD-MQTT", side: .left)?.windowMinutes == 25)
+        // Clearing commands retained by mistake, as docs/mqtt.md says (an empty retained
+        // message), runs none of them: the manual schedule stays, nothing reaches the pod.
+        let resultsBeforeClear = listener.all("podbridge/VPOD-MQTT/command/result").count
+        let errorsBeforeClear = listener.all("podbridge/error").count
+        let answeredBeforeClear = hub.pod.snapshot.requestsAnswered
+        for command in ["schedule/clear", "alarm/stop", "alarm/snooze", "power/set"] {
+            try listener.publish("podbridge/VPOD-MQTT/left/\(command)", "", retain: true)
+        }
+        try listener.publish("podbridge/VPOD-MQTT/left/wake_window/set", "20")  // in order after the clears
+        #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/left/schedule"))?["wake_window_minutes"] as? Int == 20 })
+        #expect(await eventually(30) { listener.all("podbridge/VPOD-MQTT/command/result").count > resultsBeforeClear })
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(listener.all("podbridge/VPOD-MQTT/command/result").count == resultsBeforeClear + 1,
+                "results: \(listener.all("podbridge/VPOD-MQTT/command/result").suffix(5).map(\.text))")
+        #expect(listener.all("podbridge/error").count == errorsBeforeClear)
+        #expect(json(listener.last("podbridge/VPOD-MQTT/left/schedule"))?["wake"] as? String == "06:40")
+        #expect(!hub.lines.all.contains { $0.contains("manual schedule cleared") }, "hub said \(hub.lines.all.suffix(10))")
+        #expect(hub.pod.snapshot.requestsAnswered - answeredBeforeClear <= 2)
 
         // Home Assistant restarts: it announces itself and gets the discovery again.
         let configsBefore = listener.all("homeassistant/binary_sensor/podbridge_VPOD-MQTT/left_occupancy/config").count

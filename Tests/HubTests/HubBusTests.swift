@@ -87,6 +87,11 @@ import SystemCalls
         #expect(state.connectedSerials.isEmpty)
         state.apply(.presence(serial: "P1", side: .right, inBed: false, at: t1))
         #expect(state.pods["P1"]?.stage[.right] == nil)
+        // An acknowledged power command, whoever sent it, is the side's power (MQTT's switch).
+        state.apply(.powerSet(serial: "P1", side: .left, on: true, level: 40))
+        #expect(state.pods["P1"]?.power == [.left: true])
+        state.apply(.powerSet(serial: "P1", side: .left, on: false, level: 100))
+        #expect(state.pods["P1"]?.power[.left] == false)
     }
 
     @Test func controlCommandsAreCheckedBeforeAnythingIsSent() throws {

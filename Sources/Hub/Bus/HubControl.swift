@@ -11,9 +11,12 @@ import Synchronization
 package final class HubControl: Sendable {
     private let links = Mutex<[String: PodConnection]>([:])
     private let schedule: ScheduleDriver?
+    /// Where an acknowledged power command is told (MQTT's switch state follows it).
+    private let bus: HubBus?
 
-    package init(schedule: ScheduleDriver?) {
+    package init(schedule: ScheduleDriver?, bus: HubBus? = nil) {
         self.schedule = schedule
+        self.bus = bus
     }
 
     /// A command the pod carries out at once.
@@ -68,7 +71,11 @@ package final class HubControl: Sendable {
         do {
             let response = try await connection.send(message)
             guard response.status == .ok else { return .nack(status: response.status.description, code: Int(response.status.rawValue)) }
-            if case .stopAlarm(let side) = command { await schedule?.alarmCleared(podSerial: serial, side: side) }
+            switch command {
+            case .stopAlarm(let side): await schedule?.alarmCleared(podSerial: serial, side: side)
+            case .power(let side, let on, let level): bus?.publish(.powerSet(serial: serial, side: side, on: on, level: level))
+            case .snooze: break
+            }
             return .ack
         } catch {
             switch error {

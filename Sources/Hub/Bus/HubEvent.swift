@@ -29,6 +29,9 @@ package enum HubEvent: Sendable, Hashable {
     /// The side's power schedule and alarm in force are both acknowledged, and stored as such
     /// (after the last push's `schedulePushed`, so a reader of the store sees it now).
     case scheduleAcknowledged(serial: String, side: BedSide)
+    /// The pod acknowledged a power command for the side (from the API, MQTT or the dashboard):
+    /// on at `level` %, or off. The pod's own schedule switches power without telling the hub.
+    case powerSet(serial: String, side: BedSide, on: Bool, level: Int)
     /// A night ended and was stored as final.
     case nightFinished(NightSummary)
     /// Smart wake: a window opened, the decision, the alarm ringing, a repeat, a snooze,

@@ -30,6 +30,8 @@ package struct HubState: Sendable, Hashable {
         package var inBed: [BedSide: Bool] = [:]
         /// The newest preliminary stage per side while a night is under way.
         package var stage: [BedSide: SleepStage] = [:]
+        /// What the pod last acknowledged to a power command, per side (on or off).
+        package var power: [BedSide: Bool] = [:]
     }
 
     /// The pods connected now, by serial.
@@ -63,6 +65,8 @@ package struct HubState: Sendable, Hashable {
             if !inBed { pods[serial]?.stage[side] = nil }
         case .preliminaryStage(let serial, let side, let stage, _):
             pods[serial]?.stage[side] = stage
+        case .powerSet(let serial, let side, let on, _):
+            pods[serial]?.power[side] = on
         case .alarm, .schedulePushed, .scheduleAcknowledged, .nightFinished, .wake:
             break
         }

@@ -142,7 +142,7 @@ package struct LiveMessage: Codable, Sendable, Equatable {
             snoozes = r.snoozes
             outOfBedAt = r.outOfBedAt.map { Self.rfc3339(Double($0)) }
             returnsToBed = r.returnsToBed
-        case .clockSet, .linkCounters, .scheduleAcknowledged:
+        case .clockSet, .linkCounters, .scheduleAcknowledged, .powerSet:
             return nil
         }
     }

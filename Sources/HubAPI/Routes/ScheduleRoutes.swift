@@ -56,8 +56,9 @@ package struct ScheduleRoutes: Sendable {
             }
             return try Response.json(ScheduleChangeBody(pod: serial, sides: sides.map(\.rawValue), lines: lines))
         }
-        group.delete("schedule/manual") { request, _ in
+        group.delete("schedule/manual") { request, context in
             let q = try RequestInput.query(request, allowed: ["pod", "side"])
+            try await RequestInput.noBody(request, context: context, hint: "give side (and pod) as query parameters: ?side=left")
             let sides = try Self.sides(q["side"] ?? "both")
             let serial = try await self.knownPod(q["pod"])
             let lines: [String]

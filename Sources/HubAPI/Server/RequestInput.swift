@@ -23,9 +23,23 @@ package enum RequestInput {
         return result
     }
 
-    /// The body as a JSON object whose keys are all in `allowed`, decoded as `T`.
+    /// Refuses a body where the route reads none (`DELETE …?side=left`): a body sent there
+    /// would be ignored, and its `side` with it, so the request would do more than asked.
+    package static func noBody(_ request: Request, context: some RequestContext, hint: String) async throws {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: context.maxUploadSize)
+        } catch {
+            throw APIError(.contentTooLarge, "body_too_large", "the body is over \(context.maxUploadSize) bytes")
+        }
+        guard buffer.readableBytes == 0 else { throw APIError.badRequest("this request takes no body; \(hint)") }
+    }
+
+    /// The body as a JSON object whose keys are all in `allowed`, decoded as `T`. A route with
+    /// a body takes no query parameter: one given (`?side=right`) is refused, not ignored.
     package static func json<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext,
                                            allowed: Set<String>) async throws -> T {
+        _ = try query(request, allowed: [])
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: context.maxUploadSize)
