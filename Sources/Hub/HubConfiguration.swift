@@ -362,13 +362,17 @@ extension HubConfiguration {
     /// `variables` override the file. A value a variable made invalid is reported under the
     /// variable's name beside the key: a user who never wrote `timeZone` in a file looks for
     /// PODBRIDGE_TIME_ZONE.
-    package mutating func applyEnvironment(_ env: [String: String]) throws(ConfigurationError) {
+    /// `options` (a command line's) are applied after the variables and before the check, so an
+    /// option stands in for a variable's bad value as it overrides a good one.
+    package mutating func applyEnvironment(_ env: [String: String],
+                                           options: (inout HubConfiguration) -> Void = { _ in }) throws(ConfigurationError) {
         var setBy: [String: String] = [:]
         for variable in Self.variables {
             guard let value = env[variable.name], !value.isEmpty else { continue }
             try variable.set(&self, value)
             setBy[variable.key] = variable.name
         }
+        options(&self)
         do {
             try validate()
         } catch let .badValue(key, reason) where setBy[key] != nil {
@@ -499,7 +503,8 @@ extension HubConfiguration {
     /// a whole (a token or user name may come from the environment, the rest from the file).
     /// Command-line options are applied by the caller afterwards, and it validates again.
     package static func resolve(file: String?, environment: [String: String],
-                               systemPath: String = HubConfiguration.systemPath) throws(ConfigurationError) -> HubConfiguration {
+                               systemPath: String = HubConfiguration.systemPath,
+                               options: (inout HubConfiguration) -> Void = { _ in }) throws(ConfigurationError) -> HubConfiguration {
         var settings: HubConfiguration
         if let path = file ?? environment["PODBRIDGE_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {
             settings = try load(path: path, validating: false)
@@ -508,7 +513,7 @@ extension HubConfiguration {
         } else {
             settings = HubConfiguration()
         }
-        try settings.applyEnvironment(environment)
+        try settings.applyEnvironment(environment, options: options)
         try settings.validate()
         return settings
     }

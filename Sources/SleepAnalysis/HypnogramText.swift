@@ -25,16 +25,21 @@ package enum HypnogramText {
         lines.append("       one column = \(Double(per) * epochLength / 60) min")
         let m = session.metrics
         func f(_ v: Double?, _ unit: String) -> String { v.map { String(format: "%.1f %@", $0, unit) } ?? "—" }
-        lines.append(String(format: "in bed %.0f min, asleep %.0f min, efficiency %.0f%%, score %d",
-                            m.timeInBedMinutes, m.totalSleepMinutes, m.sleepEfficiency * 100, m.score))
+        // Minutes come in half minutes (30-s epochs): printed as they are, so the parts add up
+        // to the whole (rounded each, 13.5 + 37 printed 14 + 37 of "50 min in bed").
+        func minutes(_ v: Double) -> String { v == v.rounded() ? "\(Int(v)) min" : String(format: "%.1f min", v) }
+        func share(_ v: Double) -> String { String(format: "%.0f%%", v * 100) }
+        lines.append("in bed \(minutes(m.timeInBedMinutes)), asleep \(minutes(m.totalSleepMinutes)), "
+                     + "efficiency \(share(m.sleepEfficiency)), score \(m.score)")
         if m.unmeasuredMinutes > 0 {
-            lines.append(String(format: "no data for %.0f min (the figures count the measured %.0f min)",
-                                m.unmeasuredMinutes, m.timeInBedMinutes - m.unmeasuredMinutes))
+            lines.append("no data for \(minutes(m.unmeasuredMinutes)) (the figures count the measured "
+                         + "\(minutes(m.timeInBedMinutes - m.unmeasuredMinutes)))")
         }
         lines.append("onset latency \(f(m.sleepOnsetLatencyMinutes, "min")), WASO \(f(m.wasoMinutes, "min")), awakenings \(m.awakenings)")
-        lines.append(String(format: "awake %.0f min (%.0f%%), core %.0f min (%.0f%%), deep %.0f min (%.0f%%), rem %.0f min (%.0f%%)",
-                            m.stageMinutes.awake, m.stageShares.awake * 100, m.stageMinutes.core, m.stageShares.core * 100,
-                            m.stageMinutes.deep, m.stageShares.deep * 100, m.stageMinutes.rem, m.stageShares.rem * 100))
+        lines.append("awake \(minutes(m.stageMinutes.awake)) (\(share(m.stageShares.awake))), "
+                     + "core \(minutes(m.stageMinutes.core)) (\(share(m.stageShares.core))), "
+                     + "deep \(minutes(m.stageMinutes.deep)) (\(share(m.stageShares.deep))), "
+                     + "rem \(minutes(m.stageMinutes.rem)) (\(share(m.stageShares.rem)))")
         lines.append("heart rate \(f(m.meanHeartRate, "bpm")), RMSSD \(f(m.meanRMSSD, "ms")), breathing \(f(m.meanBreathingRate, "/min"))")
         return lines.joined(separator: "\n")
     }

@@ -21,6 +21,8 @@ package struct InputError: Error, CustomStringConvertible, Equatable, Sendable {
         case spanTooLong(column: String, days: Double)
         /// A staged interval whose end is not after its start.
         case endNotAfterStart
+        /// A staged interval that starts before the previous one ends.
+        case overlapsPrevious
     }
     package var file: String
     /// 1-based line number; 1 is the header.
@@ -50,6 +52,7 @@ package struct InputError: Error, CustomStringConvertible, Equatable, Sendable {
             "the times in column '\(c)' span \(d.formatted2) days; a file may span at most "
                 + "\(Int(InputFormats.maximumSpan / 86_400)) (split it by night)"
         case .endNotAfterStart: "'end' is not after 'start'"
+        case .overlapsPrevious: "'start' is before the previous row's 'end': the intervals overlap"
         }
         return "\(file):\(line): \(what)"
     }

@@ -172,7 +172,10 @@ package enum InputFormats {
     }
 
     /// Stages CSV `start,end,stage` (the epochs the analyzer writes, and the technicians'
-    /// scoring in slpdb-dev). `unscored` epochs come back with a nil stage.
+    /// scoring in slpdb-dev). `unscored` epochs come back with a nil stage. A row longer than
+    /// an epoch (a stage block, as a tracker or Apple Health exports them) comes back as its
+    /// epochs: `round(length / 30 s)` equal parts, so every scored epoch counts once.
+    /// Rows must not overlap.
     package struct StagedInterval: Sendable, Equatable {
         package var start: Double
         package var end: Double
@@ -186,8 +189,9 @@ package enum InputFormats {
         let table = try CSVTable(text: text, file: file, known: ["start", "end", "stage"],
                                  required: ["start", "end", "stage"])
         var order = StrictlyIncreasing(column: "start", file: file)
+        var previousEnd = -Double.infinity
         let s = table.column("start")!, e = table.column("end")!, g = table.column("stage")!
-        return try table.rows.map { line, f in
+        return try table.rows.flatMap { line, f in
             guard let a = try CSVTable.number(f[s], column: "start", file: file, line: line) else {
                 throw InputError(file: file, line: line, kind: .missingValue(column: "start"))
             }
@@ -199,11 +203,18 @@ package enum InputFormats {
                 throw InputError(file: file, line: line, kind: .timeOutOfRange(column: "end", text: f[e]))
             }
             guard b > a else { throw InputError(file: file, line: line, kind: .endNotAfterStart) }
+            // A millisecond of slack: times written with fewer decimals than they were kept.
+            guard a >= previousEnd - 0.001 else { throw InputError(file: file, line: line, kind: .overlapsPrevious) }
+            previousEnd = b
             let stage: SleepStage?
             if f[g] == "unscored" { stage = nil } else if let st = SleepStage(rawValue: f[g]) { stage = st } else {
                 throw InputError(file: file, line: line, kind: .unknownStage(f[g]))
             }
-            return StagedInterval(start: a, end: b, stage: stage)
+            let parts = max(1, Int(((b - a) / epochLength).rounded()))
+            let length = (b - a) / Double(parts)
+            return (0..<parts).map { i in
+                StagedInterval(start: a + Double(i) * length, end: i == parts - 1 ? b : a + Double(i + 1) * length, stage: stage)
+            }
         }
     }
 

@@ -38,6 +38,11 @@ package final class NightStore: Sendable {
         }
         let migrator = StoreMigrations.migrator
         let unknown: Set<String>
+        // SQLite says "disk I/O error" for a directory.
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw StoreError.isDirectory(path: path)
+        }
         do {
             if FileManager.default.fileExists(atPath: path) { try Self.checkBelongsToPodbridge(path) }
             pool = try DatabasePool(path: path, configuration: configuration)

@@ -16,6 +16,8 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
     case foreignDatabase(path: String, tables: [String])
     /// SQLite cannot open or create the file (its directory is missing or not writable).
     case cannotOpen(path: String, reason: String)
+    /// The path names a directory (a state directory given as `--db`).
+    case isDirectory(path: String)
     /// The directory the database (or the hub's state) goes into cannot be made.
     case cannotCreateDirectory(path: String, reason: String)
 
@@ -32,6 +34,7 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
                 + "\(tables.count > 5 ? ", …" : "")); podbridge leaves it untouched: give --db a file of its own"
         case let .cannotCreateDirectory(path, reason):
             "cannot create the directory \(path): \(reason)"
+        case let .isDirectory(path): "\(path) is a directory, not a database file (--db takes the file, --state-dir its directory)"
         case let .cannotOpen(path, reason):
             "cannot open the database \(path): \(reason) (its directory must exist and be writable)"
         }

@@ -72,6 +72,21 @@ import Testing
         }
     }
 
+    /// A command's options come last: one overrides a variable, and stands in for a bad one
+    /// (`analyze --tz` with a wrong $PODBRIDGE_TIME_ZONE in the shell).
+    @Test func optionsOverrideTheEnvironmentBeforeTheCheck() throws {
+        let bad = ["PODBRIDGE_TIME_ZONE": "Mars/Olympus"]
+        #expect(throws: ConfigurationError.self) {
+            try HubConfiguration.resolve(file: nil, environment: bad, systemPath: "/nonexistent")
+        }
+        let fixed = try HubConfiguration.resolve(file: nil, environment: bad, systemPath: "/nonexistent") { $0.timeZone = "Asia/Tokyo" }
+        #expect(fixed.timeZone == "Asia/Tokyo")
+        // The options are checked as well: a bad one is not let through.
+        #expect(throws: ConfigurationError.self) {
+            try HubConfiguration.resolve(file: nil, environment: [:], systemPath: "/nonexistent") { $0.timeZone = "Nowhere/Else" }
+        }
+    }
+
     @Test func eachMistakeSaysWhichKeyAndWhatItWants() throws {
         func message(_ json: String) -> String {
             do { _ = try HubConfiguration.decode(Data(json.utf8), path: "c.json"); return "accepted" } catch { return error.description }

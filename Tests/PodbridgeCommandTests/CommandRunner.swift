@@ -30,7 +30,8 @@ struct CommandRunner {
         let command: String
         private let dir: URL, out: URL, err: URL
 
-        init(_ arguments: [String], product: String) throws {
+        /// - Parameter environment: variables set for the command on top of the tests' own.
+        init(_ arguments: [String], product: String, environment: [String: String] = [:]) throws {
             guard let binary = CommandRunner.podbridge(product) else { throw RunnerError("\(product) must be built beside the tests") }
             command = "\(product) \(arguments.joined(separator: " "))"
             dir = FileManager.default.temporaryDirectory.appendingPathComponent("podbridge-cmd-\(UUID())")
@@ -41,6 +42,9 @@ struct CommandRunner {
             _ = FileManager.default.createFile(atPath: err.path, contents: nil)
             process.executableURL = binary
             process.arguments = arguments
+            if !environment.isEmpty {
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            }
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = try FileHandle(forWritingTo: out)
             process.standardError = try FileHandle(forWritingTo: err)
@@ -87,8 +91,9 @@ struct CommandRunner {
     }
 
     /// Runs `podbridge arguments…` (or another of the package's executables) to its end.
-    static func run(_ arguments: [String], product: String = "podbridge") async throws -> Outcome {
-        let launched = try Launched(arguments, product: product)
+    static func run(_ arguments: [String], product: String = "podbridge",
+                    environment: [String: String] = [:]) async throws -> Outcome {
+        let launched = try Launched(arguments, product: product, environment: environment)
         // Generous: a loaded 2-core machine runs a debug build slowly.
         guard try await launched.exited(within: 300) else {
             launched.process.terminate()

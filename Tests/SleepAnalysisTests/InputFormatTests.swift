@@ -124,6 +124,16 @@ import SleepDomain
             try InputFormats.parseStages("start,end,stage\n30,30,awake\n", file: "s.csv")
         }
         #expect(InputError(file: "s.csv", line: 2, kind: .endNotAfterStart).description == "s.csv:2: 'end' is not after 'start'")
+        // A stage block (a tracker's export) is its epochs, each scored once; rows must not overlap.
+        let blocks = try InputFormats.parseStages("start,end,stage\n0,7200,core\n7200,7230,rem\n7230,7290,unscored\n", file: "b.csv")
+        #expect(blocks.count == 240 + 1 + 2)
+        #expect(blocks.prefix(240).allSatisfy { $0.stage == .core && $0.end - $0.start == 30 })
+        #expect(blocks[1] == InputFormats.StagedInterval(start: 30, end: 60, stage: .core))
+        #expect(blocks[240] == InputFormats.StagedInterval(start: 7200, end: 7230, stage: .rem))
+        #expect(blocks.last == InputFormats.StagedInterval(start: 7260, end: 7290, stage: nil))
+        #expect(throws: InputError(file: "s.csv", line: 3, kind: .overlapsPrevious)) {
+            try InputFormats.parseStages("start,end,stage\n0,60,awake\n30,90,core\n", file: "s.csv")
+        }
         let session = SleepSession(start: 0, end: 60, wakeDate: CalendarDay("1970-01-01")!, timeZone: "UTC", isFinal: true,
                                    epochs: [Epoch(start: 0, stage: .core, probabilities: .certain(.core), features: EpochFeatures()),
                                             Epoch(start: 30, stage: .deep, probabilities: .certain(.deep), features: EpochFeatures())],

@@ -28,6 +28,18 @@ import SleepDomain
         #expect(m.meanBreathingRate == nil)
     }
 
+    /// The printed minutes add up to the time in bed: half minutes are printed as they are
+    /// (13.5 + 37 of 50.5 min printed "14" and "37" of "50" before).
+    @Test func printedStageMinutesAddUpToTheTimeInBed() throws {
+        let stages = [SleepStage](repeating: .awake, count: 27) + [SleepStage](repeating: .core, count: 74)
+        let e = epochs(stages, hr: 60)
+        let session = SleepSession(start: 0, end: 101 * 30, wakeDate: CalendarDay("1970-01-01")!, timeZone: "UTC", isFinal: true,
+                                   epochs: e, metrics: SessionMetrics(epochs: e))
+        let text = HypnogramText.render(session, width: 40)
+        #expect(text.contains("in bed 50.5 min, asleep 37 min,"), "\(text)")
+        #expect(text.contains("awake 13.5 min (27%), core 37 min (73%), deep 0 min (0%), rem 0 min (0%)"), "\(text)")
+    }
+
     @Test func nightWithoutSleep() {
         let m = SessionMetrics(epochs: epochs([.awake, .awake, .awake]))
         #expect(m.totalSleepMinutes == 0)

@@ -79,7 +79,7 @@ struct NightKeeper: Sendable {
         var parts = ["night of \(wakeDate), \(side): in bed \(hm(m.timeInBedMinutes)), asleep \(hm(m.totalSleepMinutes))",
                      String(format: "efficiency %.0f%%", m.sleepEfficiency * 100),
                      "deep \(hm(m.stageMinutes.deep)) rem \(hm(m.stageMinutes.rem)) core \(hm(m.stageMinutes.core))",
-                     "WASO \(Int(m.wasoMinutes)) min, \(m.awakenings) awakenings"]
+                     "WASO \(Int(m.wasoMinutes)) min, \(m.awakenings) awakening\(m.awakenings == 1 ? "" : "s")"]
         if let hr = m.meanHeartRate { parts.append(String(format: "HR %.0f", hr)) }
         if let br = m.meanBreathingRate { parts.append(String(format: "BR %.1f", br)) }
         parts.append("score \(m.score)/100")

@@ -75,6 +75,8 @@ struct AnalyzeCommand: AsyncParsableCommand {
         }
         if Self.sides(side) == nil { throw ValidationError("unknown side '\(side ?? "")' (use left, right or both)") }
         if let tz, TimeZone(identifier: tz) == nil { throw ValidationError("unknown time zone '\(tz)'") }
+        if let epochsOut { try OutputFile.check(epochsOut, option: "--epochs-out") }
+        if let json { try OutputFile.check(json, option: "--json") }
         if let minSession, !(minSession >= 0 && minSession.isFinite) {
             throw ValidationError("--min-session takes minutes, 0 or more, not \(minSession)")
         }
@@ -86,7 +88,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let settings = try common.load()
+        let settings = try common.load { if let tz { $0.timeZone = tz } }
         var zone = tz.flatMap(TimeZone.init(identifier:)) ?? settings.hubTimeZone
         let rules = SessionRules(maxGap: (maxGap ?? settings.sessions.maxGapMinutes) * 60,
                                  minDuration: (minSession ?? settings.sessions.minSessionMinutes) * 60,
@@ -148,12 +150,12 @@ struct AnalyzeCommand: AsyncParsableCommand {
         for (label, sessions) in results {
             if let epochsOut {
                 let path = Self.path(epochsOut, label: label)
-                try Data(InputFormats.epochsCSV(sessions).utf8).write(to: URL(fileURLWithPath: path))
+                try OutputFile.write(Data(InputFormats.epochsCSV(sessions).utf8), to: path)
             }
             if let json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                try encoder.encode(sessions).write(to: URL(fileURLWithPath: Self.path(json, label: label)))
+                try OutputFile.write(try encoder.encode(sessions), to: Self.path(json, label: label))
             }
             let prefix = label.map { "\($0): " } ?? ""
             if sessions.isEmpty { print("\(prefix)no session: \(noSession)") }
@@ -166,6 +168,21 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 print(HypnogramText.render(s))
             }
             if let referenceEpochs, let reference {
+                // Epochs outside the sessions count as awake (out of bed), but a reference none
+                // of whose epochs falls in a session is another night: its figures would mean nothing.
+                let scored = referenceEpochs.filter { $0.stage != nil }
+                guard scored.isEmpty
+                    || sessions.contains(where: { s in scored.contains { ($0.start + $0.end) / 2 >= s.start && ($0.start + $0.end) / 2 < s.end } })
+                else {
+                    let fmt = DateFormatter()
+                    fmt.dateFormat = "yyyy-MM-dd HH:mm"
+                    fmt.timeZone = zone
+                    let span = "its scored epochs run \(fmt.string(from: Date(timeIntervalSince1970: scored[0].start))) – "
+                        + "\(fmt.string(from: Date(timeIntervalSince1970: scored[scored.count - 1].end))) \(zone.identifier)"
+                    throw CommandFailure(sessions.isEmpty
+                        ? "\(reference): no session was staged to compare it with"
+                        : "\(reference): none of its scored epochs falls in a staged session (\(span)): not a scoring of this night")
+                }
                 print(Self.agreement(StagingEvaluation(reference: referenceEpochs, predicted: sessions), with: reference))
             }
         }

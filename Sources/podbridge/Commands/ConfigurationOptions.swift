@@ -19,11 +19,11 @@ struct ConfigurationOptions: ParsableArguments {
     /// environment variable: not how the command was called, so no usage text).
     func load(_ adjust: (inout HubConfiguration) -> Void = { _ in }) throws -> HubConfiguration {
         do {
-            var settings = try HubConfiguration.resolve(file: file.config, environment: ProcessInfo.processInfo.environment)
-            if let stateDirectory { settings.stateDirectory = stateDirectory }
-            if let db { settings.database = db }
-            adjust(&settings)
-            try settings.validate()
+            let settings = try HubConfiguration.resolve(file: file.config, environment: ProcessInfo.processInfo.environment) {
+                if let stateDirectory { $0.stateDirectory = stateDirectory }
+                if let db { $0.database = db }
+                adjust(&$0)
+            }
             return settings
         } catch {
             throw CommandFailure(error.description)
@@ -36,10 +36,12 @@ struct ConfigurationFileOption: ParsableArguments {
     @Option(help: "Configuration file (JSON; default $PODBRIDGE_CONFIG, else /etc/podbridge/config.json if it exists).")
     var config: String?
 
-    func load() throws -> HubConfiguration {
+    /// - Parameter adjust: the command's own options, applied over the file and the
+    ///   environment before the whole is checked (so `--tz` stands in for a bad $PODBRIDGE_TIME_ZONE).
+    func load(_ adjust: (inout HubConfiguration) -> Void = { _ in }) throws -> HubConfiguration {
         do {
-            let settings = try HubConfiguration.resolve(file: config, environment: ProcessInfo.processInfo.environment)
-            try settings.validate()
+            let settings = try HubConfiguration.resolve(file: config, environment: ProcessInfo.processInfo.environment,
+                                                        options: adjust)
             return settings
         } catch {
             throw CommandFailure(error.description)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import PodDevice
 import PodProtocol
 
@@ -15,7 +16,7 @@ struct DevicesCommand: AsyncParsableCommand {
     @Option(name: .customLong("path"), help: "Also probe this tty (e.g. a virtual pod's pty); repeatable.")
     var paths: [String] = []
 
-    @Flag(name: .customLong("no-hello"), help: "Do not open the pods to ask their firmware version.")
+    @Flag(name: .customLong("no-hello"), help: "Do not open the pods to ask their firmware version (a --path pod's serial then shows as ?).")
     var noHello = false
 
     func validate() throws {
@@ -34,10 +35,22 @@ struct DevicesCommand: AsyncParsableCommand {
         for path in paths {
             var serial = "?"
             var firmware = "-"
+            if noHello {
+                // Unopened, a path's pod is known by its node only; one that is not there fails.
+                if !FileManager.default.fileExists(atPath: path) {
+                    firmware = "error: No such file or directory"
+                    failedPaths += 1
+                }
+                rows.append((serial, path, "serial", firmware))
+                continue
+            }
             do {
                 let info = try await PodProbe.hello(PathOpener(path: path))
                 serial = info.serial
                 firmware = "\(info.firmware) (protocol \(info.protocolDescription))"
+            } catch let error as TransportError where error.meaning == .inUse {
+                // Held by the hub or a stream: there, and not a failure (as for a pod udev found).
+                firmware = "busy (in use by another process)"
             } catch {
                 firmware = "error: \(error)"
                 failedPaths += 1

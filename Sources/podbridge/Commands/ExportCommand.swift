@@ -57,20 +57,7 @@ struct ExportCommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         _ = try bedSide()
-        if let output { try Self.checkWritable(output) }
-    }
-
-    /// An output file's mistakes, named before the export is worked out (Foundation's own
-    /// error for them is a dump of its error domain and codes).
-    static func checkWritable(_ output: String) throws {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory), isDirectory.boolValue {
-            throw ValidationError("--output \(output) is a directory; give a file name")
-        }
-        let folder = URL(fileURLWithPath: output).deletingLastPathComponent().path
-        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw ValidationError("--output \(output): no directory \(folder)")
-        }
+        if let output { try OutputFile.check(output, option: "--output") }
     }
 
     func run() async throws {
@@ -94,9 +81,7 @@ struct ExportCommand: AsyncParsableCommand {
             let text = try await SleepExporter(store: store).export(
                 selection, side: bedSide, format: format, includeEpochs: epochs, timeZone: zone)
             if let output {
-                do { try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
-                    throw CommandFailure("cannot write \(output): \(error.localizedDescription)")
-                }
+                try OutputFile.write(Data(text.utf8), to: output, atomically: true)
             } else {
                 FileHandle.standardOutput.write(Data(text.utf8))
             }

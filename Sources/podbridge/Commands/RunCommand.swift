@@ -54,6 +54,11 @@ struct RunCommand: AsyncParsableCommand {
             throw ValidationError("--clock-start must be ISO 8601 with an offset, e.g. 2026-11-16T21:00:00+01:00")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        // The options' own mistakes are usage errors (64), named as options, not as the keys they set.
+        if let tz, TimeZone(identifier: tz) == nil { throw ValidationError("unknown time zone '\(tz)' for --tz") }
+        if let listen {
+            do { _ = try ListenAddress(parsing: listen) } catch { throw ValidationError("--listen: \(error)") }
+        }
     }
 
     /// Defaults, then the file, then the environment, then the options.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Hub
+import PodProtocol
 import SleepSchedule
 import SleepStore
 import SleepDomain
@@ -148,6 +149,16 @@ struct ScheduleCommand: AsyncParsableCommand {
             for (name, value) in [("bedtime", bedtime), ("wake", wake), ("weekend-bedtime", weekendBedtime),
                                   ("weekend-wake", weekendWake)] {
                 if let value, TimeOfDay(value) == nil { throw ValidationError("--\(name) must be HH:mm, got '\(value)'") }
+            }
+            // What the service would refuse once the database is open, refused before it is
+            // created: a refused command leaves no file behind.
+            if let pod = options.pod, !PodSerial.isValid(pod) {
+                throw ValidationError("--pod '\(pod)' is not a pod serial (1–\(PodSerial.maxLength) printable ASCII characters, no spaces)")
+            }
+            for (b, w) in [(bedtime, wake), (weekendBedtime ?? bedtime, weekendWake ?? wake)] {
+                if let b = b.flatMap(TimeOfDay.init), let w = w.flatMap(TimeOfDay.init), b == w {
+                    throw ValidationError(ScheduleError.bedtimeIsWake(b).description)
+                }
             }
         }
 

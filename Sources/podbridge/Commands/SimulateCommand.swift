@@ -119,6 +119,8 @@ struct SimulateCommand: AsyncParsableCommand {
                                 sides: [left == .occupied ? sleeper : .empty, right == .occupied ? sleeper : .empty],
                                 noise: NoiseLevel(rawValue: noise) ?? .normal, pumpVibration: pump)
         let startDate = start.flatMap(Self.parseStart) ?? Self.parseStart("22:30")!
+        // Made now: a path that cannot take the truth fails before the night is played, not after.
+        if let truth, replay == nil { try OutputFile.prepareDirectory(truth, option: "--truth") }
         var records: [Capture.Record]?
         if let replay {
             let bytes: [UInt8]

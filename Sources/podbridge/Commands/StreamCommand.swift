@@ -42,6 +42,13 @@ struct StreamCommand: AsyncParsableCommand {
         var discovery: PodDiscovery?
         let opener: any PodOpener
         if let path {
+            // A path not there yet is waited for (a pod being plugged in); one that is there
+            // but is no terminal device can never become a pod, so it fails now, not by retrying for ever.
+            var info = stat()
+            if stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFCHR {  // stat follows the virtual pod's link
+                throw CommandFailure("--path \(path) is \(info.st_mode & S_IFMT == S_IFDIR ? "a directory" : "not a terminal device"): "
+                                     + "give the pod's tty (/dev/ttyACM0, or the virtual pod's link)")
+            }
             opener = PathOpener(path: path)
         } else {
             let d = try PodDiscovery(configuration: DiscoveryConfiguration(match: match))
