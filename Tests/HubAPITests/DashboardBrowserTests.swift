@@ -138,6 +138,25 @@ import Testing
         try? FileManager.default.removeItem(at: shot)
         let (shotStatus, shotOutput) = try await runTool(common + ["--screenshot=\(shot.path)", hub.base + "/"], deadline: 120)
         #expect(shotStatus == 0 && FileManager.default.fileExists(atPath: shot.path), "chromium: \(shotOutput.suffix(1000))")
+
+        // The pod unplugged in the night: `/live` still holds its last second (connected false),
+        // and the page must not show it as a live reading of a sleeper in bed.
+        hub.pod.stop()
+        #expect(await eventually(60) { hub.daemon.bus.state.pods["API-DASH"]?.connected == false })
+        var gone = ""
+        let shownGone = await eventually(240) {
+            let (status, output) = (try? await runTool(common + ["--dump-dom", hub.base + "/"], deadline: 120)) ?? (-1, "")
+            gone = output
+            return status == 0 && output.contains(#"data-loaded="true""#) && rightTile(output) != nil
+        }
+        #expect(shownGone, "the page never loaded after the unplug:\n\(gone.suffix(2000))")
+        let goneTile = rightTile(gone) ?? ""
+        #expect(goneTile.contains(#"data-stale="true""#) && goneTile.contains("pod disconnected"), "tile: \(goneTile)")
+        #expect(goneTile.contains(#"data-reading="heartRate">–<"#) && !goneTile.contains("in bed"), "tile: \(goneTile)")
+        let goneShot = dir.appendingPathComponent("dashboard-unplugged.png")
+        try? FileManager.default.removeItem(at: goneShot)
+        let (goneShotStatus, goneShotOutput) = try await runTool(common + ["--screenshot=\(goneShot.path)", hub.base + "/"], deadline: 120)
+        #expect(goneShotStatus == 0, "chromium: \(goneShotOutput.suffix(1000))")
         await hub.stop()
     }
 

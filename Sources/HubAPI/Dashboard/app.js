@@ -60,7 +60,10 @@ function tile(serial, side) {
 }
 
 function showLive(m) {
+  // `/live` keeps a pod's last second after it went away (connected false): that is no reading.
+  if (m.connected === false) { showGone(m.serial, m.side, m.time); return; }
   const t = tile(m.serial, m.side);
+  delete t.card.dataset.stale;
   t.card.dataset.present = m.present;
   t.presence.textContent = m.present ? (m.stage ? `in bed · ${m.stage}` : "in bed") : "empty";
   t.hr.textContent = m.present ? fmt(m.heartRate) : "–";
@@ -68,6 +71,18 @@ function showLive(m) {
   t.mv.textContent = m.present ? fmt(m.movement, 1) : "–";
   t.time.textContent = `${new Date(m.time).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit", second: "2-digit" })}`
     + ` · signal ${fmt((m.quality || 0) * 100)} %`;
+}
+
+// The pod went away: its tiles say so and keep no value that would read as live.
+function showGone(serial, side, time) {
+  const tiles = side ? [tile(serial, side)] : [...sides.entries()].filter(([k]) => k.startsWith(`${serial}/`)).map(([, t]) => t);
+  for (const t of tiles) {
+    t.card.dataset.present = false;
+    t.card.dataset.stale = true;
+    t.presence.textContent = "pod disconnected";
+    for (const v of [t.hr, t.br, t.mv]) v.textContent = "–";
+    if (time) t.time.textContent = `last reading ${new Date(time).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" })}`;
+  }
 }
 
 // The live stream: Server-Sent Events read through fetch, so a token can go in a header.
@@ -101,7 +116,7 @@ function handle(m) {
   switch (m.type) {
     case "live": showLive(m); setStatus("connected", `pod ${m.serial} live`); break;
     case "pod_connected": setStatus("connected", `pod ${m.serial} connected`); loadPods(); break;
-    case "pod_disconnected": setStatus("disconnected", `pod ${m.serial} disconnected`); loadPods(); break;
+    case "pod_disconnected": setStatus("disconnected", `pod ${m.serial} disconnected`); showGone(m.serial); loadPods(); break;
     case "night_finished": loadNights(); break;
     case "wake": if (["out_of_bed", "back_in_bed", "decided"].includes(m.kind)) loadNights(); break;
     case "schedule_pushed": case "alarm": loadSchedule(); break;

@@ -26,6 +26,11 @@ package struct LiveStreamRoutes: Sendable {
         }
         group.ws("live/ws", shouldUpgrade: { request, _ in
             _ = try RequestInput.query(request, allowed: [])
+            // A plain GET reaches this route too: it gets a reason, not an empty 200.
+            guard request.headers[.upgrade]?.lowercased() == "websocket" else {
+                throw APIError.badRequest("this is a WebSocket: connect with Upgrade: websocket (or read /api/v1/live/events, "
+                                          + "the same messages as Server-Sent Events)")
+            }
             return .upgrade([:])
         }) { inbound, outbound, context in
             let channel = context.requestContext.channel
