@@ -53,7 +53,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Write sessions with metrics as JSON.")
     var json: String?
 
-    @Option(name: .long, help: "A scoring of the same night to compare with (CSV start,end,stage, as --epochs-out writes; stage awake, core, deep, rem or unscored): prints the agreement, each scored epoch against the stage at its middle.")
+    @Option(name: .long, help: "A scoring of the same night to compare with (CSV start,end,stage, as --epochs-out writes; stage awake, core, deep, rem or unscored; a longer row, a stage block, counts as its 30-s epochs): prints the agreement, each scored epoch against the stage at its middle.")
     var reference: String?
 
     @Option(name: .customLong("max-gap"), help: "Longest absence in minutes that does not split a session (default: sessions.maxGapMinutes, 20).")
