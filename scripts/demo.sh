@@ -82,7 +82,8 @@ echo "== hub: simulated clock from $START at ${SPEED}x; virtual pod nights of ${
 HUB=$!
 T0=$(date +%s.%N)
 echo "== dashboard: open http://$LISTEN/ in a browser (live readings while a night plays, the hypnogram after it)"
-echo "== smart wake: the left side has a 30-min window before its alarm (the hub says when and why it woke them)"
+echo "== smart wake: the left side has a 30-min window before its alarm (the hub says when and why it woke them;"
+echo "   at ${SPEED}x the pod rings some simulated minutes after the decision: the hub's fraction of a second, sped up)"
 cleanup() {
   kill $HUB 2>/dev/null || true
   [ -n "${POD:-}" ] && kill $POD 2>/dev/null || true

@@ -215,6 +215,9 @@ package actor MQTTBridge {
     private func publishSideState(serial: String, side: BedSide, state: HubState) {
         let pod = state.pods[serial]
         let key = SideKey(serial: serial, side: side)
+        // Nothing known yet (a hub just started, before the pod's first second): the broker's
+        // retained state stands, rather than an all-null one that reads "bed empty" for a moment.
+        guard pod?.live[side] != nil || pod?.inBed[side] != nil || pod?.power[side] != nil else { return }
         let payload = MQTTPayloads.sideState(live: pod?.live[side], inBed: pod?.inBed[side], inBedSince: inBedSince[key],
                                              stage: pod?.stage[side], power: pod?.power[side])
         publishedPresent[key] = MQTTPayloads.present(live: pod?.live[side], inBed: pod?.inBed[side])

@@ -18,6 +18,8 @@ import Testing
 
     static let usageErrors: [Case] = [
         Case(arguments: ["export"], says: "choose exactly one of --date, --from/--to, --all", usage: "export"),
+        Case(arguments: ["inspect", "--limit=-1", "x.cap"], says: "--limit is a number of frames, 0 or more, not -1", usage: "inspect"),
+        Case(arguments: ["stream", "--serial", "a b"], says: "--serial 'a b' is not a pod serial", usage: "stream"),
         Case(arguments: ["export", "--all", "--side", "middle"], says: "unknown side 'middle' (use left or right)", usage: "export"),
         Case(arguments: ["export", "--date", "2026-13-45"], says: "2026-13-45", usage: "export"),
         Case(arguments: ["export", "--all", "--format", "xml"], says: "xml", usage: "export"),

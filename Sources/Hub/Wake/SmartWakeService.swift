@@ -209,7 +209,16 @@ package actor SmartWakeService: Service {
 
     private func loop() async {
         while !Task.isCancelled {
+            let started = ContinuousClock.now
             await step()
+            // Re-staging the night takes tens of milliseconds; an epoch comes every 30 s, or
+            // every 17 ms at the demo's 1800×, where looks back to back would take a core from
+            // the pipeline until the pod's queue overflowed (frames, and an alarm's start, lost).
+            // So a look is followed by twice its time of rest: a third of a core at most. The
+            // offers that come meanwhile are one newest snapshot, and the next look observes
+            // every epoch up to it, so no epoch goes unseen; at real speed this never waits.
+            let spent = ContinuousClock.now - started
+            if spent > .milliseconds(1) { try? await Task.sleep(for: spent * 2) }
             // At most 15 s of hub time between looks (a window opening, a repeat falling due),
             // sooner when the pipeline offers an epoch.
             let real = max(clock.realDuration(of: 15), .milliseconds(5))

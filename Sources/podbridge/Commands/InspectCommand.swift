@@ -17,6 +17,10 @@ struct InspectCommand: ParsableCommand {
     @Option(help: "Print at most this many frames (0: only the summary).")
     var limit = 40
 
+    func validate() throws {
+        guard limit >= 0 else { throw ValidationError("--limit is a number of frames, 0 or more, not \(limit)") }
+    }
+
     func run() throws {
         let data = try InputFile.bytes(file)
         var printed = 0

@@ -35,6 +35,10 @@ struct StreamCommand: AsyncParsableCommand {
     func validate() throws {
         _ = try PodMatch.option(usbID)
         guard interval > 0 else { throw ValidationError("--interval must be positive") }
+        // A serial no pod can have would be waited for for ever.
+        if let serial, !PodSerial.isValid(serial) {
+            throw ValidationError("--serial '\(serial)' is not a pod serial (1–\(PodSerial.maxLength) printable ASCII characters, no spaces)")
+        }
     }
 
     func run() async throws {
