@@ -11,6 +11,13 @@ enum OutputFile {
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
             throw ValidationError("\(option) \(path) is a directory; give a file name")
         }
+        // A file there already is written in place (`/dev/stdout` in a folder no user may write).
+        if FileManager.default.fileExists(atPath: path) {
+            guard FileManager.default.isWritableFile(atPath: path) else {
+                throw ValidationError("\(option) \(path): cannot write it (permission denied)")
+            }
+            return
+        }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ValidationError("\(option) \(path): no directory \(folder)")

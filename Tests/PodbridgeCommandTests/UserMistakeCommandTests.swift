@@ -84,6 +84,11 @@ import Testing
         #expect(directory.stderr.contains("--json \(dir.path) is a directory; give a file name"), "\(directory.stderr)")
         #expect(!FileManager.default.fileExists(atPath: epochs), "nothing written before the refusal")
         for r in [missing, directory] { #expect(!r.stderr.contains("NSCocoaErrorDomain"), "\(r.stderr)") }
+        // A file that is there is written over (as `/dev/stdout` is, whose folder no user may write).
+        try Data("old".utf8).write(to: URL(fileURLWithPath: epochs))
+        let over = try await CommandRunner.run(["analyze", "--beats", beats, "--epochs-out", epochs])
+        #expect(over.status == 0, "\(over.stderr)")
+        #expect(try String(contentsOfFile: epochs, encoding: .utf8).hasPrefix("start,end,stage\n"))
     }
 
     /// `--truth` is made before the night is played: at --speed 1 a bad path used to cost the
