@@ -19,7 +19,7 @@ done
 # Stages (byte 0 = 2 modulo 3): the reference scoring `analyze --reference` reads.
 { printf '\x02'; head -n 60 Data/slpdb-dev/slp01a.stages.csv; } > "$out/input-formats/slp01a.stages.csv"
 for f in Fuzz/seeds/input-formats/*.csv; do
-  case "$f" in *vitals*) b='\x01' ;; *) b='\x00' ;; esac
+  case "$f" in *vitals*) b='\x01' ;; *stages*) b='\x02' ;; *) b='\x00' ;; esac
   { printf "$b"; cat "$f"; } > "$out/input-formats/$(basename "$f")"
 done
 cp Fuzz/seeds/configuration/* "$out/configuration/"

@@ -190,6 +190,7 @@ package enum InputFormats {
                                  required: ["start", "end", "stage"])
         var order = StrictlyIncreasing(column: "start", file: file)
         var previousEnd = -Double.infinity
+        var firstStart: Double?
         let s = table.column("start")!, e = table.column("end")!, g = table.column("stage")!
         return try table.rows.flatMap { line, f in
             guard let a = try CSVTable.number(f[s], column: "start", file: file, line: line) else {
@@ -203,6 +204,13 @@ package enum InputFormats {
                 throw InputError(file: file, line: line, kind: .timeOutOfRange(column: "end", text: f[e]))
             }
             guard b > a else { throw InputError(file: file, line: line, kind: .endNotAfterStart) }
+            // The ends too stay within the span a file may cover: one row from 1970 to 2286
+            // would otherwise be ten billion seconds of epochs (found by the input-formats fuzzer).
+            let from = firstStart ?? a
+            firstStart = from
+            guard b - from <= InputFormats.maximumSpan else {
+                throw InputError(file: file, line: line, kind: .spanTooLong(column: "end", days: (b - from) / 86_400))
+            }
             // A millisecond of slack: times written with fewer decimals than they were kept.
             guard a >= previousEnd - 0.001 else { throw InputError(file: file, line: line, kind: .overlapsPrevious) }
             previousEnd = b

@@ -131,6 +131,14 @@ import SleepDomain
         #expect(blocks[1] == InputFormats.StagedInterval(start: 30, end: 60, stage: .core))
         #expect(blocks[240] == InputFormats.StagedInterval(start: 7200, end: 7230, stage: .rem))
         #expect(blocks.last == InputFormats.StagedInterval(start: 7260, end: 7290, stage: nil))
+        // A block is bounded like every file's times: one row over 32 days is refused, not
+        // split into 92 160 epochs (and 0 → 10^10 s, which the fuzzer sent, into 3·10^8).
+        #expect(throws: InputError(file: "s.csv", line: 2, kind: .spanTooLong(column: "end", days: 32))) {
+            try InputFormats.parseStages("start,end,stage\n0,2764800,core\n", file: "s.csv")
+        }
+        #expect(throws: InputError(file: "s.csv", line: 3, kind: .spanTooLong(column: "end", days: 31.5))) {
+            try InputFormats.parseStages("start,end,stage\n0,30,core\n30,2721600,rem\n", file: "s.csv")
+        }
         #expect(throws: InputError(file: "s.csv", line: 3, kind: .overlapsPrevious)) {
             try InputFormats.parseStages("start,end,stage\n0,60,awake\n30,90,core\n", file: "s.csv")
         }
