@@ -501,7 +501,7 @@ extension HubConfiguration {
     /// `analyze`, and the API): the defaults, then the file (`file`, else `PODBRIDGE_CONFIG`,
     /// else `systemPath` if it exists), then the `PODBRIDGE_*` environment, then validated as
     /// a whole (a token or user name may come from the environment, the rest from the file).
-    /// Command-line options are applied by the caller afterwards, and it validates again.
+    /// A command's own options come in `options`, applied last and checked with the rest.
     package static func resolve(file: String?, environment: [String: String],
                                systemPath: String = HubConfiguration.systemPath,
                                options: (inout HubConfiguration) -> Void = { _ in }) throws(ConfigurationError) -> HubConfiguration {

@@ -94,9 +94,7 @@ package final class NightStore: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            let posix = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }
-            let reason = posix.flatMap { $0.domain == NSPOSIXErrorDomain ? String(cString: strerror(Int32($0.code))) : nil }
-            throw StoreError.cannotCreateDirectory(path: directory, reason: reason ?? error.localizedDescription)
+            throw StoreError.cannotCreateDirectory(path: directory, reason: FileErrorReason.describe(error))
         }
     }
 

@@ -148,25 +148,17 @@ package final class VirtualPod: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw .write(path: directory, reason: Self.reason(error))
+            throw .write(path: directory, reason: FileErrorReason.describe(error))
         }
         for f in files {
             let path = (directory as NSString).appendingPathComponent(f.name)
             do {
                 try f.text.write(toFile: path, atomically: true, encoding: .utf8)
             } catch {
-                throw .write(path: path, reason: Self.reason(error))
+                throw .write(path: path, reason: FileErrorReason.describe(error))
             }
             written.append(path)
         }
         return written
-    }
-
-    /// The operating system's words for a file error, not Foundation's error-domain dump.
-    private static func reason(_ error: any Error) -> String {
-        let ns = error as NSError
-        let posix = ns.domain == NSPOSIXErrorDomain ? ns : (ns.userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }
-        if let posix, posix.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(posix.code))) }
-        return ns.localizedDescription
     }
 }

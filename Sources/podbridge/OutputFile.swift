@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SleepDomain
 
 /// The files and directories a command writes: checked before the work that fills them (an
 /// analysis, a night played), so a mistyped path fails at once instead of after it, and their
@@ -36,7 +37,7 @@ enum OutputFile {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
-            throw CommandFailure("\(option) \(path): cannot create the directory (\(reason(error)))")
+            throw CommandFailure("\(option) \(path): cannot create the directory (\(FileErrorReason.describe(error)))")
         }
         guard FileManager.default.isWritableFile(atPath: path) else {
             throw CommandFailure("\(option) \(path): cannot write in it (permission denied)")
@@ -48,15 +49,7 @@ enum OutputFile {
         do {
             try data.write(to: URL(fileURLWithPath: path), options: atomically ? .atomic : [])
         } catch {
-            throw CommandFailure("cannot write \(path): \(reason(error))")
+            throw CommandFailure("cannot write \(path): \(FileErrorReason.describe(error))")
         }
-    }
-
-    /// The operating system's words for a file error ("No such file or directory").
-    static func reason(_ error: any Error) -> String {
-        let ns = error as NSError
-        let posix = ns.domain == NSPOSIXErrorDomain ? ns : (ns.userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }
-        if let posix, posix.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(posix.code))) }
-        return ns.localizedDescription
     }
 }

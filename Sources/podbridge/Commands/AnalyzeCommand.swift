@@ -147,6 +147,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
         } catch let error as InputError {
             throw CommandFailure(error.description)
         }
+        let fmt = DateFormatter()
+        fmt.dateFormat = "yyyy-MM-dd HH:mm"
+        fmt.timeZone = zone
         for (label, sessions) in results {
             if let epochsOut {
                 let path = Self.path(epochsOut, label: label)
@@ -159,9 +162,6 @@ struct AnalyzeCommand: AsyncParsableCommand {
             }
             let prefix = label.map { "\($0): " } ?? ""
             if sessions.isEmpty { print("\(prefix)no session: \(noSession)") }
-            let fmt = DateFormatter()
-            fmt.dateFormat = "yyyy-MM-dd HH:mm"
-            fmt.timeZone = zone
             for (i, s) in sessions.enumerated() {
                 print("\(prefix)session \(i + 1): \(fmt.string(from: Date(timeIntervalSince1970: s.start))) – "
                       + "\(fmt.string(from: Date(timeIntervalSince1970: s.end))) \(zone.identifier), wake date \(s.wakeDate)")
@@ -174,9 +174,6 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 guard scored.isEmpty
                     || sessions.contains(where: { s in scored.contains { ($0.start + $0.end) / 2 >= s.start && ($0.start + $0.end) / 2 < s.end } })
                 else {
-                    let fmt = DateFormatter()
-                    fmt.dateFormat = "yyyy-MM-dd HH:mm"
-                    fmt.timeZone = zone
                     let span = "its scored epochs run \(fmt.string(from: Date(timeIntervalSince1970: scored[0].start))) – "
                         + "\(fmt.string(from: Date(timeIntervalSince1970: scored[scored.count - 1].end))) \(zone.identifier)"
                     throw CommandFailure(sessions.isEmpty
