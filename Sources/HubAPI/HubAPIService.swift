@@ -61,7 +61,7 @@ package struct HubAPIService: Service {
         let reporter = self.reporter
         let onListening = self.onListening
         let app = Application(
-            router: router,
+            router: AnsweringHead(router: router),
             server: .http1WebSocketUpgrade(webSocketRouter: router),
             configuration: .init(address: .hostname(address.host, port: address.port), serverName: "podbridge"),
             onServerRunning: { channel in

@@ -101,6 +101,8 @@ import Testing
             (.GET, "/api/v1/nights/2026-11-17/middle", nil, 400),
             (.GET, "/api/v1/export?format=pdf&all=true", nil, 400),
             (.GET, "/api/v1/schedule?pod=NOPE", nil, 404),
+            (.GET, "/api/v1/schedule?pod=", nil, 400),
+            (.DELETE, "/api/v1/schedule/manual?side=", nil, 400),
             (.GET, "/api/v1/nowhere", nil, 404),
         ]
         let blocksEpochs = try await hub.request(.GET, "/api/v1/export?format=blocks&all=true&epochs=true")
@@ -120,6 +122,12 @@ import Testing
         #expect(probeStatus == 0 && probe.contains("413"), "\(probe)")
         let fraction = try await hub.request(.PUT, "/api/v1/schedule/manual", body: #"{"side": "left", "windowMinutes": 30.5}"#)
         #expect(fraction.json?["detail"] as? String == "wrong value for 'windowMinutes': a whole number is expected, got 30.5", "\(fraction.body)")
+        for fragment in ["null", "3", #""left""#] {
+            let answer = try await hub.request(.PUT, "/api/v1/schedule/manual", body: fragment)
+            #expect(answer.status == 400 && answer.json?["detail"] as? String == "the body must be a JSON object", "\(fragment): \(answer.body)")
+        }
+        let emptyPod = try await hub.get("/api/v1/schedule?pod=")
+        #expect(emptyPod.json?["detail"] as? String == "query parameter 'pod' is empty", "\(emptyPod.body)")
         let sameTime = try await hub.request(.PUT, "/api/v1/schedule/manual", body: #"{"side": "left", "bedtime": "07:00", "wake": "07:00"}"#)
         #expect((sameTime.json?["detail"] as? String)?.contains("bedtime and wake are both 07:00") == true, "\(sameTime.body)")
         for (method, path, body, status) in bad {
@@ -158,6 +166,21 @@ import Testing
         #expect(denied.status == 401)
         #expect(try await hub.get("/healthz").status == 200)
         #expect(try await hub.get("/api/v1/pods", token: "s3cret-token").status == 200)
+        // HEAD answers as GET would, without the body: uptime checkers probe /healthz so.
+        let healthHead = try await hub.request(.HEAD, "/healthz")
+        let healthGet = try await hub.get("/healthz")
+        #expect(healthHead.status == 200 && healthHead.body.isEmpty, "\(healthHead.status) \(healthHead.body)")
+        #expect(healthHead.headers.first(name: "content-length") == "\(healthGet.body.utf8.count)")
+        let podsHead = try await hub.request(.HEAD, "/api/v1/pods", token: "s3cret-token")
+        #expect(podsHead.status == 200 && podsHead.body.isEmpty && podsHead.contentType?.hasPrefix("application/json") == true)
+        let deniedHead = try await hub.request(.HEAD, "/api/v1/pods")
+        #expect(deniedHead.status == 401 && deniedHead.body.isEmpty, "\(deniedHead.status) \(deniedHead.body)")
+        #expect(try await hub.request(.HEAD, "/api/v1/nowhere", token: "s3cret-token").status == 404)
+        // A known path with a method it lacks: 405, and HEAD listed wherever GET is.
+        let post = try await hub.request(.POST, "/healthz")
+        #expect(post.status == 405 && post.headers.first(name: "allow") == "GET, HEAD", "\(post.status) \(post.headers)")
+        let putPower = try await hub.request(.GET, "/api/v1/pods/API-AUTH/power", token: "s3cret-token")
+        #expect(putPower.status == 405 && putPower.headers.first(name: "allow") == "POST", "\(putPower.headers)")
         #expect(try await hub.get("/api/v1/openapi.json", token: "s3cret-token").status == 200)
         // The WebSocket route asked without an upgrade: a reason naming the SSE stream, not an empty 200.
         let plain = try await hub.get("/api/v1/live/ws", token: "s3cret-token")

@@ -99,6 +99,7 @@ struct APITestHub {
         var status: Int
         var body: String
         var contentType: String?
+        var headers: HTTPHeaders = [:]
         /// The body as a JSON object (nil if it is not one).
         var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] }
     }
@@ -115,7 +116,7 @@ struct APITestHub {
         let response = try await http.execute(request, timeout: .seconds(60))
         let bytes = try await response.body.collect(upTo: 64 << 20)
         return Answer(status: Int(response.status.code), body: String(buffer: bytes),
-                      contentType: response.headers.first(name: "content-type"))
+                      contentType: response.headers.first(name: "content-type"), headers: response.headers)
     }
 
     func get(_ path: String, token: String? = nil) async throws -> Answer { try await request(.GET, path, token: token) }

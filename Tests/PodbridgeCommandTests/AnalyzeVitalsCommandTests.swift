@@ -32,6 +32,25 @@ import Testing
         #expect(r.stdout.contains("heart rate 58.0 bpm"), "the glitches reached the night's heart rate: \(r.stdout)")
     }
 
+    @Test func aNightAcrossTheClockChangeShowsEachEndsOffset() async throws {
+        // 2026-10-25 in Berlin: 03:00 CEST becomes 02:00 CET. Four hours in bed from 00:00 UTC
+        // (02:00 CEST) end at 04:00 UTC, 05:00 CET: "02:00 – 05:00" alone would read three hours.
+        let start = 1_792_886_400
+        let rows = (0..<(4 * 3600)).map { "\(start + $0),58,1" }
+        let file = CommandRunner.temporaryFile("vitals.csv")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data((["time,heart_rate,present"] + rows).joined(separator: "\n").utf8).write(to: file)
+        let r = try await CommandRunner.run(["analyze", "--vitals", file.path, "--tz", "Europe/Berlin"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("session 1: 2026-10-25 02:00 +02:00 – 2026-10-25 05:00 +01:00 Europe/Berlin, wake date 2026-10-25"),
+                "\(r.stdout)")
+        // A night with one offset keeps the short form.
+        let winter = try Self.vitalsWithAHole()
+        defer { try? FileManager.default.removeItem(at: winter) }
+        let oneOffset = try await CommandRunner.run(["analyze", "--vitals", winter.path, "--tz", "Europe/Berlin"])
+        #expect(oneOffset.stdout.contains("session 1: 2023-11-14 23:13 – 2023-11-15 02:33 Europe/Berlin,"), "\(oneOffset.stdout)")
+    }
+
     @Test func aTwoHourHoleIsKeptInTheNightByDefault() async throws {
         let file = try Self.vitalsWithAHole()
         defer { try? FileManager.default.removeItem(at: file) }

@@ -29,6 +29,8 @@ package struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddle
             guard let item = item as? [String: Any] else { continue }
             table[path, default: []] += verbs.filter { item[$0] != nil }.map { $0.uppercased() }
         }
+        // HEAD is answered wherever GET is (`HeadMiddleware`).
+        for (path, methods) in table where methods.contains("GET") { table[path]?.append("HEAD") }
         routes = table.map { path, methods in
             Route(segments: Self.segments(path).map { $0.hasPrefix("{") && $0.hasSuffix("}") ? nil : $0 },
                   methods: Array(Set(methods)).sorted())

@@ -18,6 +18,8 @@ package enum RequestInput {
                                           + (allowed.isEmpty ? "" : "; allowed: \(allowed.sorted().joined(separator: ", "))"))
             }
             guard result[k] == nil else { throw APIError.badRequest("query parameter '\(k)' given twice") }
+            // `?pod=` names nothing: refused, not looked up as a pod called "".
+            guard !value.isEmpty else { throw APIError.badRequest("query parameter '\(k)' is empty") }
             result[k] = String(value)
         }
         return result
@@ -50,7 +52,8 @@ package enum RequestInput {
         let buffer = try await body(of: request, context: context)
         let data = Data(buffer.readableBytesView)
         let object: Any
-        do { object = try JSONSerialization.jsonObject(with: data) } catch {
+        // Fragments allowed, so `null` or `3` is told it must be an object, not that it is not JSON.
+        do { object = try JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed) } catch {
             throw APIError.badRequest("the body is not valid JSON")
         }
         guard let dictionary = object as? [String: Any] else { throw APIError.badRequest("the body must be a JSON object") }

@@ -150,6 +150,16 @@ struct AnalyzeCommand: AsyncParsableCommand {
         let fmt = DateFormatter()
         fmt.dateFormat = "yyyy-MM-dd HH:mm"
         fmt.timeZone = zone
+        // A night across a clock change shows each end's UTC offset: 01:30 – 07:00 on the night
+        // the clocks go back is ambiguous (and its length wrong by an hour) without them.
+        let offsetFmt = DateFormatter()
+        offsetFmt.dateFormat = "yyyy-MM-dd HH:mm xxx"
+        offsetFmt.timeZone = zone
+        func span(_ start: Double, _ end: Double) -> String {
+            let a = Date(timeIntervalSince1970: start), b = Date(timeIntervalSince1970: end)
+            let f = zone.secondsFromGMT(for: a) == zone.secondsFromGMT(for: b) ? fmt : offsetFmt
+            return "\(f.string(from: a)) – \(f.string(from: b)) \(zone.identifier)"
+        }
         for (label, sessions) in results {
             if let epochsOut {
                 let path = Self.path(epochsOut, label: label)
@@ -163,8 +173,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
             let prefix = label.map { "\($0): " } ?? ""
             if sessions.isEmpty { print("\(prefix)no session: \(noSession)") }
             for (i, s) in sessions.enumerated() {
-                print("\(prefix)session \(i + 1): \(fmt.string(from: Date(timeIntervalSince1970: s.start))) – "
-                      + "\(fmt.string(from: Date(timeIntervalSince1970: s.end))) \(zone.identifier), wake date \(s.wakeDate)")
+                print("\(prefix)session \(i + 1): \(span(s.start, s.end)), wake date \(s.wakeDate)")
                 print(HypnogramText.render(s))
             }
             if let referenceEpochs, let reference {
@@ -174,11 +183,10 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 guard scored.isEmpty
                     || sessions.contains(where: { s in scored.contains { ($0.start + $0.end) / 2 >= s.start && ($0.start + $0.end) / 2 < s.end } })
                 else {
-                    let span = "its scored epochs run \(fmt.string(from: Date(timeIntervalSince1970: scored[0].start))) – "
-                        + "\(fmt.string(from: Date(timeIntervalSince1970: scored[scored.count - 1].end))) \(zone.identifier)"
                     throw CommandFailure(sessions.isEmpty
                         ? "\(reference): no session was staged to compare it with"
-                        : "\(reference): none of its scored epochs falls in a staged session (\(span)): not a scoring of this night")
+                        : "\(reference): none of its scored epochs falls in a staged session (its scored epochs run "
+                            + "\(span(scored[0].start, scored[scored.count - 1].end))): not a scoring of this night")
                 }
                 print(Self.agreement(StagingEvaluation(reference: referenceEpochs, predicted: sessions), with: reference))
             }
