@@ -90,9 +90,12 @@ install -m 0755 "$lib/podbridge" "$work/lonely/podbridge"
 status=0
 "${run_as[@]}" "$work/lonely/podbridge" run --no-console --path "$work/no-pod" --state-dir "$work/lonely-state" \
   --listen 127.0.0.1:0 > "$work/lonely.log" 2>&1 || status=$?
-[ "$status" -eq 1 ] && grep -q "no $bundle beside $work/lonely/podbridge" "$work/lonely.log" \
-  && pass "a binary without its web files stops with a message naming them" \
-  || fail "a binary without its web files: exit $status: $(tail -5 "$work/lonely.log")"
+# At once: before the database is made or the pod looked for, and in a command's words (no
+# HTTP status: it printed "Error: 500 internal: …" after starting the hub).
+[ "$status" -eq 1 ] && grep -qx "Error: the dashboard and OpenAPI files are not installed: no $bundle beside $work/lonely/podbridge .*" "$work/lonely.log" \
+  && [ "$(wc -l < "$work/lonely.log")" -eq 1 ] && [ ! -e "$work/lonely-state" ] \
+  && pass "a binary without its web files stops at once with a message naming them" \
+  || fail "a binary without its web files: exit $status: $(tail -5 "$work/lonely.log"); state: $(ls "$work/lonely-state" 2>&1)"
 rm -rf "$work"
 
 DESTDIR=$root PREFIX=/opt/podbridge scripts/install.sh --uninstall > "$root.log" 2>&1 \

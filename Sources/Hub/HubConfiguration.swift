@@ -342,7 +342,7 @@ extension HubConfiguration {
         .init(name: "PODBRIDGE_API_TOKEN", key: "api.token") { $0.api.token = $1 },
         .init(name: "PODBRIDGE_MQTT_HOST", key: "mqtt.host") { $0.mqtt.host = $1 },
         .init(name: "PODBRIDGE_MQTT_PORT", key: "mqtt.port") { (config, value) throws(ConfigurationError) in
-            guard let port = Int(value) else { throw .badValue(key: "PODBRIDGE_MQTT_PORT", reason: "not a number: '\(value)'") }
+            guard let port = Int(value) else { throw .badValue(key: "mqtt.port (from $PODBRIDGE_MQTT_PORT)", reason: "not a number: '\(value)'") }
             config.mqtt.port = port
         },
         .init(name: "PODBRIDGE_MQTT_USERNAME", key: "mqtt.username") { $0.mqtt.username = $1 },
@@ -353,7 +353,7 @@ extension HubConfiguration {
         .init(name: "PODBRIDGE_MQTT_DISCOVERY_PREFIX", key: "mqtt.discoveryPrefix") { $0.mqtt.discoveryPrefix = $1 },
         .init(name: "PODBRIDGE_MQTT_PUBLISH_EVERY_SECONDS", key: "mqtt.publishEverySeconds") { (config, value) throws(ConfigurationError) in
             guard let seconds = Double(value) else {
-                throw .badValue(key: "PODBRIDGE_MQTT_PUBLISH_EVERY_SECONDS", reason: "not a number: '\(value)'")
+                throw .badValue(key: "mqtt.publishEverySeconds (from $PODBRIDGE_MQTT_PUBLISH_EVERY_SECONDS)", reason: "not a number: '\(value)'")
             }
             config.mqtt.publishEverySeconds = seconds
         },

@@ -59,7 +59,7 @@ package enum HubStateLockError: Error, CustomStringConvertible, Equatable {
         switch self {
         case let .held(database, pid):
             "another hub\(pid.map { " (pid \($0))" } ?? "") is running on \(database): stop it first "
-                + "(under systemd: systemctl stop podbridge), or give this one its own --state-dir"
+                + "(under systemd: systemctl stop podbridge), or give this one its own --db (or --state-dir)"
         case let .unusable(path, reason):
             "cannot lock \(path): \(reason)"
         }

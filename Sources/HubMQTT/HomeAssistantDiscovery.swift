@@ -1,3 +1,4 @@
+import Foundation
 /// Home Assistant MQTT discovery configs for one pod: one HA device per pod, its entities
 /// per side, all reading the hub's state topics and writing its command topics
 /// (https://www.home-assistant.io/integrations/mqtt/#mqtt-discovery).
@@ -42,6 +43,14 @@ package struct HomeAssistantDiscovery: Sendable {
             MQTTMessage(topic: topics.discoveryConfig(component: $0.component, serial: pod.serial, object: $0.object),
                         payload: $0.config.encoded, qos: .atLeastOnce, retain: true)
         }
+    }
+
+    /// Whether a retained config was announced by a hub on these topics: its availability
+    /// names this base topic's `status`. Another hub's (another base topic) is not ours to remove.
+    package static func isAnnounced(by topics: MQTTTopics, config payload: [UInt8]) -> Bool {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any],
+              let availability = object["availability"] as? [[String: Any]] else { return false }
+        return availability.contains { $0["topic"] as? String == topics.availability }
     }
 
     /// The empty retained message that removes one config (and its entity) from HA.

@@ -159,9 +159,12 @@ package actor MQTTBridge {
         for message in discovery.messages(for: pod) { publish(message) }
     }
 
-    /// A retained config under the discovery prefix: one of ours for a pod no longer served is emptied.
+    /// A retained config under the discovery prefix: one of ours for a pod no longer served is
+    /// emptied. Ours means announced by a hub on this base topic (its availability names our
+    /// `status`): a second hub on the same broker, for the other bed, keeps its entities.
     private func discoveryConfigSeen(_ message: MQTTMessage) {
-        guard !message.payload.isEmpty, let level = topics.serialInDiscoveryTopic(message.topic) else { return }
+        guard !message.payload.isEmpty, let level = topics.serialInDiscoveryTopic(message.topic),
+              HomeAssistantDiscovery.isAnnounced(by: topics, config: message.payload) else { return }
         let served = podsToAnnounce().map { MQTTTopics.topicLevel($0.serial) }
         guard !served.contains(level) else { return }
         reporter.event("MQTT: removing Home Assistant entity \(message.topic) (pod \(level) is no longer served)")
@@ -395,19 +398,19 @@ package actor MQTTBridge {
                     podSerial: serial, sides: [side], bedtime: bedtime, wake: wake,
                     weekendBedtime: manual?.weekendBedtime == manual?.weekdayBedtime ? nil : manual?.weekendBedtime,
                     weekendWake: manual?.weekendWake == manual?.weekdayWake ? nil : manual?.weekendWake)
-                publishResult(command, serial: serial, result: "ok", detail: lines.joined(separator: "; "))
+                publishResult(command, serial: serial, result: "ok", detail: Self.oneLine(lines))
                 await publishSchedule(serial: serial, side: side)
             case .clearSchedule:
                 let lines = try await control.clearManualSchedule(podSerial: serial, sides: [side])
-                publishResult(command, serial: serial, result: "ok", detail: lines.joined(separator: "; "))
+                publishResult(command, serial: serial, result: "ok", detail: Self.oneLine(lines))
                 await publishSchedule(serial: serial, side: side)
             case .alarm(let on):
                 let lines = try await control.setAlarmEnabled(podSerial: serial, sides: [side], enabled: on)
-                publishResult(command, serial: serial, result: "ok", detail: lines.joined(separator: "; "))
+                publishResult(command, serial: serial, result: "ok", detail: Self.oneLine(lines))
                 await publishSchedule(serial: serial, side: side)
             case .wakeWindow(let minutes):
                 let lines = try await control.setWake(podSerial: serial, sides: [side], windowMinutes: minutes, untilOutOfBed: nil)
-                publishResult(command, serial: serial, result: "ok", detail: lines.joined(separator: "; "))
+                publishResult(command, serial: serial, result: "ok", detail: Self.oneLine(lines))
                 await publishSchedule(serial: serial, side: side)
             }
         } catch {
@@ -430,6 +433,13 @@ package actor MQTTBridge {
             reporter.warning("MQTT: \(command.name) for pod \(serial) \(command.side.rawValue): refused by the pod (\(status), \(code))")
             publishResult(command, serial: serial, result: "nack", detail: status)
         }
+    }
+
+    /// What the command line would print, as one line: each line trimmed (its indentation is
+    /// the terminal's), joined by "; ".
+    static func oneLine(_ lines: [String]) -> String {
+        lines.flatMap { $0.split(whereSeparator: \.isNewline) }
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: "; ")
     }
 
     private func publishResult(_ command: MQTTCommand, serial: String, result: String, detail: String?) {

@@ -129,8 +129,12 @@ import VirtualPod
         let broker = try TestBroker()
         let listener = try Listener(port: broker.port)
         try await listener.waitConnected()
-        // A pod an earlier configuration announced: its entities must go.
-        try listener.publish("homeassistant/sensor/podbridge_OLDPOD/left_heart_rate/config", #"{"name":"old"}"#, retain: true)
+        // A pod an earlier configuration announced: its entities must go. Another hub's pod on
+        // the same broker (the other bed, base topic `podbridge-2`) keeps its entities.
+        try listener.publish("homeassistant/sensor/podbridge_OLDPOD/left_heart_rate/config",
+                             #"{"name":"old","availability":[{"topic":"podbridge/status"}]}"#, retain: true)
+        let otherHub = #"{"name":"other","availability":[{"topic":"podbridge-2/status"},{"topic":"podbridge-2/POD2/availability"}]}"#
+        try listener.publish("homeassistant/sensor/podbridge_POD2/left_heart_rate/config", otherHub, retain: true)
         let hub = try await Self.start(broker: broker)
 
         #expect(await eventually(120) { Self.configTopics(listener).count == Self.configsPerPod },
@@ -141,6 +145,8 @@ import VirtualPod
         #expect(origin?["sw_version"] as? String == HubVersion.current, "\(String(describing: origin))")
         #expect(await eventually(60) { listener.last("homeassistant/sensor/podbridge_OLDPOD/left_heart_rate/config")?.payload == [] },
                 "the old pod's config was not removed")
+        #expect(listener.last("homeassistant/sensor/podbridge_POD2/left_heart_rate/config")?.text == otherHub,
+                "another hub's entity was removed; the hub said \(hub.lines.all.filter { $0.contains("removing") })")
         #expect(await eventually(60) { listener.last("podbridge/VPOD-MQTT/availability")?.text == "online" })
         #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/link"))?["connected"] as? Bool == true })
 
@@ -203,6 +209,11 @@ import VirtualPod
                 "hub said \(hub.lines.all.suffix(10))")
         #expect(await eventually(60) { hub.pod.currentSchedule(side: .left)?.alarm?.time == TimeOfDay(wrapping: 6 * 60 + 40) })
         #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/left/schedule"))?["wake"] as? String == "06:40" })
+        // Its detail: the command line's lines as one (no terminal indentation), ending with what
+        // happens for this pod, which is connected.
+        let wakeDetail = json(listener.last("podbridge/VPOD-MQTT/command/result"))?["detail"] as? String ?? ""
+        #expect(wakeDetail.hasPrefix("left: manual schedule set") && wakeDetail.hasSuffix("; Sending it to the pod now."), "\(wakeDetail)")
+        #expect(!wakeDetail.contains("  ") && !wakeDetail.contains("\n"), "\(wakeDetail)")
 
         // HA's alarm switch: off clears the side's alarm on the pod (power stays), on brings it back.
         try listener.publish("podbridge/VPOD-MQTT/left/alarm/set", "OFF")
@@ -257,6 +268,8 @@ import VirtualPod
         let lastNight = try #require(json(listener.last("podbridge/VPOD-MQTT/left/last_night")))
         #expect((lastNight["total_sleep_minutes"] as? Int ?? 0) > 10)
         #expect(lastNight["stage_minutes"] is [String: Any] && lastNight["wake_date"] as? String == "2026-11-16")
+        // Through the whole night (and the re-announce above), the other hub's entity stayed.
+        #expect(listener.all("homeassistant/sensor/podbridge_POD2/left_heart_rate/config").map(\.text) == [otherHub])
 
         await hub.stop()
         // A clean stop says offline itself.

@@ -183,7 +183,10 @@ import Testing
         #expect(config.mqttClientID == "hub-1" && config.mqtt.baseTopic == "home/bed" && config.mqtt.discoveryPrefix == "ha")
         #expect(config.mqtt.publishEverySeconds == 5)
         var bad = HubConfiguration()
-        #expect(throws: ConfigurationError.self) { try bad.applyEnvironment(["PODBRIDGE_MQTT_PORT": "eighty"]) }
+        // Named as every variable's bad value is: the key, and the variable that set it.
+        #expect(throws: ConfigurationError.badValue(key: "mqtt.port (from $PODBRIDGE_MQTT_PORT)", reason: "not a number: 'eighty'")) {
+            try bad.applyEnvironment(["PODBRIDGE_MQTT_PORT": "eighty"])
+        }
         for json in [#"{"mqtt": {"port": 0}}"#, #"{"mqtt": {"baseTopic": "pod/#"}}"#, #"{"mqtt": {"discoveryPrefix": "ha/"}}"#,
                      #"{"mqtt": {"password": "p"}}"#, #"{"mqtt": {"tls": "/nonexistent/ca.pem"}}"#,
                      #"{"mqtt": {"publishEverySeconds": 0}}"#, #"{"mqtt": {"hots": "x"}}"#] {

@@ -114,11 +114,16 @@ package final class HubControl: Sendable {
             throw Self.controlError(error)
         }
         await schedule.sessionsChanged()
-        return lines + [Self.pushNow]
+        return lines + [pushNote(podSerial)]
     }
 
-    /// The schedule service works the schedule out again at once and pushes it if it changed.
-    private static let pushNow = "Sent to the pod now if it is connected, else when it next connects."
+    /// The schedule service works the schedule out again at once and pushes it if it changed:
+    /// to the pod now if it is connected, else when it next connects. Said for this pod.
+    private func pushNote(_ serial: String) -> String {
+        bus?.state.pods[serial]?.connected == true
+            ? "Sending it to the pod now."
+            : "The pod is not connected: it gets this when it next connects."
+    }
 
     private static func controlError(_ error: ScheduleServiceError) -> ControlError {
         switch error {
@@ -162,6 +167,6 @@ package final class HubControl: Sendable {
         let lines: [String]
         do { lines = try await console.clearManual(podSerial: podSerial, sides: sides) } catch { throw Self.controlError(error) }
         await schedule.sessionsChanged()
-        return lines + [Self.pushNow]
+        return lines + [pushNote(podSerial)]
     }
 }

@@ -170,7 +170,9 @@ package final class PodLinkService: Service, Sendable {
                 let ended = await pipeline?.apply(frame.message) ?? 0
                 if ended > 0 { await service.schedule?.sessionsChanged() }
             case .podRebooted:
-                reporter.event("pod \(serial ?? "?") rebooted: clock and schedule are being sent again")
+                // Logged, not printed: the handshake that follows prints the new boot, and the
+                // schedule says what it sends again (one reboot, not three console lines).
+                reporter.logger.info("pod \(serial ?? "?") rebooted (BOOT event): handshaking again")
             case .refused(let error, let retryIn):
                 reporter.warning("pod \(serial ?? "?") refused: \(error); asking again in \(retryIn.components.seconds) s")
             case .disconnected(let reason):

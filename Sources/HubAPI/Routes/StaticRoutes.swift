@@ -18,7 +18,7 @@ package struct StaticRoutes: Sendable {
         func load(_ path: String) throws -> ByteBuffer {
             let url = directory.appendingPathComponent(path)
             guard let data = FileManager.default.contents(atPath: url.path) else {
-                throw APIError.internalError("the hub's web files are incomplete: \(url.path) is missing or unreadable")
+                throw WebFilesMissing(description: "the hub's web files are incomplete: \(url.path) is missing or unreadable")
             }
             return ByteBuffer(bytes: data)
         }
@@ -39,15 +39,20 @@ package struct StaticRoutes: Sendable {
     /// the bundle is not beside the executable, falling back to the absolute path of the build
     /// directory, which an installed daemon must not depend on (systemd's ProtectHome hides a
     /// checkout in /home; a CI clone is unreadable to the unit's user).
-    static func resourceDirectory() throws -> URL {
+    package static func resourceDirectory() throws -> URL {
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let directory = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(bundleName)
         guard FileManager.default.fileExists(atPath: directory.path) else {
-            throw APIError.internalError(
+            throw WebFilesMissing(description:
                 "the dashboard and OpenAPI files are not installed: no \(bundleName) beside \(executable)"
                     + " (`make install` puts it in PREFIX/lib/podbridge with the binary; set api.enabled false to run without the API)")
         }
         return directory
+    }
+
+    /// A packaging error, said as the command's error (not an HTTP one: nothing was asked yet).
+    package struct WebFilesMissing: Error, CustomStringConvertible {
+        package var description: String
     }
 
     func register(on router: Router<APIRequestContext>) {

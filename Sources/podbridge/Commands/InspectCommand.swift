@@ -66,9 +66,22 @@ struct InspectCommand: ParsableCommand {
         switch message {
         case .piezo(let p): "piezo \(p.side) tick \(p.firstTick) \(p.count)×\(p.channels) gain \(p.gain)"
         case .capacitance(let c): "capacitance \(c.side) tick \(c.tick) \(c.values)"
-        default: String(describing: message)
-            .replacingOccurrences(of: "PodProtocol.", with: "").replacingOccurrences(of: "SleepDomain.", with: "")
+        default: plain(String(describing: message))
         }
+    }
+
+    /// A message's Swift description as a reader wants it: no module or enum prefixes, and an
+    /// optional field's value itself (`maxMinor: 1`, not `maxMinor: Optional(1)`).
+    static func plain(_ description: String) -> String {
+        var text = description
+        for prefix in ["PodProtocol.", "SleepDomain.", "MessageType.", "ResponseBody.", "Status."] {
+            text = text.replacingOccurrences(of: prefix, with: "")
+        }
+        // Innermost first, so a nested optional unwraps too.
+        while let match = text.firstMatch(of: /Optional\(([^()]*)\)/) {
+            text.replaceSubrange(match.range, with: match.output.1)
+        }
+        return text
     }
 
     /// Every frame the decoder saw is in one count: the ones it passed on, and each reason

@@ -75,6 +75,10 @@ struct RunCommand: AsyncParsableCommand {
         // Caught from here on, so a hub stopped while it starts still stops cleanly (HubDaemon.run).
         let stopSignals = InterruptSignals.stream()
         let settings = try loadSettings()
+        // A binary copied without its web files stops here, before the database or the pod.
+        if settings.api.enabled {
+            do { _ = try StaticRoutes.resourceDirectory() } catch { throw CommandFailure("\(error)") }
+        }
         let level = Logger.Level(rawValue: logLevel) ?? .warning
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
