@@ -111,7 +111,7 @@ package struct HubDaemon: Sendable {
             },
             logger: reporter.logger))
         defer {
-            try? store.close()
+            do { try store.close() } catch { reporter.warning("closing the database: \(error)") }
             lock.release()
             reporter.event("hub stopped")
         }

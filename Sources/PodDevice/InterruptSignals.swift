@@ -6,11 +6,12 @@ import Glibc
 #endif
 
 package enum InterruptSignals {
-    /// Yields the signal number each time SIGINT or SIGTERM arrives. The default action
-    /// (terminate) is disabled for both while the process lives.
+    /// Yields the signal number each time SIGINT, SIGTERM or SIGHUP arrives. The default action
+    /// (terminate) is disabled for all three while the process lives: SIGHUP is a closed terminal
+    /// or a dropped ssh session, and a hub run by hand there must keep its night as on Ctrl-C.
     package static func stream() -> AsyncStream<Int32> {
         AsyncStream { continuation in
-            let sources = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
+            let sources = [SIGINT, SIGTERM, SIGHUP].map { number -> any DispatchSourceSignal in
                 signal(number, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
                 source.setEventHandler { continuation.yield(number) }

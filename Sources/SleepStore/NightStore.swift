@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SleepDomain
+import Synchronization
 
 /// The hub's SQLite store: one file in WAL mode with foreign keys on, migrated on open.
 ///
@@ -18,6 +19,7 @@ package final class NightStore: Sendable {
     package let clock: any WallClock
     let pool: DatabasePool
     let calendar: LocalCalendar
+    private let writeFailure = Mutex<String?>(nil)
 
     /// Opens (creating if needed) and migrates the database at `path`.
     /// - Throws: `StoreError.newerSchema` for a file written by a newer podbridge,
@@ -118,8 +120,37 @@ package final class NightStore: Sendable {
     /// Runs `body` in one write transaction, off the caller's actor.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            pool.asyncWrite(body) { _, result in continuation.resume(with: result) }
+            pool.asyncWrite(body) { _, result in
+                if case .failure(let error as DatabaseError) = result, Self.isStorageFailure(error) {
+                    self.writeFailure.withLock { $0 = "\(error)" }
+                } else if case .success = result {
+                    self.writeFailure.withLock { $0 = nil }
+                }
+                continuation.resume(with: result)
+            }
         }
+    }
+
+    /// Why the last write failed for the file's sake (a full disk, a read-only or damaged
+    /// file), until a write succeeds again; nil while writes succeed. `/readyz` reports it:
+    /// a hub that cannot store its nights is not ready, whatever it can still read.
+    package var storageFailure: String? { writeFailure.withLock { $0 } }
+
+    /// Makes every write fail (SQLITE_READONLY, as on a file system the kernel remounted
+    /// read-only after an error, which SD cards do) or take again: SQLite's `query_only` on the
+    /// one writer connection. For the tests of what a store that refuses writes does, which
+    /// could otherwise reach that state only by remounting a disk.
+    package func refuseWrites(_ refuse: Bool) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            pool.asyncWriteWithoutTransaction { db in
+                continuation.resume(with: Result { try db.execute(sql: "PRAGMA query_only = \(refuse ? "ON" : "OFF")") })
+            }
+        }
+    }
+
+    private static func isStorageFailure(_ error: DatabaseError) -> Bool {
+        [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_CORRUPT, .SQLITE_NOTADB, .SQLITE_CANTOPEN]
+            .contains(error.resultCode)
     }
 
     /// Migration identifiers applied to this database, oldest first.
@@ -137,8 +168,14 @@ package final class NightStore: Sendable {
         try await read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "" }
     }
 
-    /// Closes the file; the store must not be used afterwards.
-    package func close() throws { try pool.close() }
+    /// Closes the file; the store must not be used afterwards. The write-ahead log is folded
+    /// into the file first, so after a clean stop the `.sqlite` alone holds every night (a
+    /// copy or backup of it without its `-wal` had only the nights of before the last
+    /// checkpoint). Best effort: a reader still open makes it wait, then close says so.
+    package func close() throws {
+        _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        try pool.close()
+    }
 
     // MARK: Pods
 

@@ -277,6 +277,43 @@ import Glibc
         _ = await running.result
     }
 
+    /// A store that refuses writes when the night ends (a full disk, a file system remounted
+    /// read-only): the night is held, the snapshot kept for a restart stays, `/readyz`'s store
+    /// check says why, and once the store takes writes again the night is stored as final. It
+    /// used to be dropped, with the snapshot, for good.
+    @Test func aNightTheStoreRefusesIsHeldAndStoredOnceItCan() async throws {
+        let dir = try ScheduleTempDir()
+        defer { dir.cleanup() }
+        let speed = 300.0
+        let (pod, config) = try Self.podAndConfiguration(hours: 1.5, seed: 25, speed: speed, in: dir)
+        defer { pod.stop() }
+        let lines = ReportedLines()
+        let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(start: Self.nightStart, speed: speed),
+                                                  reporter: Self.reporter(lines))
+        let running = Task { try await daemon.run(stopSignals: nil) }
+        defer { running.cancel() }
+        #expect(await eventually(120) { (try? await daemon.store.keptOpenStays().map(\.side)) == [.left] },
+                "no snapshot kept; the hub said: \(lines.all.suffix(20))")
+        pod.stop()
+        #expect(await eventually(60) { daemon.bus.state.pods["HUBTEST1"]?.connected == false })
+        try await daemon.store.refuseWrites(true)
+        #expect(await eventually(120) { lines.all.contains { $0.contains("left: could not store the session") } },
+                "the night was never ended; the hub said: \(lines.all.suffix(20))")
+        #expect(lines.all.contains { $0.contains("left: the night since") && $0.contains("is held in memory") })
+        #expect(daemon.store.storageFailure?.contains("readonly") == true, "\(String(describing: daemon.store.storageFailure))")
+        #expect(try await daemon.store.keptOpenStays().map(\.side) == [.left], "the snapshot for a restart was dropped")
+        #expect(try await daemon.store.allSessions(side: .left).allSatisfy { !$0.isFinal })
+
+        try await daemon.store.refuseWrites(false)
+        #expect(await eventually(120) { (try? await daemon.store.allSessions(side: .left).contains(where: \.isFinal)) == true },
+                "the held night was never stored; the hub said: \(lines.all.suffix(20))")
+        #expect(try await daemon.store.allSessions(side: .left).count == 1)
+        #expect(await eventually(30) { (try? await daemon.store.keptOpenStays().isEmpty) == true })
+        #expect(daemon.store.storageFailure == nil)
+        running.cancel()
+        _ = await running.result
+    }
+
     @Test func aKeptNightWhosePodNeverCameBackIsEndedByTheHubsClock() async throws {
         // What a stopped hub left: two open stays of a pod that is not plugged in now, the left
         // one's data 4 h old, the right one's 1 h.

@@ -45,6 +45,25 @@ import Testing
     /// systemd stopping a hub that has just started (a restart, a shutdown at boot): SIGTERM a few
     /// milliseconds after its services started used to kill it with the signal (status 143)
     /// before the service group's own signal sources took hold, every time in a shell loop.
+    /// A closed terminal or a dropped ssh session (SIGHUP) stops a hub run by hand as Ctrl-C
+    /// does; it used to kill it with the signal (status 129), its open night unsaved.
+    @Test func aHangUpStopsTheHubCleanly() async throws {
+        let config = CommandRunner.temporaryFile("config.json")
+        try #"{"pod": {"usbProductID": "5051"}}"#.write(to: config, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: config) }
+        let state = CommandRunner.temporaryFile("state")
+        defer { try? FileManager.default.removeItem(at: state) }
+        let hub = try CommandRunner.Launched(["run", "--config", config.path, "--state-dir", state.path, "--no-api",
+                                              "--tz", "UTC"], product: "podbridge")
+        #expect(try await hub.printed(within: 120) { stdout, _ in stdout.contains("looking for") }, "stdout: \(hub.stdout)")
+        kill(hub.process.processIdentifier, SIGHUP)
+        #expect(try await hub.exited(within: 60), "the hub did not stop")
+        let how = hub.process.terminationReason == .uncaughtSignal ? "killed by signal" : "exit status"
+        #expect(hub.process.terminationReason == .exit && hub.process.terminationStatus == 0,
+                "\(how) \(hub.process.terminationStatus); stdout: \(hub.stdout)")
+        #expect(hub.stdout.contains("hub stopped"), "stdout: \(hub.stdout)")
+    }
+
     @Test func aHubStoppedTheMomentItsServicesStartStopsCleanly() async throws {
         let config = CommandRunner.temporaryFile("config.json")
         try #"{"pod": {"usbProductID": "5051"}}"#.write(to: config, atomically: true, encoding: .utf8)

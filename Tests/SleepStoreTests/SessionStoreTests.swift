@@ -43,6 +43,28 @@ import SleepDomain
         #expect(try await store.pods().map(\.serial) == ["PB-0001"])
     }
 
+    /// After a clean stop the database file alone holds every night: a copy or backup of the
+    /// `.sqlite` without its `-wal` had only the nights before the last checkpoint, when another
+    /// connection (a command beside the hub) kept SQLite from folding the log in at close.
+    @Test func closingFoldsTheLogIntoTheFile() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let path = dir.path("s.sqlite")
+        let store = try NightStore(path: path, timeZone: utc, clock: ManualClock(5_000))
+        let beside = try NightStore(path: path, timeZone: utc)
+        defer { try? beside.close() }
+        _ = try await beside.sessionCount()
+        try await store.save(Fixtures.night(start: Fixtures.utc(2024, 1, 15, 22), stages: [(.core, 600)]))
+        try store.close()
+        let wal = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+        #expect(wal == 0, "the log still holds \(wal) bytes")
+        let copy = dir.path("copy.sqlite")
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let restored = try NightStore(path: copy, timeZone: utc)
+        defer { try? restored.close() }
+        #expect(try await restored.allSessions().count == 1)
+    }
+
     @Test func aFailureInTheMiddleOfASaveLeavesNothingHalfWritten() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }

@@ -39,7 +39,10 @@ struct AbandonedStays {
                 if let night = tracker.flush() {
                     reporter.event("\(side): pod \(serial) has sent nothing since \(timeOfDay(Double(kept.lastSecond + 1))): "
                                    + "the session it left open since \(timeOfDay(night.start)) ends there")
-                    stored = await keeper.keepEnded(night, serial: serial, side: side)
+                    let outcome = await keeper.keepEnded(night, serial: serial, side: side)
+                    // Refused (a full disk): the kept stay stays, and the next sweep tries again.
+                    guard !outcome.failed else { return outcome.finals }
+                    stored = outcome.finals
                 }
             }
         } catch {

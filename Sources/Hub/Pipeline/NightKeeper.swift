@@ -27,14 +27,21 @@ struct NightKeeper: Sendable {
                                  timeZone: configuration.hubTimeZone)
     }
 
-    /// Stages `night` and stores it; returns how many final sessions were stored.
+    /// What keeping a night came to: the final sessions stored, and whether any session of it
+    /// could not be stored (a full disk, a damaged file), so the caller keeps the night to try again.
+    struct Outcome: Sendable {
+        var finals = 0
+        var failed = false
+    }
+
+    /// Stages `night` and stores it.
     @discardableResult
-    func keep(_ night: SessionTracker.Night, serial: String, side: BedSide, isFinal: Bool) async -> Int {
+    func keep(_ night: SessionTracker.Night, serial: String, side: BedSide, isFinal: Bool) async -> Outcome {
         let sessions = analyzer.analyze(night.input, isFinal: isFinal)
         if isFinal && sessions.isEmpty {
             reporter.event("\(side): \(Int((night.end - night.start) / 60)) min in bed: too short for a session, not kept")
         }
-        var stored = 0
+        var outcome = Outcome()
         for session in sessions {
             let record = NightRecordMapping.record(session, podSerial: serial, side: side)
             do {
@@ -46,7 +53,7 @@ struct NightKeeper: Sendable {
                     }
                     continue
                 }
-                stored += 1
+                outcome.finals += 1
                 bus.publish(.nightFinished(NightSummary(
                     serial: serial, side: side, wakeDate: saved.wakeDate.description,
                     start: Date(timeIntervalSince1970: session.start), end: Date(timeIntervalSince1970: session.end),
@@ -59,15 +66,15 @@ struct NightKeeper: Sendable {
                 await NightExporter(store: store, configuration: configuration, reporter: reporter)
                     .export(wakeDate: saved.wakeDate, side: side)
             } catch {
+                outcome.failed = true
                 reporter.warning("\(side): could not store the session starting \(record.start): \(error)")
             }
         }
-        return stored
+        return outcome
     }
 
     /// A stay ended: the side is out of bed from its end, and the night is stored as final.
-    /// Returns how many final sessions were stored.
-    func keepEnded(_ night: SessionTracker.Night, serial: String, side: BedSide) async -> Int {
+    func keepEnded(_ night: SessionTracker.Night, serial: String, side: BedSide) async -> Outcome {
         bus.publish(.presence(serial: serial, side: side, inBed: false, at: Date(timeIntervalSince1970: night.end)))
         return await keep(night, serial: serial, side: side, isFinal: true)
     }

@@ -31,6 +31,10 @@ struct PodPipeline {
 
     /// Final sessions stored by this pipeline.
     private(set) var nightsStored = 0
+    /// Ended nights the store refused (a full disk): tried again every tick until stored, and
+    /// meanwhile the side's last kept snapshot stays in `open_stays`, so a restart carries the
+    /// night on from there instead of losing it.
+    private var unsaved: [BedSide: [SessionTracker.Night]] = [:]
 
     init(serial: String, configuration: HubConfiguration, bus: HubBus, keeper: NightKeeper, reporter: HubReporter,
          clock: HubClock, wake: SmartWakeService? = nil) {
@@ -84,7 +88,7 @@ struct PodPipeline {
             case .preliminary(let night):
                 await keeper.keep(night, serial: serial, side: side, isFinal: false)
             case .ended(let night):
-                nightsStored += await keeper.keepEnded(night, serial: serial, side: side)
+                record(night, side: side, keeping: await keeper.keepEnded(night, serial: serial, side: side))
                 ended += 1
             }
         }
@@ -107,27 +111,56 @@ struct PodPipeline {
             let last = LocalDateTime(clock.now().addingTimeInterval(-since), in: hubZone).timeOfDay
             reporter.event("\(side): no data from pod \(serial) since \(last): the session open since "
                            + "\(LocalDateTime(Date(timeIntervalSince1970: night.start), in: hubZone).timeOfDay) ends there")
-            nightsStored += await keeper.keepEnded(night, serial: serial, side: side)
+            record(night, side: side, keeping: await keeper.keepEnded(night, serial: serial, side: side))
             await keepOpenStay(side)
             ended += 1
         }
-        return ended
+        return ended + (await retryUnsaved())
+    }
+
+    /// Counts a night stored, or holds it to try again when the store refused it.
+    private mutating func record(_ night: SessionTracker.Night, side: BedSide, keeping outcome: NightKeeper.Outcome) {
+        nightsStored += outcome.finals
+        guard outcome.failed else { return }
+        unsaved[side, default: []].append(night)
+        reporter.warning("\(side): the night since \(LocalDateTime(Date(timeIntervalSince1970: night.start), in: hubZone).timeOfDay) "
+                         + "is held in memory and stored once the store takes it (tried every minute)")
+    }
+
+    /// Stores the nights the store refused before; returns how many are now stored.
+    private mutating func retryUnsaved() async -> Int {
+        var stored = 0
+        for (side, nights) in unsaved {
+            var still: [SessionTracker.Night] = []
+            for night in nights {
+                let outcome = await keeper.keep(night, serial: serial, side: side, isFinal: true)
+                if outcome.failed { still.append(night) } else { nightsStored += outcome.finals; stored += 1 }
+            }
+            unsaved[side] = still.isEmpty ? nil : still
+            if still.isEmpty { await keepOpenStay(side) }
+        }
+        return stored
     }
 
     /// Keeps the side's open stay in the store (or forgets it when none is open), so a hub
     /// restarted in the night carries the night on: at every preliminary snapshot, at the end
     /// of a stay and at shutdown. A crash loses at most the data since the last snapshot,
     /// which the restarted hub then sees as a hole.
-    private func keepOpenStay(_ side: BedSide) async {
+    /// An ended night the store refused keeps the side's last snapshot there (not dropped).
+    /// Returns whether the store holds what it should.
+    @discardableResult
+    private func keepOpenStay(_ side: BedSide) async -> Bool {
         do {
             if let stay = trackers[side]?.openStay {
                 try await keeper.store.keepOpenStay(podSerial: serial, side: side, lastSecond: Int64(stay.lastSecond),
                                                     data: OpenStayArchive.encode(stay))
-            } else {
+            } else if unsaved[side] == nil {
                 try await keeper.store.dropOpenStay(podSerial: serial, side: side)
             }
+            return true
         } catch {
             reporter.warning("\(side): could not keep the open session for a restart: \(error)")
+            return false
         }
     }
 
@@ -164,13 +197,27 @@ struct PodPipeline {
 
     /// The hub is stopping: what the open sessions hold is kept as preliminary, never lost,
     /// and their data for `resume()`.
+    /// Says so when the store took none of it: the night is then lost from this stop on (or
+    /// carried on from an earlier snapshot, if one is kept).
     mutating func flush() async {
+        _ = await retryUnsaved()
         for side in BedSide.allCases {
-            await keepOpenStay(side)
+            for night in unsaved[side] ?? [] {
+                reporter.warning("\(side): the night since \(LocalDateTime(Date(timeIntervalSince1970: night.start), in: hubZone).timeOfDay) "
+                                 + "could not be stored before the hub stopped; a restart carries it on from the last "
+                                 + "snapshot the store took, if any")
+            }
+            let snapshot = await keepOpenStay(side)
             guard let night = trackers[side]?.flush() else { continue }
-            await keeper.keep(night, serial: serial, side: side, isFinal: false)
-            reporter.event("\(side): open session (\(Int((night.end - night.start) / 60)) min) kept as preliminary, "
-                           + "to be carried on when the hub starts again")
+            let minutes = Int((night.end - night.start) / 60)
+            let preliminary = await keeper.keep(night, serial: serial, side: side, isFinal: false)
+            if snapshot && !preliminary.failed {
+                reporter.event("\(side): open session (\(minutes) min) kept as preliminary, to be carried on when the hub starts again")
+            } else {
+                reporter.warning("\(side): open session (\(minutes) min) NOT kept in full: the store refused "
+                                 + (snapshot ? "its preliminary session" : "the data to carry it on")
+                                 + " (above); a restart finds only what was stored before")
+            }
         }
     }
 }

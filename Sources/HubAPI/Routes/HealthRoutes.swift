@@ -3,7 +3,8 @@ import Hummingbird
 import SleepStore
 
 /// `GET /healthz` (the process answers: always 200, never behind the token) and
-/// `GET /readyz` (the store answers and a pod is connected; 503 saying why not).
+/// `GET /readyz` (the store answers, its last write succeeded, and a pod is connected; 503
+/// saying why not).
 package struct HealthRoutes: Sendable {
     let store: NightStore
     let bus: HubBus
@@ -16,6 +17,9 @@ package struct HealthRoutes: Sendable {
     func ready() async throws -> Response {
         do { _ = try await store.sessionCount() } catch {
             throw APIError.unavailable("the store does not answer: \(error)")
+        }
+        if let failure = store.storageFailure {
+            throw APIError.unavailable("the store cannot write (nights are held until it can): \(failure)")
         }
         let pods = bus.state.pods.values
         if let pod = pods.first(where: \.connected) {

@@ -16,7 +16,7 @@ struct RunCommand: AsyncParsableCommand {
         Configuration: --config FILE, else $PODBRIDGE_CONFIG, else /etc/podbridge/config.json if it exists, \
         else defaults; PODBRIDGE_* environment variables and the options below override it \
         (docs/configuration.md); export, sync, schedule and analyze read the same. \
-        Stops cleanly on SIGTERM or SIGINT, keeping any open night as a preliminary session.
+        Stops cleanly on SIGTERM, SIGINT or SIGHUP (a closed terminal), keeping any open night as a preliminary session.
         """)
 
     @OptionGroup var common: ConfigurationOptions
