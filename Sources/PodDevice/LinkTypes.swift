@@ -23,10 +23,15 @@ package struct LinkTiming: Sendable, Hashable {
     /// After a final nack of a start-up request (HELLO, START_STREAM), the hub reports it and
     /// asks again after this long, not in a loop (spec §7.6).
     package var refusedRetryDelay: Duration
+    /// How often a busy link is asked GET_STATUS all the same: a pod that lost its clock without
+    /// a reset (§7.5) streams on, and only its status says so; unnoticed, its alarm fails when due.
+    package var statusInterval: Duration
 
     package init(responseTimeout: Duration = .milliseconds(500), retries: Int = 3, busyDelay: Duration = .milliseconds(100),
                 reconnectInitialDelay: Duration = .milliseconds(500), reconnectMaxDelay: Duration = .seconds(30),
-                jitter: Double = 0.2, livenessTimeout: Duration = .seconds(3), refusedRetryDelay: Duration = .seconds(300)) {
+                jitter: Double = 0.2, livenessTimeout: Duration = .seconds(3), refusedRetryDelay: Duration = .seconds(300),
+                statusInterval: Duration = .seconds(60)) {
+        self.statusInterval = statusInterval
         self.responseTimeout = responseTimeout
         self.retries = retries
         self.busyDelay = busyDelay
@@ -148,6 +153,9 @@ package enum LinkEvent: Sendable {
     case frame(DecodedFrame, receivedMicros: UInt64)
     /// The pod reset (BOOT event or a new boot count): the start-up is being re-run.
     case podRebooted
+    /// The pod's status says its clock is not valid, though it did not reset (§7.5): whoever
+    /// keeps its clock (the schedule service) must send SET_CLOCK again. Once per loss.
+    case clockInvalid
     /// The pod refused a start-up request with a final status (e.g. START_STREAM answered
     /// INTERNAL_ERROR): reported once, asked again after `retryIn`, not in a loop.
     case refused(PodLinkError, retryIn: Duration)

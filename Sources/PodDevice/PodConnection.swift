@@ -37,6 +37,10 @@ package actor PodConnection {
     private var isStreaming = false
     /// When to ask again for a stream the pod refused with a final status.
     private var streamRetryAt: ContinuousClock.Instant?
+    /// When the pod was last asked GET_STATUS (a probe, or the periodic clock check).
+    private var lastStatusAt = ContinuousClock.now
+    /// `.clockInvalid` was reported and no SET_CLOCK acknowledged since.
+    private var clockLossReported = false
     /// The pod's serial once known: a reconnect must find the same one.
     package private(set) var serial: String?
     package private(set) var info: PodInfo?
@@ -156,8 +160,10 @@ package actor PodConnection {
             case .sessionInDoubt(let why):
                 if let boots = try await probe(session, because: why) { bootsHandled = max(bootsHandled, boots) }
             case .tick:
-                if ContinuousClock.now - (await session.lastFrameAt) >= timing.livenessTimeout {
-                    if let boots = try await probe(session, because: "silent for \(timing.livenessTimeout)") {
+                let asked = ContinuousClock.now - lastStatusAt >= timing.statusInterval
+                let silent = ContinuousClock.now - (await session.lastFrameAt) >= timing.livenessTimeout
+                if asked || silent {
+                    if let boots = try await probe(session, because: silent ? "silent for \(timing.livenessTimeout)" : "status due") {
                         bootsHandled = max(bootsHandled, boots)
                     }
                 } else if let due = streamRetryAt, ContinuousClock.now >= due {
@@ -174,13 +180,19 @@ package actor PodConnection {
     /// §7.7: GET_STATUS on a silent or doubtful link. A changed boot count, or a pod that says
     /// it has no session, reset without the hub seeing BOOT: the start-up is run again
     /// (returning the BOOTs it covers). No answer at all ends the link (reconnect).
+    /// The status also tells a clock lost without a reset (`.clockInvalid`, once per loss).
     private func probe(_ session: PodSession, because why: String) async throws(PodLinkError) -> Int? {
         probes &+= 1
+        lastStatusAt = .now
         var rebooted = false
         do {
             let response = try await session.request(.getStatus)
             guard case .status(let status) = response.body else { return nil }
             rebooted = status.bootCount != info?.bootCount
+            if !rebooted, !status.clockValid, anchor != nil, !clockLossReported {
+                clockLossReported = true
+                continuation.yield(.clockInvalid)
+            }
             if !rebooted, streamRetryAt == nil, !streams.isEmpty, status.streaming.isEmpty {
                 // The pod is alive but stopped streaming (a v1 pod's reset of its stream state).
                 try await startStreaming(session)
@@ -224,6 +236,7 @@ package actor PodConnection {
         let clockResponse = try await session.request(.setClock(clock()))
         if case .clock(let a) = clockResponse.body {
             anchor = a
+            clockLossReported = false
             continuation.yield(.clockSet(a))
         }
         hookError = nil
@@ -289,6 +302,7 @@ package actor PodConnection {
         // pod lost), not only the start-up one: the event carries it to whoever times data.
         if case .clock(let a) = response.body {
             anchor = a
+            clockLossReported = false
             continuation.yield(.clockSet(a))
         }
         return response

@@ -195,11 +195,13 @@ package struct PushPolicyConfiguration: Hashable, Sendable, Codable {
     package var clockResyncIntervalSeconds: Double = 6 * 3600
     /// How long an alarm stays in force after it fired before the side's next entry replaces it.
     package var alarmHoldoverSeconds: Double = 2 * 3600
-    /// Nack statuses worth retrying: BUSY (4) and NOT_READY (5). Any other nack is final and
-    /// reported at once (the pod said the value is wrong; repeating it cannot help).
-    package var retryableStatuses: Set<Int> = [4, 5]
-    /// NOT_READY: the pod's clock is not valid, so the clock is re-sent before the retry.
-    package var clockNotValidStatus: Int = 5
+    /// Nack statuses worth retrying: BUSY (4), NOT_READY (5) and v1.1's CLOCK_NOT_SET (10). Any
+    /// other nack is final and reported at once (the pod said the value is wrong; repeating it
+    /// cannot help).
+    package var retryableStatuses: Set<Int> = [4, 5, 10]
+    /// The statuses that say the pod's clock is not valid, so the clock is re-sent before the
+    /// retry: v1's NOT_READY (5) and v1.1's CLOCK_NOT_SET (10), which a v1.1 pod answers instead.
+    package var clockNotValidStatuses: Set<Int> = [5, 10]
     /// A reported pod clock further than this from the hub's counts as reset.
     package var clockToleranceSeconds: Double = 120
 

@@ -74,7 +74,7 @@ package struct SchedulePushPolicy: Sendable {
             }
         case .rejected(let key, let status):
             if let cmd = inFlight, cmd.key == key {
-                if status == configuration.clockNotValidStatus, key != .clock { forget(.clock) }
+                if configuration.clockNotValidStatuses.contains(status), key != .clock { forget(.clock) }
                 answerFailed(cmd, .rejected(status: status), retryable: configuration.retryableStatuses.contains(status),
                              now, &actions)
             }

@@ -126,6 +126,25 @@ import SleepDomain
         await rig.shutdown()
     }
 
+    /// A pod that loses its clock without a reset streams on and says so only in its status:
+    /// the periodic GET_STATUS finds it and the clock is sent again at once, long before the
+    /// alarm would fall due and fail (ALARM_FAILED 2 was the first the hub heard of it).
+    @Test func aClockLostWithoutAResetIsSentAgainBeforeTheAlarm() async throws {
+        let rig = try await ScheduleRig(serial: "VPOD-CLOCK", start: scheduleDate("Europe/Berlin", 2026, 6, 10, 23), speed: 1)
+        #expect(await eventually { await rig.driver.isInSync && holds(rig.pod, .left, on: "22:00", off: "07:30", alarm: "07:00") })
+        let boot = rig.pod.snapshot.bootCount
+        let clocksBefore = rig.pod.snapshot.appliedClocks.count
+        rig.pod.inject(.clockLoss)
+        #expect(await eventually { rig.pod.snapshot.appliedClocks.count > clocksBefore && rig.pod.clock != nil },
+                "the clock was never sent again; the hub said \(rig.reported.all.suffix(8))")
+        #expect(rig.pod.snapshot.bootCount == boot)
+        // The alarm the pod kept through the loss still stands, in the pod zone's time.
+        #expect(holds(rig.pod, .left, on: "22:00", off: "07:30", alarm: "07:00"))
+        let anchor = try #require(rig.pod.clock)
+        #expect(abs(Double(anchor.unixMillis) / 1000 - rig.clock.now().timeIntervalSince1970) < 60)
+        await rig.shutdown()
+    }
+
     @Test func aPodThatResetsInsideItsPowerWindowIsSwitchedOnAgain() async throws {
         // 23:00 in Berlin: inside the default 22:00–07:30 window. Schedules are edge-triggered
         // (firmware-protocol.md §7.4): after a reset the pod would stay off until tomorrow.
@@ -208,11 +227,12 @@ import SleepDomain
         await rig.shutdown()
     }
 
+    /// The last line of defence, for a loss the status did not show in time (here: never asked).
     @Test func anAlarmThatFailsForAnInvalidClockIsRecordedAndTheClockIsSentAgain() async throws {
         let serial = "VPOD-CLOCK"
         let rig = try await ScheduleRig(
             // An hour of simulated time (18 s of real time) to push and lose the clock before 07:00.
-            serial: serial, start: scheduleDate("Europe/Berlin", 2026, 6, 10, 6, 0), speed: 200,
+            serial: serial, start: scheduleDate("Europe/Berlin", 2026, 6, 10, 6, 0), speed: 200, asksStatus: false,
             beforeStart: { store in
                 try await store.setManualSchedule(ManualScheduleRecord(
                     podSerial: serial, side: .left, weekdayBedtime: "23:00", weekdayWake: "07:00",

@@ -80,6 +80,7 @@ final class ScheduleRig: Sendable {
 
     init(serial: String = "VPOD-SCHED", zone: String = "Europe/Berlin", start: Date, speed: Double,
          configure: (inout HubConfiguration) -> Void = { _ in },
+         asksStatus: Bool = true,
          beforeStart: (NightStore) async throws -> Void = { _ in }) async throws {
         dir = try ScheduleTempDir()
         self.serial = serial
@@ -106,7 +107,10 @@ final class ScheduleRig: Sendable {
         connection = PodConnection(
             opener: PathOpener(path: linkPath),
             timing: LinkTiming(responseTimeout: .milliseconds(300), retries: 3, reconnectInitialDelay: .milliseconds(30),
-                               reconnectMaxDelay: .milliseconds(200)),
+                               reconnectMaxDelay: .milliseconds(200),
+                               // Without status (`asksStatus: false`) a clock the pod loses goes unseen.
+                               livenessTimeout: asksStatus ? .seconds(3) : .seconds(3600),
+                               statusInterval: asksStatus ? .milliseconds(500) : .seconds(3600)),
             streams: [],
             clock: { clock.clockSetting(podZone: podZone) },
             afterConnect: { connection in await driver.podConnected(connection) })
@@ -124,6 +128,8 @@ final class ScheduleRig: Sendable {
                     }
                 case .disconnected:
                     await driver.podDisconnected()
+                case .clockInvalid:  // as PodLinkService relays it
+                    await driver.podClockLost(podSerial: serial)
                 default:
                     break
                 }

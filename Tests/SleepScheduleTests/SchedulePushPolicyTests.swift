@@ -213,14 +213,27 @@ import SleepDomain
         #expect(p.handle(.desiredChanged(changed), now: now.addingTimeInterval(4000)).sentKeys == [.powerSchedule(.left)])
     }
 
-    @Test func notReadyResendsTheClockFirst() {
+    /// v1's NOT_READY and v1.1's CLOCK_NOT_SET (which a v1.1 pod answers instead: it was taken
+    /// for a final refusal, so a pod that lost its clock kept refusing every schedule).
+    @Test(arguments: [5, 10]) func clockNotValidResendsTheClockFirstThenTheRefusedCommand(_ status: Int) {
         var p = SchedulePushPolicy()
         _ = p.handle(.desiredChanged(state()), now: now)
         _ = p.handle(.connected, now: now)
         _ = p.handle(.acknowledged(.clock), now: now)
-        let r = p.handle(.rejected(.powerSchedule(.left), status: 5), now: now)
+        let r = p.handle(.rejected(.powerSchedule(.left), status: status), now: now)
         #expect(r.sentKeys == [.clock])
         #expect(r.failures.isEmpty)
+        _ = p.handle(.acknowledged(.clock), now: now)
+        // The refused schedule goes out again once its retry is due, not given up.
+        var later = now
+        var sent: [ScheduleCommandKey] = []
+        for _ in 0..<20 where !sent.contains(.powerSchedule(.left)) {
+            later = later.addingTimeInterval(5)
+            let step = p.handle(.tick, now: later)
+            sent += step.sentKeys
+            for key in step.sentKeys { _ = p.handle(.acknowledged(key), now: later) }
+        }
+        #expect(sent.contains(.powerSchedule(.left)), "sent \(sent)")
     }
 
     @Test func unansweredCommandTimesOutAndIsRetried() throws {

@@ -198,6 +198,15 @@ package actor ScheduleDriver {
         }
     }
 
+    /// The pod's status said its clock is not valid though it did not reset: the clock is sent
+    /// again at once, before an alarm falls due and fails (ALARM_FAILED 2 said so only then).
+    package func podClockLost(podSerial serial: String) async {
+        guard configuration.schedule.enabled, serial == podSerial else { return }
+        await lock()
+        defer { unlock() }
+        await process(.podClockInvalid)
+    }
+
     /// The hub stopped the side's alarm with CLEAR_ALARM, which clears it on the pod as well:
     /// the alarm in force is armed again, after its firing if that is still ahead today.
     package func alarmCleared(podSerial serial: String, side: BedSide) async {

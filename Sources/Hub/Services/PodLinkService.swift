@@ -173,6 +173,9 @@ package final class PodLinkService: Service, Sendable {
                 // Logged, not printed: the handshake that follows prints the new boot, and the
                 // schedule says what it sends again (one reboot, not three console lines).
                 reporter.logger.info("pod \(serial ?? "?") rebooted (BOOT event): handshaking again")
+            case .clockInvalid:
+                reporter.warning("pod \(serial ?? "?") lost its clock without a reset: sending it again")
+                if let serial { await service.schedule?.podClockLost(podSerial: serial) }
             case .refused(let error, let retryIn):
                 reporter.warning("pod \(serial ?? "?") refused: \(error); asking again in \(retryIn.components.seconds) s")
             case .disconnected(let reason):

@@ -155,6 +155,8 @@ final class StreamView {
         case .podRebooted:
             streaming = false
             say("pod rebooted: handshake, clock and schedules again")
+        case .clockInvalid:
+            say("pod lost its clock without a reset (GET_STATUS): its alarms fail until a hub sets it again")
         case .refused(let error, let retryIn):
             say("pod refused: \(error); asking again in \(retryIn.components.seconds) s")
         case .disconnected(let reason):
