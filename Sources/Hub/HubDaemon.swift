@@ -134,7 +134,18 @@ package struct HubDaemon: Sendable {
         var attempt = 1
         while true {
             do {
-                return try NightStore(path: configuration.databasePath, timeZone: configuration.hubTimeZone)
+                let store = try NightStore(path: configuration.databasePath, timeZone: configuration.hubTimeZone)
+                // A file damaged inside opens and reads; the nights written to it would be lost.
+                let problems: [String]
+                do { problems = try await store.quickCheck() } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT {
+                    problems = [error.message ?? "malformed"]
+                }
+                if let first = problems.first {
+                    try? store.close()
+                    throw StoreError.damaged(path: configuration.databasePath,
+                                             reason: first + (problems.count > 1 ? " and \(problems.count - 1) more problems" : ""))
+                }
+                return store
             } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && attempt < 5 {
                 reporter.warning("database busy on open (attempt \(attempt)): \(error); retrying")
                 attempt += 1

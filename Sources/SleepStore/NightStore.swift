@@ -20,6 +20,7 @@ package final class NightStore: Sendable {
     let pool: DatabasePool
     let calendar: LocalCalendar
     private let writeFailure = Mutex<String?>(nil)
+    private let closed = Mutex(false)
 
     /// Opens (creating if needed) and migrates the database at `path`.
     /// - Throws: `StoreError.newerSchema` for a file written by a newer podbridge,
@@ -51,18 +52,40 @@ package final class NightStore: Sendable {
             unknown = try pool.read { db in
                 try migrator.appliedIdentifiers(db).subtracting(StoreMigrations.versions)
             }
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
-            throw StoreError.notADatabase(path: path)
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_CANTOPEN {
-            throw StoreError.cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
+            guard unknown.isEmpty else { throw StoreError.newerSchema(unknown: unknown.sorted()) }
+            try migrator.migrate(pool)
+        } catch let error as DatabaseError {
+            throw Self.openingError(error, path: path)
         }
-        guard unknown.isEmpty else { throw StoreError.newerSchema(unknown: unknown.sorted()) }
-        try migrator.migrate(pool)
         // The reader that looked for unknown migrations holds the schema from before them: a
         // statement it prepares on a table a migration altered keeps the old columns (GRDB
         // caches them at preparation; SQLite re-prepares on step), so a column a migration
         // added reads as "not found". Readers are opened afresh on the migrated schema.
         pool.invalidateReadOnlyConnections()
+    }
+
+    /// What an SQLite error while opening means for the user, in their words: GRDB's own text
+    /// ("SQLite error 8 … while executing CREATE TABLE grdb_issue_102") points at nothing.
+    private static func openingError(_ error: DatabaseError, path: String) -> any Error {
+        switch error.resultCode {
+        case .SQLITE_NOTADB: StoreError.notADatabase(path: path)
+        case .SQLITE_CANTOPEN: StoreError.cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
+        case .SQLITE_CORRUPT: StoreError.damaged(path: path, reason: error.message ?? "malformed")
+        case .SQLITE_READONLY: StoreError.readOnly(path: path)
+        // A read-only directory: SQLite cannot make the -wal/-shm beside the file.
+        case .SQLITE_IOERR where !FileManager.default.isWritableFile(atPath: (path as NSString).deletingLastPathComponent.isEmpty
+                                                                      ? "." : (path as NSString).deletingLastPathComponent):
+            StoreError.readOnly(path: path)
+        default: error
+        }
+    }
+
+    /// SQLite's quick integrity check (pages and records, not index contents): the problems
+    /// found, none for a sound file. The hub runs it at start (`StoreError.damaged`): a file
+    /// damaged inside opens and reads, and fails only when a night is written to it.
+    package func quickCheck() async throws -> [String] {
+        let result = try await read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
+        return result == ["ok"] ? [] : result
     }
 
     /// Refuses another application's SQLite database before anything is written to it (opening
@@ -173,6 +196,7 @@ package final class NightStore: Sendable {
     /// copy or backup of it without its `-wal` had only the nights of before the last
     /// checkpoint). Best effort: a reader still open makes it wait, then close says so.
     package func close() throws {
+        guard !closed.withLock({ closed in defer { closed = true }; return closed }) else { return }
         _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
         try pool.close()
     }

@@ -20,6 +20,11 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
     case isDirectory(path: String)
     /// The directory the database (or the hub's state) goes into cannot be made.
     case cannotCreateDirectory(path: String, reason: String)
+    /// The file is podbridge's but damaged inside (SQLite's integrity check failed, or it
+    /// said "malformed" on opening): refused at start, before a night is lost writing to it.
+    case damaged(path: String, reason: String)
+    /// The file, or the directory SQLite keeps its journal in beside it, cannot be written.
+    case readOnly(path: String)
 
     package var description: String {
         switch self {
@@ -35,6 +40,12 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
         case let .cannotCreateDirectory(path, reason):
             "cannot create the directory \(path): \(reason)"
         case let .isDirectory(path): "\(path) is a directory, not a database file (--db takes the file, --state-dir its directory)"
+        case let .damaged(path, reason):
+            "the database \(path) is damaged (\(reason)): stop the hub, move the file aside and start again (a new "
+                + "database is made), or restore a backup; `sqlite3 \(path) .recover` saves what is still readable"
+        case let .readOnly(path):
+            "cannot write the database \(path): the file or its directory is read-only "
+                + "(SQLite keeps its journal beside the file, so both must be writable)"
         case let .cannotOpen(path, reason):
             "cannot open the database \(path): \(reason) (its directory must exist and be writable)"
         }

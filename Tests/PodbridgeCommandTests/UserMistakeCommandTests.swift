@@ -188,4 +188,33 @@ import Testing
         #expect(unopened.status == 0, "\(unopened.stdout)\(unopened.stderr)")
         #expect(unopened.stdout.contains("?  ") && !unopened.stdout.contains("busy"), "\(unopened.stdout)")
     }
+
+    /// A database damaged inside (a bad sector, an SD card) opens and reads; the hub used to
+    /// start on it and lose every night it then failed to write. It is refused at start, and
+    /// a command that wrote to a database leaves the file alone complete (no log beside it).
+    @Test func aDatabaseDamagedInsideIsRefusedWhenTheHubStarts() async throws {
+        let dir = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = dir.appendingPathComponent("podbridge.sqlite").path
+        let set = try await CommandRunner.run(["schedule", "set", "--db", db, "--pod", "P1", "--bedtime", "22:00", "--wake", "07:00"])
+        #expect(set.status == 0, "\(set.stderr)")
+        let log = (try? FileManager.default.attributesOfItem(atPath: db + "-wal")[.size] as? Int) ?? 0
+        #expect(log == 0, "schedule set left \(log) bytes in the log")
+        let size = try #require(FileManager.default.attributesOfItem(atPath: db)[.size] as? Int)
+        #expect(size > 4 * 4096)
+        let file = try #require(FileHandle(forUpdatingAtPath: db))
+        try file.seek(toOffset: 3 * 4096)
+        file.write(Data(repeating: 0xA5, count: 4096))
+        try file.close()
+        let hub = try CommandRunner.Launched(["run", "--db", db, "--path", dir.appendingPathComponent("no-pod").path, "--no-api"], product: "podbridge")
+        guard try await hub.exited(within: 60) else {
+            hub.process.terminate()
+            Issue.record("the hub started on a damaged database: \(hub.stdout)")
+            return
+        }
+        #expect(hub.process.terminationStatus == 1)
+        #expect(hub.stderr.contains("Error: the database \(db) is damaged (") && hub.stderr.contains(".recover"), "\(hub.stderr)")
+        #expect(!hub.stdout.contains("using the pod"), "\(hub.stdout)")
+    }
+
 }

@@ -78,6 +78,7 @@ struct ExportCommand: AsyncParsableCommand {
         }
         do {
             let store = try ExistingStore.open(db)
+            defer { try? store.close() }
             let text = try await SleepExporter(store: store).export(
                 selection, side: bedSide, format: format, includeEpochs: epochs, timeZone: zone)
             if let output {

@@ -48,6 +48,8 @@ struct ScheduleCommand: AsyncParsableCommand {
             }
         }
 
+        /// The caller closes its store on the way out, so the file alone holds what the command
+        /// wrote (`NightStore.close`): a copy of it taken after `schedule set` had none of it.
         func console(creating: Bool = false) throws -> ScheduleConsole {
             let zone = tz.flatMap(TimeZone.init(identifier:)) // validate() refused an unknown one
             let configuration = try common.load()
@@ -85,6 +87,7 @@ struct ScheduleCommand: AsyncParsableCommand {
 
         func run() async throws {
             let console = try options.console()
+            defer { try? console.store.close() }
             let sides = try options.sides()
             try await ScheduleCommand.run { () async throws(ScheduleServiceError) in
                 try await console.show(podSerial: try await console.resolvePod(options.pod), sides: sides)
@@ -99,6 +102,7 @@ struct ScheduleCommand: AsyncParsableCommand {
 
         func run() async throws {
             let console = try options.console()
+            defer { try? console.store.close() }
             let sides = try options.sides()
             try await ScheduleCommand.run { () async throws(ScheduleServiceError) in
                 try await console.infer(podSerial: try await console.resolvePod(options.pod), sides: sides)
@@ -164,6 +168,7 @@ struct ScheduleCommand: AsyncParsableCommand {
 
         func run() async throws {
             let console = try options.console(creating: options.pod != nil)
+            defer { try? console.store.close() }
             let sides = try options.sides()
             try await ScheduleCommand.run { () async throws(ScheduleServiceError) in
                 let pod = try await console.resolvePod(options.pod, settingUp: true)
@@ -192,6 +197,7 @@ struct ScheduleCommand: AsyncParsableCommand {
 
         func run() async throws {
             let console = try options.console()
+            defer { try? console.store.close() }
             let sides = try options.sides()
             try await ScheduleCommand.run { () async throws(ScheduleServiceError) in
                 try await console.clearManual(podSerial: try await console.resolvePod(options.pod), sides: sides)

@@ -48,6 +48,8 @@ struct SyncCommand: AsyncParsableCommand {
             throw CommandFailure(error.description)
         }
         let store = try ExistingStore.open(db)
+        // Closed on the way out, so the file alone holds what the command wrote (NightStore.close).
+        defer { try? store.close() }
         if retryFailed {
             print("requeued: \(try await store.requeueFailedEvents())")
         }
