@@ -29,6 +29,14 @@ func runStoreBench(options: BenchOptions) async throws {
     print("store_night_two_sides_median: \(String(format: "%.2f", storeSeconds[storeSeconds.count / 2] * 1000)) ms")
     print("store_night_two_sides_max: \(String(format: "%.2f", storeSeconds.last! * 1000)) ms")
 
+    // What the hub runs at start (StoreError.damaged): SQLite's quick_check over the file.
+    let checkStart = DispatchTime.now().uptimeNanoseconds
+    let problems = try await store.quickCheck()
+    let checkMs = Double(DispatchTime.now().uptimeNanoseconds - checkStart) / 1e6
+    let fileKiB = ((try? FileManager.default.attributesOfItem(atPath: store.path)[.size] as? Int) ?? 0) / 1024
+    print("store_quick_check_\(nights)_nights: \(String(format: "%.1f", checkMs)) ms (\(problems.isEmpty ? "sound" : "damaged"), "
+          + "file \(fileKiB) KiB plus its log; what the hub runs at start)")
+
     let exporter = SleepExporter(store: store)
     for (label, format, epochs) in [("json", ExportFormat.json, false), ("csv", .csv, false),
                                     ("blocks", .blocks, false), ("csv_epochs", .csv, true)] {
