@@ -45,26 +45,9 @@ import Testing
     /// systemd stopping a hub that has just started (a restart, a shutdown at boot): SIGTERM a few
     /// milliseconds after its services started used to kill it with the signal (status 143)
     /// before the service group's own signal sources took hold, every time in a shell loop.
-    /// A closed terminal or a dropped ssh session (SIGHUP) stops a hub run by hand as Ctrl-C
-    /// does; it used to kill it with the signal (status 129), its open night unsaved.
-    @Test func aHangUpStopsTheHubCleanly() async throws {
-        let config = CommandRunner.temporaryFile("config.json")
-        try #"{"pod": {"usbProductID": "5051"}}"#.write(to: config, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: config) }
-        let state = CommandRunner.temporaryFile("state")
-        defer { try? FileManager.default.removeItem(at: state) }
-        let hub = try CommandRunner.Launched(["run", "--config", config.path, "--state-dir", state.path, "--no-api",
-                                              "--tz", "UTC"], product: "podbridge")
-        #expect(try await hub.printed(within: 120) { stdout, _ in stdout.contains("looking for") }, "stdout: \(hub.stdout)")
-        kill(hub.process.processIdentifier, SIGHUP)
-        #expect(try await hub.exited(within: 60), "the hub did not stop")
-        let how = hub.process.terminationReason == .uncaughtSignal ? "killed by signal" : "exit status"
-        #expect(hub.process.terminationReason == .exit && hub.process.terminationStatus == 0,
-                "\(how) \(hub.process.terminationStatus); stdout: \(hub.stdout)")
-        #expect(hub.stdout.contains("hub stopped"), "stdout: \(hub.stdout)")
-    }
-
-    @Test func aHubStoppedTheMomentItsServicesStartStopsCleanly() async throws {
+    /// A closed terminal or a dropped ssh session (SIGHUP) stops a hub run by hand the same
+    /// way; it used to kill it (status 129), its open night unsaved.
+    @Test(arguments: [SIGTERM, SIGHUP]) func aHubStoppedTheMomentItsServicesStartStopsCleanly(_ signal: Int32) async throws {
         let config = CommandRunner.temporaryFile("config.json")
         try #"{"pod": {"usbProductID": "5051"}}"#.write(to: config, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: config) }
@@ -78,7 +61,7 @@ import Testing
             while hub.process.isRunning, !hub.stdout.contains("looking for"), ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(2))
             }
-            kill(hub.process.processIdentifier, SIGTERM)
+            kill(hub.process.processIdentifier, signal)
             #expect(try await hub.exited(within: 60), "attempt \(attempt): the hub did not stop")
             let how = hub.process.terminationReason == .uncaughtSignal ? "killed by signal" : "exit status"
             #expect(hub.process.terminationReason == .exit && hub.process.terminationStatus == 0,
