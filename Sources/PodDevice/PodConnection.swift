@@ -163,7 +163,8 @@ package actor PodConnection {
                 let asked = ContinuousClock.now - lastStatusAt >= timing.statusInterval
                 let silent = ContinuousClock.now - (await session.lastFrameAt) >= timing.livenessTimeout
                 if asked || silent {
-                    if let boots = try await probe(session, because: silent ? "silent for \(timing.livenessTimeout)" : "status due") {
+                    if let boots = try await probe(session, because: silent ? "silent for \(timing.livenessTimeout)" : "status due",
+                                                   liveness: silent) {
                         bootsHandled = max(bootsHandled, boots)
                     }
                 } else if let due = streamRetryAt, ContinuousClock.now >= due {
@@ -181,8 +182,9 @@ package actor PodConnection {
     /// it has no session, reset without the hub seeing BOOT: the start-up is run again
     /// (returning the BOOTs it covers). No answer at all ends the link (reconnect).
     /// The status also tells a clock lost without a reset (`.clockInvalid`, once per loss).
-    private func probe(_ session: PodSession, because why: String) async throws(PodLinkError) -> Int? {
-        probes &+= 1
+    /// `liveness: false` is the periodic status check of a busy link, not counted as a probe.
+    private func probe(_ session: PodSession, because why: String, liveness: Bool = true) async throws(PodLinkError) -> Int? {
+        if liveness { probes &+= 1 }
         lastStatusAt = .now
         var rebooted = false
         do {
