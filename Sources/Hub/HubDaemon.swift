@@ -136,14 +136,9 @@ package struct HubDaemon: Sendable {
             do {
                 let store = try NightStore(path: configuration.databasePath, timeZone: configuration.hubTimeZone)
                 // A file damaged inside opens and reads; the nights written to it would be lost.
-                let problems: [String]
-                do { problems = try await store.quickCheck() } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT {
-                    problems = [error.message ?? "malformed"]
-                }
-                if let first = problems.first {
+                do { try await store.checkIntegrity() } catch {
                     try? store.close()
-                    throw StoreError.damaged(path: configuration.databasePath,
-                                             reason: first + (problems.count > 1 ? " and \(problems.count - 1) more problems" : ""))
+                    throw error
                 }
                 return store
             } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && attempt < 5 {

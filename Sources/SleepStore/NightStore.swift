@@ -81,11 +81,24 @@ package final class NightStore: Sendable {
     }
 
     /// SQLite's quick integrity check (pages and records, not index contents): the problems
-    /// found, none for a sound file. The hub runs it at start (`StoreError.damaged`): a file
-    /// damaged inside opens and reads, and fails only when a night is written to it.
+    /// found, none for a sound file (a file too damaged to check says so as its one problem).
+    /// The hub runs it at start (`checkIntegrity`): a file damaged inside opens and reads, and
+    /// fails only when a night is written to it.
     package func quickCheck() async throws -> [String] {
-        let result = try await read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
+        let result: [String]
+        do {
+            result = try await read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT {
+            return [error.message ?? "malformed"]
+        }
         return result == ["ok"] ? [] : result
+    }
+
+    /// Throws `StoreError.damaged` for a file `quickCheck` finds problems in.
+    package func checkIntegrity() async throws {
+        let problems = try await quickCheck()
+        guard let first = problems.first else { return }
+        throw StoreError.damaged(path: path, reason: first + (problems.count > 1 ? " and \(problems.count - 1) more problems" : ""))
     }
 
     /// Refuses another application's SQLite database before anything is written to it (opening

@@ -110,7 +110,7 @@ struct PodPipeline {
                   let night = trackers[side]?.flush() else { continue }
             let last = LocalDateTime(clock.now().addingTimeInterval(-since), in: hubZone).timeOfDay
             reporter.event("\(side): no data from pod \(serial) since \(last): the session open since "
-                           + "\(LocalDateTime(Date(timeIntervalSince1970: night.start), in: hubZone).timeOfDay) ends there")
+                           + "\(timeOfDay(night.start)) ends there")
             record(night, side: side, keeping: await keeper.keepEnded(night, serial: serial, side: side))
             await keepOpenStay(side)
             ended += 1
@@ -123,8 +123,13 @@ struct PodPipeline {
         nightsStored += outcome.finals
         guard outcome.failed else { return }
         unsaved[side, default: []].append(night)
-        reporter.warning("\(side): the night since \(LocalDateTime(Date(timeIntervalSince1970: night.start), in: hubZone).timeOfDay) "
+        reporter.warning("\(side): the night since \(timeOfDay(night.start)) "
                          + "is held in memory and stored once the store takes it (tried every minute)")
+    }
+
+    /// A Unix time as the hub zone's time of day, for what the hub says.
+    private func timeOfDay(_ unixTime: Double) -> TimeOfDay {
+        LocalDateTime(Date(timeIntervalSince1970: unixTime), in: hubZone).timeOfDay
     }
 
     /// Stores the nights the store refused before; returns how many are now stored.
@@ -182,7 +187,7 @@ struct PodPipeline {
                 // Its data stopped at its last second, by the clock of the hub that kept it.
                 lastDataAt[side] = clock.instant(secondsAgo: clock.now().timeIntervalSince1970 - (stay.lastSecond + 1))
                 let start = stay.seconds.first?.time ?? stay.lastPresent
-                let since = LocalDateTime(Date(timeIntervalSince1970: start), in: hubZone).timeOfDay
+                let since = timeOfDay(start)
                 bus.publish(.presence(serial: serial, side: side, inBed: true, at: Date(timeIntervalSince1970: start)))
                 reporter.event("\(side): carrying on the session open since \(since) "
                                + "(\(Int((stay.lastPresent + 1 - start) / 60)) min kept before the hub stopped)")
@@ -203,7 +208,7 @@ struct PodPipeline {
         _ = await retryUnsaved()
         for side in BedSide.allCases {
             for night in unsaved[side] ?? [] {
-                reporter.warning("\(side): the night since \(LocalDateTime(Date(timeIntervalSince1970: night.start), in: hubZone).timeOfDay) "
+                reporter.warning("\(side): the night since \(timeOfDay(night.start)) "
                                  + "could not be stored before the hub stopped; a restart carries it on from the last "
                                  + "snapshot the store took, if any")
             }
