@@ -215,6 +215,15 @@ import Testing
         #expect(hub.process.terminationStatus == 1)
         #expect(hub.stderr.contains("Error: the database \(db) is damaged (") && hub.stderr.contains(".recover"), "\(hub.stderr)")
         #expect(!hub.stdout.contains("using the pod"), "\(hub.stdout)")
+        // The commands that read what the hub stored say so too; export used to answer that
+        // the file held no sessions.
+        for command in [["export", "--db", db, "--all"], ["schedule", "show", "--db", db],
+                        ["schedule", "set", "--db", db, "--pod", "P1", "--bedtime", "23:00", "--wake", "07:00"],
+                        ["sync", "--db", db, "--url", "http://127.0.0.1:9"]] {
+            let result = try await CommandRunner.run(command)
+            #expect(result.status == 1, "\(command): \(result.stdout)\(result.stderr)")
+            #expect(result.stderr.contains("Error: the database \(db) is damaged ("), "\(command): \(result.stderr)")
+        }
     }
 
 }

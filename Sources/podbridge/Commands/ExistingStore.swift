@@ -6,11 +6,18 @@ import SleepStore
 ///
 /// The state directory is relative to where the hub runs (docs/configuration.md), so a
 /// command run elsewhere without the hub's configuration looks in the wrong place; the
-/// failure says where it looked and how to point at the hub's state.
+/// failure says where it looked and how to point at the hub's state. A file damaged inside
+/// opens and reads (its damaged tables read as empty), so it is checked as the hub checks it
+/// at start: `export` used to answer "holds no sessions" for a damaged file.
 enum ExistingStore {
-    static func open(_ path: String) throws -> NightStore {
+    static func open(_ path: String) async throws -> NightStore {
         do {
-            return try NightStore.openExisting(path: path)
+            let store = try NightStore.openExisting(path: path)
+            do { try await store.checkIntegrity() } catch {
+                try? store.close()
+                throw error
+            }
+            return store
         } catch {
             var message = "\(error)"
             if case StoreError.missingDatabase = error {

@@ -77,7 +77,7 @@ struct ExportCommand: AsyncParsableCommand {
             throw CommandFailure(error.description)
         }
         do {
-            let store = try ExistingStore.open(db)
+            let store = try await ExistingStore.open(db)
             defer { try? store.close() }
             let text = try await SleepExporter(store: store).export(
                 selection, side: bedSide, format: format, includeEpochs: epochs, timeZone: zone)

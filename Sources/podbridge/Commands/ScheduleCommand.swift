@@ -50,13 +50,13 @@ struct ScheduleCommand: AsyncParsableCommand {
 
         /// The caller closes its store on the way out, so the file alone holds what the command
         /// wrote (`NightStore.close`): a copy of it taken after `schedule set` had none of it.
-        func console(creating: Bool = false) throws -> ScheduleConsole {
+        func console(creating: Bool = false) async throws -> ScheduleConsole {
             let zone = tz.flatMap(TimeZone.init(identifier:)) // validate() refused an unknown one
             let configuration = try common.load()
             let settings = configuration.schedule
             let db = configuration.databasePath
             let store: NightStore
-            if creating {
+            if creating, !FileManager.default.fileExists(atPath: db) {
                 do {
                     // A schedule set for a named pod before the hub ever ran: the database
                     // (and its directory, as the hub makes it) is created.
@@ -66,7 +66,7 @@ struct ScheduleCommand: AsyncParsableCommand {
                     throw CommandFailure("\(error)")
                 }
             } else {
-                store = try ExistingStore.open(db)
+                store = try await ExistingStore.open(db)
             }
             return ScheduleConsole(store: store, settings: settings, zone: zone, configuredZone: configuration.podTimeZone)
         }
@@ -86,7 +86,7 @@ struct ScheduleCommand: AsyncParsableCommand {
         @OptionGroup var options: Options
 
         func run() async throws {
-            let console = try options.console()
+            let console = try await options.console()
             defer { try? console.store.close() }
             let sides = try options.sides()
             try await ScheduleCommand.run { () async throws(ScheduleServiceError) in
@@ -101,7 +101,7 @@ struct ScheduleCommand: AsyncParsableCommand {
         @OptionGroup var options: Options
 
         func run() async throws {
-            let console = try options.console()
+            let console = try await options.console()
             defer { try? console.store.close() }
             let sides = try options.sides()
             try await ScheduleCommand.run { () async throws(ScheduleServiceError) in
@@ -167,7 +167,7 @@ struct ScheduleCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let console = try options.console(creating: options.pod != nil)
+            let console = try await options.console(creating: options.pod != nil)
             defer { try? console.store.close() }
             let sides = try options.sides()
             try await ScheduleCommand.run { () async throws(ScheduleServiceError) in
@@ -196,7 +196,7 @@ struct ScheduleCommand: AsyncParsableCommand {
         @OptionGroup var options: Options
 
         func run() async throws {
-            let console = try options.console()
+            let console = try await options.console()
             defer { try? console.store.close() }
             let sides = try options.sides()
             try await ScheduleCommand.run { () async throws(ScheduleServiceError) in

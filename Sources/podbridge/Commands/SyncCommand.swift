@@ -47,7 +47,7 @@ struct SyncCommand: AsyncParsableCommand {
         } catch let error as UploadError {
             throw CommandFailure(error.description)
         }
-        let store = try ExistingStore.open(db)
+        let store = try await ExistingStore.open(db)
         // Closed on the way out, so the file alone holds what the command wrote (NightStore.close).
         defer { try? store.close() }
         if retryFailed {
