@@ -23,6 +23,23 @@ struct BenchOptions: Sendable {
 }
 
 let arguments = CommandLine.arguments.dropFirst()
+let usage = """
+    usage: podbridge-bench [--quick] [--only AREA] [--wake-seeds N] [--wake-dump FILE] [--spread-offset N]
+           podbridge-bench --held-out DIR [--held-out DIR …]
+           podbridge-bench --write-model FILE | --dump-staging-features FILE | --dump-epochs FILE
+    Run from the repository root (the labelled nights are read from its Data/ folder).
+    AREA is one of: \(benchAreas.map(\.0).joined(separator: ", ")).
+    """
+// A mistyped flag used to run every area (half an hour); it is refused with the usage.
+let valueFlags: Set = ["--only", "--wake-seeds", "--wake-dump", "--spread-offset", "--write-model",
+                       "--dump-staging-features", "--held-out", "--dump-epochs"]
+if arguments.contains("--help") || arguments.contains("-h") { print(usage); exit(0) }
+var pendingValue = false
+for argument in arguments {
+    if pendingValue { pendingValue = false; continue }
+    if valueFlags.contains(argument) { pendingValue = true; continue }
+    guard argument == "--quick" else { print("unknown argument '\(argument)'\n\(usage)"); exit(2) }
+}
 let quick = arguments.contains("--quick")
 let only: String? = arguments.firstIndex(of: "--only").flatMap { i in
     arguments.index(after: i) < arguments.endIndex ? arguments[arguments.index(after: i)] : nil
@@ -72,6 +89,7 @@ if let i = arguments.firstIndex(of: "--dump-epochs"), arguments.index(after: i) 
 }
 
 let areas = benchAreas
+if let only, !areas.contains(where: { $0.0 == only }) { print("unknown area '\(only)'\n\(usage)"); exit(2) }
 var failed = false
 for (name, run) in areas where only == nil || only == name {
     print("== \(name)")
