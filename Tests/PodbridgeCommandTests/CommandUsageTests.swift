@@ -58,6 +58,18 @@ import Testing
         #expect(!r.stderr.contains("no database"), "the database was looked at first: \(r.stderr)")
     }
 
+    /// `help` for a command this version lacks used to print the overview and exit 0.
+    @Test func helpForACommandThatIsNotThereSaysSo() async throws {
+        let top = try await CommandRunner.run(["help", "sleep"])
+        #expect(top.status == 64 && top.stdout.isEmpty, "\(top.stdout)\(top.stderr)")
+        #expect(top.stderr == "Error: 'podbridge' has no command 'sleep' (see 'podbridge --help')\n", "\(top.stderr)")
+        let nested = try await CommandRunner.run(["help", "schedule", "push"])
+        #expect(nested.status == 64, "\(nested.stdout)\(nested.stderr)")
+        #expect(nested.stderr.contains("'podbridge schedule' has no command 'push' (see 'podbridge schedule --help')"), "\(nested.stderr)")
+        let known = try await CommandRunner.run(["help", "schedule", "set"])
+        #expect(known.status == 0 && known.stdout.contains("USAGE: podbridge schedule set"), "\(known.stdout)\(known.stderr)")
+    }
+
     @Test func aConfigurationThatIsNotJSONIsNamedWithWhereWithoutUsage() async throws {
         // A comma missing at the end of the second line: the error points at the third.
         let r = try await runWithConfiguration("{\n  \"timeZone\": \"UTC\"\n  \"stateDirectory\": \"/tmp\"\n}\n", ["export", "--all"])
