@@ -160,6 +160,93 @@ import Testing
         await hub.stop()
     }
 
+    /// One page kept open through a night, as a phone on the nightstand is, in another time
+    /// zone than the hub's: the sleepers' tiles show the night's stage as it is staged; when
+    /// both sides' nights end within seconds (each end and each wake event reloads the
+    /// nights) the page shows exactly one card per side, with its times on the hub's clock;
+    /// an API that errs is named as failing, not as "nothing stored"; and when the hub stops,
+    /// the tiles stop reading as live. (Found by using the page this way, 2026-11-28: a stale
+    /// night's card stayed on top, the tiles kept the last numbers after the hub stopped, the
+    /// stage never showed, times were in the phone's zone beside a wake window in the hub's.)
+    @Test func aPageKeptOpenFollowsTheNightAndTheHub() async throws {
+        let right = SideConfig(sleeper: SleeperProfile(getsIn: 150, getsOutBeforeEnd: 14 * 60, bathroomTrip: false))
+        let hub = try await APITestHub.start(
+            serial: "API-PAGE", night: testNight(hours: 150.0 / 60, seed: 53, getsIn: 120, getsOutBeforeEnd: 15 * 60, right: right),
+            speed: 300)
+        // The hub keeps UTC; the phone is in New York and writes times as 23:46 (en-GB).
+        let page = try await BrowserPage(width: 390, height: 844, timeZone: "America/New_York", locale: "en-GB")
+        let dir = try artifactsDirectory()
+        do {
+            try await page.open(hub.base + "/")
+            let tiles = "[...document.querySelectorAll('#live .tile')].map(t => t.dataset.side + ': ' + t.querySelector('.presence').textContent)"
+
+            // In bed, the tile names the preliminary stage the hub has staged.
+            var shown: [String] = []
+            let staged = await eventually(120) {
+                shown = (try? await page.evaluate(tiles) as? [String]) ?? []
+                return shown.contains { $0.range(of: #"^(left|right): in bed · (awake|core|deep|rem)$"#, options: .regularExpression) != nil }
+            }
+            let live = (try? await hub.get("/api/v1/live").body) ?? ""
+            #expect(staged, "tiles: \(shown); /live: \(live)")
+            #expect(shown.first?.hasPrefix("left:") == true, "left is shown first: \(shown)")
+            try await page.screenshot(to: dir.appendingPathComponent("dashboard-open-night.png"))
+
+            // Both nights end: one card per side, the newest night, its times on the hub's clock.
+            var finals: [[String: Any]] = []
+            let ended = await eventually(240) {
+                let nights = (try? await hub.get("/api/v1/nights").json?["nights"] as? [[String: Any]]) ?? []
+                finals = nights.filter { $0["final"] as? Bool == true }
+                return Set(finals.compactMap { $0["side"] as? String }) == ["left", "right"]
+            }
+            try #require(ended, "both nights were not stored; the hub said \(hub.lines.all.suffix(15))")
+            let expected = finals.map { night -> String in
+                let hhmm = { (key: String) in String((night[key] as? String ?? "").dropFirst(11).prefix(5)) }
+                return "\(night["side"]!) · night to \(night["wakeDate"]!) · \(hhmm("start"))–\(hhmm("end"))"
+            }.sorted()
+            let cards = "[...document.querySelectorAll('#nights .night h3')].map(h => h.firstChild.textContent)"
+            var drawn: [String] = []
+            let shownCards = await eventually(60) {
+                drawn = (try? await page.evaluate(cards) as? [String]) ?? []
+                return drawn.sorted() == expected
+            }
+            #expect(shownCards, "cards \(drawn), expected \(expected)")
+            // Settled: the loads the night's events started are over, and no second set appeared.
+            try await Task.sleep(for: .seconds(3))
+            drawn = (try? await page.evaluate(cards) as? [String]) ?? []
+            #expect(drawn.sorted() == expected, "cards \(drawn), expected \(expected)")
+            try await page.screenshot(to: dir.appendingPathComponent("dashboard-night-ended.png"))
+
+            // The hub's store errs: the sections say they could not load, not that nothing is stored.
+            try await page.failRequests(containing: ["/api/v1/nights", "/api/v1/pods"], status: 500)
+            try await page.open(hub.base + "/")
+            let nightsText = try await page.evaluate("document.getElementById('nights').textContent") as? String ?? ""
+            let podsText = try await page.evaluate("document.getElementById('pods').textContent") as? String ?? ""
+            #expect(nightsText == "Could not load the nights: the store did not answer", "\(nightsText)")
+            #expect(podsText == "Could not load the pods: the store did not answer", "\(podsText)")
+            try await page.call("Fetch.disable")
+            try await page.open(hub.base + "/")
+
+            // The hub stops: no tile reads as live; each says the hub is gone and when its last reading was.
+            await hub.stop()
+            var gone: [String] = []
+            let stale = await eventually(60) {
+                gone = (try? await page.evaluate(
+                    "[...document.querySelectorAll('#live .tile')].map(t => [t.dataset.stale, t.querySelector('.presence').textContent, t.querySelector('[data-reading=heartRate]').textContent, t.querySelector('.time').textContent].join('|'))")
+                    as? [String]) ?? []
+                return !gone.isEmpty && gone.allSatisfy { $0.hasPrefix("true|no connection to the hub|–|last reading ") }
+            }
+            #expect(stale, "tiles after the hub stopped: \(gone)")
+            let status = try await page.evaluate("document.getElementById('pod-status').textContent") as? String
+            #expect(status == "hub not reachable, reconnecting…", "\(String(describing: status))")
+            try await page.screenshot(to: dir.appendingPathComponent("dashboard-hub-stopped.png"))
+        } catch {
+            await page.close()
+            await hub.stop()
+            throw error
+        }
+        await page.close()
+    }
+
     /// A hub with a token (as any hub a phone reaches must have): the page, which needs no
     /// token itself, asks for it and says why nothing loads, not "connecting…" for ever.
     @Test func withoutItsTokenThePageAsksForItAndSaysSo() async throws {

@@ -24,16 +24,35 @@ const hm = (minutes) => {
   const m = Math.round(minutes);
   return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}`;
 };
-const clock = (iso) => iso ? new Date(iso).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : "–";
+// Times are shown on the hub's clock (its zone comes with the night list), as the wake window,
+// the schedule and the hub's own lines are: a phone in another zone used to put a night's start
+// and end in its zone and the wake window beside them in the hub's.
+let hubZone;
+const zoned = (options, zone) => {
+  const z = zone || hubZone;
+  if (!z) return options;
+  try { new Intl.DateTimeFormat([], { timeZone: z }); return Object.assign({ timeZone: z }, options); } catch (e) { return options; }
+};
+const clock = (iso, zone) => iso ? new Date(iso).toLocaleTimeString([], zoned({ hour: "2-digit", minute: "2-digit" }, zone)) : "–";
+const moment = (iso, options) => new Date(iso).toLocaleString([], zoned(options));
+
+class TokenNeeded extends Error {}
 
 async function api(path, options = {}) {
   const headers = Object.assign({}, options.headers || {});
   if (token) headers.Authorization = `Bearer ${token}`;
   const response = await fetch(path, Object.assign({}, options, { headers }));
-  if (response.status === 401) { needToken(); throw new Error("token needed"); }
+  if (response.status === 401) { needToken(); throw new TokenNeeded("token needed"); }
   const body = response.headers.get("content-type")?.includes("json") ? await response.json() : await response.text();
   if (!response.ok) throw new Error(body.detail || body.error || response.statusText);
   return body;
+}
+
+// A section whose load failed says so: its placeholder ("No night stored yet") would be false.
+// Without the token nothing loads, and the token card says that once.
+function showFailure(id, what, e) {
+  if (e instanceof TokenNeeded) return;
+  $(id).replaceChildren(el("p", { class: "error", role: "alert" }, `Could not load ${what}: ${e.message || e}`));
 }
 
 // MARK: live tiles
@@ -42,6 +61,7 @@ const sides = new Map();   // "serial/side" -> tile elements
 function tile(serial, side) {
   const key = `${serial}/${side}`;
   if (sides.has(key)) return sides.get(key);
+  $("live").querySelector(":scope > p")?.remove();
   const value = (name, unit) => {
     const v = el("span", { class: "value", "data-reading": name }, "–");
     return [el("div", { class: "reading" }, v, el("span", { class: "unit" }, unit)), v];
@@ -51,10 +71,12 @@ function tile(serial, side) {
   const [mvBox, mv] = value("movement", "movement");
   const presence = el("span", { class: "presence" }, "–");
   const time = el("div", { class: "time" }, "");
-  const card = el("div", { class: "card tile", id: `tile-${side}`, "data-side": side },
+  const card = el("div", { class: "card tile", id: `tile-${side}`, "data-side": side, "data-key": key },
     el("h3", {}, `${side[0].toUpperCase()}${side.slice(1)}`, presence), el("div", { class: "readings" }, hrBox, brBox, mvBox), time);
-  $("live").append(card);
-  const t = { card, hr, br, mv, presence, time };
+  // Left before right, whichever side's reading came first.
+  const after = [...$("live").children].find((c) => c.dataset.key > key);
+  $("live").insertBefore(card, after || null);
+  const t = { card, hr, br, mv, presence, time, stage: null, last: null };
   sides.set(key, t);
   return t;
 }
@@ -65,33 +87,56 @@ function showLive(m) {
   const t = tile(m.serial, m.side);
   delete t.card.dataset.stale;
   t.card.dataset.present = m.present;
-  t.presence.textContent = m.present ? (m.stage ? `in bed · ${m.stage}` : "in bed") : "empty";
+  // `/live` carries the night's preliminary stage; the stream's `live` messages do not, its
+  // `stage` messages do (showStage), so the last one is kept until the sleeper leaves.
+  if (m.stage) t.stage = m.stage;
+  if (!m.present) t.stage = null;
+  t.last = m.time;
+  t.presence.textContent = m.present ? (t.stage ? `in bed · ${t.stage}` : "in bed") : "empty";
   t.hr.textContent = m.present ? fmt(m.heartRate) : "–";
   t.br.textContent = m.present ? fmt(m.breathingRate, 1) : "–";
   t.mv.textContent = m.present ? fmt(m.movement, 1) : "–";
-  t.time.textContent = `${new Date(m.time).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit", second: "2-digit" })}`
+  t.time.textContent = `${moment(m.time, { weekday: "short", hour: "2-digit", minute: "2-digit", second: "2-digit" })}`
     + ` · signal ${fmt((m.quality || 0) * 100)} %`;
 }
 
-// The pod went away: its tiles say so and keep no value that would read as live.
-function showGone(serial, side, time) {
-  const tiles = side ? [tile(serial, side)] : [...sides.entries()].filter(([k]) => k.startsWith(`${serial}/`)).map(([, t]) => t);
+function showStage(m) {
+  const t = tile(m.serial, m.side);
+  t.stage = m.stage;
+  if (t.card.dataset.present === "true" && !t.card.dataset.stale) t.presence.textContent = `in bed · ${m.stage}`;
+}
+
+// The pod went away, or the page lost the hub: the tiles say so and keep no value that would
+// read as live, only when the last reading was.
+function showGone(serial, side, time, why = "pod disconnected") {
+  const tiles = side ? [tile(serial, side)]
+    : [...sides.entries()].filter(([k]) => serial === null || k.startsWith(`${serial}/`)).map(([, t]) => t);
   for (const t of tiles) {
     t.card.dataset.present = false;
     t.card.dataset.stale = true;
-    t.presence.textContent = "pod disconnected";
+    t.presence.textContent = why;
     for (const v of [t.hr, t.br, t.mv]) v.textContent = "–";
-    if (time) t.time.textContent = `last reading ${new Date(time).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" })}`;
+    if (time) t.last = time;
+    const last = t.last;
+    t.time.textContent = last ? `last reading ${moment(last, { weekday: "short", hour: "2-digit", minute: "2-digit" })}` : "";
   }
 }
 
 // The live stream: Server-Sent Events read through fetch, so a token can go in a header.
+// Once connected the pill says what the hub says of its pod (loadPods); when the stream ends
+// (the hub stopped or the network went) the tiles stop reading as live until it is back.
+let streaming = false;
 async function stream() {
+  if (streaming) return;
+  streaming = true;
   for (;;) {
     try {
       const headers = token ? { Authorization: `Bearer ${token}` } : {};
       const response = await fetch("/api/v1/live/events", { headers });
-      if (response.status === 401) { needToken(); return; }
+      if (response.status === 401) { needToken(); streaming = false; return; }
+      if (!response.ok) throw new Error(response.statusText);
+      loadPods();
+      loadLive();
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = "";
       for (;;) {
@@ -107,7 +152,8 @@ async function stream() {
         }
       }
     } catch (e) { /* reconnect below */ }
-    setStatus("disconnected", "reconnecting…");
+    showGone(null, null, null, "no connection to the hub");
+    setStatus("disconnected", "hub not reachable, reconnecting…");
     await new Promise((r) => setTimeout(r, 2000));
   }
 }
@@ -115,6 +161,7 @@ async function stream() {
 function handle(m) {
   switch (m.type) {
     case "live": showLive(m); setStatus("connected", `pod ${m.serial} live`); break;
+    case "stage": showStage(m); break;
     case "pod_connected": setStatus("connected", `pod ${m.serial} connected`); loadPods(); break;
     case "pod_disconnected": setStatus("disconnected", `pod ${m.serial} disconnected`); showGone(m.serial); loadPods(); break;
     case "night_finished": loadNights(); break;
@@ -146,6 +193,7 @@ function chartWidth(containerId) {
 
 function hypnogram(detail) {
   const width = chartWidth("nights"), height = 180, left = 48, right = 8, top = 8, rowH = 36;
+  const zone = detail.night.timeZone;
   const start = Date.parse(detail.night.start), end = Date.parse(detail.night.end);
   const x = (t) => left + (width - left - right) * (t - start) / Math.max(1, end - start);
   const svg = svgEl("svg", { viewBox: `0 0 ${width} ${height}`, class: "hypnogram", role: "img",
@@ -163,13 +211,16 @@ function hypnogram(detail) {
     svg.append(svgEl("rect", { x: x0, y: top + row * rowH + 4, width: Math.max(1, x1 - x0), height: rowH - 8, rx: 2,
       fill: STAGE_COLOURS[b.stage], "data-stage": b.stage }));
   }
+  // Every hour while the labels have room (about 44 px each), else every second or third.
+  const hourWidth = (width - left - right) * 3600000 / Math.max(1, end - start);
+  const step = Math.max(1, Math.ceil(44 / Math.max(1, hourWidth))) * 3600000;
   const hours = [];
-  for (let t = Math.ceil(start / 3600000) * 3600000; t <= end; t += 3600000) hours.push(t);
+  for (let t = Math.ceil(start / step) * step; t <= end; t += step) hours.push(t);
   for (const t of hours) {
     // Centred under its hour, but kept inside the chart at the right edge.
     const anchor = x(t) > width - right - 24 ? "end" : "middle";
     const label = svgEl("text", { x: Math.min(x(t), width - right), y: height - 6, class: "axis", "text-anchor": anchor });
-    label.textContent = new Date(t).toLocaleTimeString([], { hour: "2-digit" });
+    label.textContent = new Date(t).toLocaleTimeString([], zoned({ hour: "2-digit" }, zone));
     svg.append(label);
   }
   return svg;
@@ -191,26 +242,35 @@ function unmeasured(m) {
   return m.timeInBedMinutes - m.awakeMinutes - m.coreMinutes - m.deepMinutes - m.remMinutes;
 }
 
+// Each finished night and each wake event reloads the nights; a load that a newer one overtook
+// is dropped, so two loads never both fill the section (a stale night's card used to stay on top).
+let nightsLoad = 0;
 async function loadNights() {
+  const load = ++nightsLoad;
   try {
     const list = await api("/api/v1/nights");
+    if (list.timeZone) hubZone = list.timeZone;
     const finals = list.nights.filter((n) => n.final);
-    const box = $("nights");
-    if (!finals.length) return;
-    box.replaceChildren();
+    const cards = [];
     for (const side of ["left", "right"]) {
       const last = finals.filter((n) => n.side === side).sort((a, b) => a.end < b.end ? 1 : -1)[0];
       if (!last) continue;
       const detail = await api(`/api/v1/nights/${last.wakeDate}/${side}`);
-      box.append(el("div", { class: "card night", "data-side": side },
-        el("h3", {}, `${side} · night to ${last.wakeDate} · ${clock(last.start)}–${clock(last.end)}`,
+      cards.push(el("div", { class: "card night", "data-side": side },
+        el("h3", {}, `${side} · night to ${last.wakeDate} · ${clock(last.start, last.timeZone)}–${clock(last.end, last.timeZone)}`,
           el("span", { class: "score", title: "score out of 100" }, String(last.score))),
         hypnogram(detail), legend(), metricsGrid(last),
         ...(detail.wake ? [el("p", { class: "wake", title: "smart wake: the window, why the alarm rang when it did, repeats and snoozes" },
           detail.wake.summary)] : [])));
     }
+    if (load !== nightsLoad) return;
+    if (cards.length) $("nights").replaceChildren(...cards);
     trend(finals);
-  } catch (e) { console.warn("nights", e); }
+  } catch (e) {
+    if (load !== nightsLoad) return;
+    showFailure("nights", "the nights", e);
+    showFailure("trend", "the nights", e);
+  }
 }
 
 function legend() {
@@ -237,11 +297,11 @@ function trend(nights) {
   for (const side of ["left", "right"]) {
     const list = nights.filter((n) => n.side === side && slotOf(n) >= 0);
     if (!list.length) continue;
-    const width = chartWidth("trend"), height = 170, bottom = 22, w = width / 14;
+    const width = chartWidth("trend"), height = 180, bottom = 22, top = 30, w = width / 14;
     const svg = svgEl("svg", { viewBox: `0 0 ${width} ${height}`, class: "trend", role: "img", "aria-label": `14-night trend, ${side}` });
     const maxMin = Math.max(600, ...list.map((n) => n.metrics.totalSleepMinutes));
     list.forEach((n) => {
-      const h = (height - bottom - 20) * n.metrics.totalSleepMinutes / maxMin;
+      const h = (height - bottom - top) * n.metrics.totalSleepMinutes / maxMin;
       const slot = slotOf(n), x = slot * w + w * 0.15;
       const bar = svgEl("rect", { x, y: height - bottom - h, width: w * 0.7, height: h, rx: 3, fill: "var(--core)", opacity: 0.75,
         "data-date": n.wakeDate, "data-slot": slot });
@@ -249,13 +309,14 @@ function trend(nights) {
       title.textContent = `${n.wakeDate}: ${hm(n.metrics.totalSleepMinutes)} asleep, score ${n.score}, heart ${fmt(n.metrics.meanHeartRate)} bpm`;
       bar.append(title);
       svg.append(bar);
-      const sy = height - bottom - (height - bottom - 20) * n.score / 100;
+      const sy = height - bottom - (height - bottom - top) * n.score / 100;
       svg.append(svgEl("circle", { cx: x + w * 0.35, cy: sy, r: 4, fill: "var(--awake)" }));
       const label = svgEl("text", { x: x + w * 0.35, y: height - 6, class: "axis", "text-anchor": "middle" });
       label.textContent = n.wakeDate.slice(8);
       svg.append(label);
       if (n.metrics.meanHeartRate) {
-        const hr = svgEl("text", { x: x + w * 0.35, y: height - bottom - h - 4, class: "axis", "text-anchor": "middle" });
+        // On a row of its own above the bars: beside a bar's top it sat under the score's dot.
+        const hr = svgEl("text", { x: x + w * 0.35, y: 14, class: "axis", "text-anchor": "middle" });
         hr.textContent = fmt(n.metrics.meanHeartRate);
         svg.append(hr);
       }
@@ -276,7 +337,17 @@ async function loadSchedule() {
         side.manual ? el("div", { class: "muted" }, `manual: ${side.manual.weekdayBedtime}–${side.manual.weekdayWake}, weekend ${side.manual.weekendBedtime}–${side.manual.weekendWake}`) : "",
         side.inference ? el("div", { class: "muted" }, `inference: ${side.inference.summary} — ${side.inference.reason}`) : "")));
     $("schedule").replaceChildren(el("div", { class: "card" }, el("table", {}, ...rows)));
-  } catch (e) { /* no pod yet */ }
+    // The form starts from the manual schedule in force, until the user edits it.
+    const manual = s.sides.find((side) => side.manual)?.manual;
+    const form = $("schedule-form");
+    if (manual && !form.dataset.edited) {
+      form.elements.bedtime.value = manual.weekdayBedtime;
+      form.elements.wake.value = manual.weekdayWake;
+    }
+  } catch (e) {
+    // 404: no pod known yet, which the placeholder says; anything else is a failure.
+    if (!/no pod/i.test(e.message)) showFailure("schedule", "the schedule", e);
+  }
 }
 
 async function changeSchedule(method, body) {
@@ -293,20 +364,23 @@ async function changeSchedule(method, body) {
 async function loadPods() {
   try {
     const { pods } = await api("/api/v1/pods");
-    if (!pods.length) return;
+    if (!pods.length) { setStatus("disconnected", "no pod seen yet"); return; }
     const rows = pods.map((p) => el("tr", {}, el("th", {}, p.serial),
-      el("td", {}, p.connected ? `connected since ${new Date(p.since).toLocaleString()}` : `not connected${p.disconnectReason ? ` (${p.disconnectReason})` : ""}`,
+      el("td", {}, p.connected ? `connected since ${moment(p.since, { dateStyle: "medium", timeStyle: "short" })}` : `not connected${p.disconnectReason ? ` (${p.disconnectReason})` : ""}`,
         el("div", { class: "muted" }, [p.firmware && `firmware ${p.firmware}`, p.sides && `${p.sides} sides × ${p.channelsPerSide} channels`,
           p.counters && `${p.counters.frames} frames, ${p.counters.crcErrors} CRC errors, ${p.counters.droppedFrames} dropped, ${p.counters.reconnects} reconnects`,
           p.clock.set ? "clock set" : "clock not set"].filter(Boolean).join(" · ")))));
     $("pods").replaceChildren(el("div", { class: "card" }, el("table", {}, ...rows)));
     const connected = pods.find((p) => p.connected);
     setStatus(connected ? "connected" : "disconnected", connected ? `pod ${connected.serial} connected` : "no pod connected");
-  } catch (e) { /* shown by the status pill */ }
+  } catch (e) { showFailure("pods", "the pods", e); }
 }
 
 async function loadLive() {
-  try { for (const s of (await api("/api/v1/live")).sides) showLive(s); } catch (e) { /* stream will fill in */ }
+  try { for (const s of (await api("/api/v1/live")).sides) showLive(s); } catch (e) {
+    // Tiles already shown keep the stream's readings; an empty section says why it is empty.
+    if (!sides.size) showFailure("live", "the live readings", e);
+  }
 }
 
 $("schedule-form").addEventListener("submit", (e) => {
@@ -317,21 +391,27 @@ $("schedule-form").addEventListener("submit", (e) => {
   if (f.get("weekendWake")) body.weekendWake = f.get("weekendWake");
   changeSchedule("PUT", body);
 });
+$("schedule-form").addEventListener("input", (e) => {
+  e.currentTarget.dataset.edited = "true";
+  $("schedule-result").textContent = "";
+});
 $("schedule-clear").addEventListener("click", () => changeSchedule("DELETE", { side: new FormData($("schedule-form")).get("side") }));
 $("auth-form").addEventListener("submit", (e) => {
   e.preventDefault();
   token = $("auth-token").value;
   localStorage.setItem("podbridge-token", token);
   $("auth").hidden = true;
+  setStatus("unknown", "connecting…");
   start();
 });
 
 // Once the first loads have settled (each one shows what it got, or keeps its placeholder),
 // <body data-loaded="true"> says so: a script or a headless browser can wait for it.
+let polling;
 function start() {
   stream();
   Promise.allSettled([loadPods(), loadLive(), loadNights(), loadSchedule()])
     .then(() => { document.body.dataset.loaded = "true"; });
-  setInterval(() => { loadPods(); loadSchedule(); }, 60000);
+  polling ??= setInterval(() => { loadPods(); loadSchedule(); }, 60000);
 }
 start();

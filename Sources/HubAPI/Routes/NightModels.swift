@@ -35,6 +35,9 @@ package struct NightSummaryBody: Codable, Sendable {
 package struct NightListBody: Codable, Sendable {
     package var from: String?
     package var to: String?
+    /// The hub's zone (IANA), in which wake dates and the default range are counted: the
+    /// dashboard shows the hub's clock times in it, not the browser's.
+    package var timeZone: String?
     package var nights: [NightSummaryBody]
 }
 

@@ -42,7 +42,7 @@ package struct NightRoutes: Sendable {
         guard let from, let to else { throw APIError.internalError("no range") }
         guard from <= to else { throw APIError.badRequest("from (\(from)) is after to (\(to))") }
         let sessions = try await store.sessions(wakeDatesFrom: from, to: to, side: side)
-        return try Response.json(NightListBody(from: from.description, to: to.description, nights: sessions.map(NightSummaryBody.init)))
+        return try Response.json(NightListBody(from: from.description, to: to.description, timeZone: timeZone.identifier, nights: sessions.map(NightSummaryBody.init)))
     }
 
     func detail(_ request: Request, _ context: APIRequestContext) async throws -> Response {
