@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
 
 /// The HTTP client the worker uses by default: `HTTPClient.shared`'s event loops, but a
 /// failed connection fails the request at once instead of being retried with backoff until
@@ -11,6 +12,10 @@ package enum UploadHTTPClient {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.timeout.connect = .seconds(10)
+        // A redirect is answered, never followed: following a 301/302/303 turns the POST into a
+        // GET, and the backend's list answered it 200, so every night read as stored while none
+        // was (a proxy sending http to https). OutboxWorker names the redirect instead.
+        configuration.redirectConfiguration = .disallow
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 }
@@ -30,11 +35,35 @@ enum NetworkFailure {
             default: break
             }
         }
+        if let error = error as? HTTPParserError {
+            if case .invalidEOFState = error { return "\(baseURL) closed the connection in the middle of its answer" }
+            return "\(baseURL) did not answer in HTTP (\(error))"
+        }
+        let text = String(describing: error)
+        if text.contains("handshakeFailed") || text.contains("BoringSSL") || text.contains("NIOSSL") {
+            if text.contains("CERTIFICATE_VERIFY_FAILED") {
+                return "cannot connect to \(baseURL): its TLS certificate is not trusted by this machine (CERTIFICATE_VERIFY_FAILED)"
+            }
+            if text.contains("WRONG_VERSION_NUMBER") {
+                return "cannot connect to \(baseURL): it does not answer in TLS (is it http:// rather than https://?)"
+            }
+            return "cannot connect to \(baseURL): the TLS handshake failed"
+        }
         if let cause = cause(of: error) { return "cannot connect to \(baseURL): \(cause)" }
         if let error = error as? ChannelError, case .connectTimeout = error {
             return "cannot connect to \(baseURL): timed out connecting"
         }
-        return "cannot reach \(baseURL): \(error)"
+        // Whatever else, without a source path a library put in its text.
+        let plain = text.replacingOccurrences(of: #" at /[^\]\)]*"#, with: "", options: .regularExpression)
+        return "cannot reach \(baseURL): \(plain)"
+    }
+
+    /// The server answered, then the answer broke off: this request's bad luck, not a
+    /// backend that cannot be reached (the pass goes on with the next session).
+    static func answeredInPart(_ error: any Error) -> Bool {
+        if (error as? HTTPClientError) == .remoteConnectionClosed { return true }
+        if let error = error as? HTTPParserError, case .invalidEOFState = error { return true }
+        return false
     }
 
     /// The cause inside `error`, found by walking its stored properties (NIO wraps the

@@ -27,6 +27,12 @@ package enum PassStop: Sendable, Hashable {
     /// 401/403: the backend does not accept the token. A configuration problem, not the
     /// session's: the event is handed back unattempted and nothing is marked failed.
     case unauthorized(reason: String)
+    /// A redirect, 404 or 405: the base URL does not lead to the sleep endpoint. Handled as
+    /// `unauthorized` (a configuration problem; nothing marked failed).
+    case misdirected(reason: String)
+    /// The backend asked to be left alone for a while (429, or a `Retry-After`): the event
+    /// waits at least that long, and the others are not posted into the same refusal.
+    case busy(reason: String, retryAfter: Int64)
 }
 
 /// What one pass of the worker did.
@@ -88,7 +94,7 @@ package final class OutboxWorker: Sendable {
         while !Task.isCancelled,
               let claim = try await store.claimNextDueEvent(leaseSeconds: configuration.leaseSeconds, excluding: seen) {
             seen.insert(claim.eventID)
-            let (outcome, unreachable) = await post(claim)
+            let (outcome, unreachable, retryAfter) = await post(claim)
             if Task.isCancelled, case .retryable = outcome {
                 // Shutting down mid-post: hand the event back; if the post got through, the
                 // next attempt receives 409 and records it as delivered.
@@ -102,7 +108,16 @@ package final class OutboxWorker: Sendable {
                 report.stoppedBy = .unauthorized(reason: reason)
                 break
             }
-            try await record(outcome, for: claim, into: &report)
+            if case let .misdirected(reason) = outcome {
+                try await store.releaseClaim(claim)
+                report.stoppedBy = .misdirected(reason: reason)
+                break
+            }
+            try await record(outcome, for: claim, unreachable: unreachable, retryAfter: retryAfter, into: &report)
+            if let retryAfter, case let .retryable(reason) = outcome {
+                report.stoppedBy = .busy(reason: reason, retryAfter: retryAfter)
+                break
+            }
             // The backend cannot be reached at all (refused, timed out): the other due
             // events would only wait out the same failure; they stay due for the next pass.
             if unreachable, case let .retryable(reason) = outcome {
@@ -137,6 +152,7 @@ package final class OutboxWorker: Sendable {
             var problem: String?
             do {
                 let report = try await runOnce()
+                let attempted = report.deliveredCount + report.failed.count + report.willRetry.count
                 if report.deliveredCount + report.failed.count + report.willRetry.count > 0 {
                     logger.info("upload pass", metadata: [
                         "delivered": "\(report.deliveredCount)", "failed": "\(report.failed.count)",
@@ -147,21 +163,39 @@ package final class OutboxWorker: Sendable {
                 switch report.stoppedBy {
                 case let .unauthorized(reason)?:
                     problem = Self.unauthorizedMessage(baseURL: configuration.baseURL, reason: reason,
+                                                       tokenSent: configuration.bearerToken != nil,
                                                        fix: "check upload.token (or PODBRIDGE_UPLOAD_TOKEN / PODBRIDGE_BACKEND_TOKEN)")
+                        + "; trying again every \(Self.duration(poll))"
+                case let .misdirected(reason)?:
+                    problem = Self.misdirectedMessage(baseURL: configuration.baseURL, reason: reason,
+                                                      fix: "check upload.baseURL (or PODBRIDGE_UPLOAD_URL)")
                         + "; trying again every \(Self.duration(poll))"
                 case let .unreachable(reason)?:
                     problem = "cannot upload: \(reason); sessions stay queued, trying again in \(Self.duration(poll))"
+                case let .busy(reason, retryAfter)?:
+                    wait = max(poll, retryAfter)
+                    problem = "the backend at \(configuration.baseURL) asks to wait (\(reason)); sessions stay queued, trying again in \(Self.duration(wait))"
                 case nil:
                     if let next = try await store.outboxSummary().nextAttemptAt {
                         wait = min(poll, max(1, next - store.clock.unixSeconds()))
                     }
+                    // A backend that answers with errors is a problem too (it used to be
+                    // silent until the sessions failed for good, hours later).
+                    if report.deliveredCount == 0, let first = report.willRetry.first {
+                        problem = "the backend at \(configuration.baseURL) answers \(first.reason); sessions stay queued "
+                            + "and are tried again with backoff"
+                    }
                 }
+                // A pass that tried nothing (every event waiting out its backoff) says nothing
+                // about the backend: the last problem stands ("uploads work again" was logged
+                // between every two refused connections).
+                if report.stoppedBy == nil, attempted == 0 { problem = lastProblem }
             } catch {
                 if Task.isCancelled { return }
                 problem = "upload pass failed: \(error); trying again in \(Self.duration(poll))"
             }
             if let problem, problem != lastProblem { warn(problem) }
-            if problem == nil, lastProblem != nil { logger.info("uploads work again") }
+            if problem == nil, lastProblem != nil { logger.notice("uploads work again") }
             lastProblem = problem
             try? await Task.sleep(for: .seconds(wait))
         }
@@ -175,8 +209,15 @@ package final class OutboxWorker: Sendable {
     }
 
     /// The one-line explanation of a refused token, naming what to fix.
-    package static func unauthorizedMessage(baseURL: String, reason: String, fix: String) -> String {
-        "the backend at \(baseURL) refused the upload token (\(reason)): \(fix); "
+    package static func unauthorizedMessage(baseURL: String, reason: String, tokenSent: Bool = true, fix: String) -> String {
+        (tokenSent ? "the backend at \(baseURL) refused the upload token (\(reason)): \(fix); "
+                   : "the backend at \(baseURL) asks for a token (\(reason)) and none is configured: \(fix); ")
+            + "no session was marked failed, they stay queued"
+    }
+
+    /// The one-line explanation of a base URL that does not lead to the sleep endpoint.
+    package static func misdirectedMessage(baseURL: String, reason: String, fix: String) -> String {
+        "\(baseURL)/api/v1/sleep is not the backend's sleep endpoint (\(reason)): \(fix); "
             + "no session was marked failed, they stay queued"
     }
 
@@ -197,7 +238,11 @@ package final class OutboxWorker: Sendable {
         return minutes % 60 == 0 ? "\(minutes / 60) h" : "\(minutes / 60) h \(minutes % 60) min"
     }
 
-    func record(_ outcome: UploadOutcome, for claim: OutboxClaim, into report: inout SyncReport) async throws {
+    /// `unreachable`: no answer at all, which is the network's or the backend's outage, not
+    /// the session's; it never uses up the attempts (a weekend's outage failed every night
+    /// for good). `retryAfter`: the backend's `Retry-After`, the least wait before the next attempt.
+    func record(_ outcome: UploadOutcome, for claim: OutboxClaim, unreachable: Bool = false, retryAfter: Int64? = nil,
+                into report: inout SyncReport) async throws {
         let id = claim.session.sourceID
         var kept = true
         switch outcome {
@@ -210,16 +255,16 @@ package final class OutboxWorker: Sendable {
         case let .rejected(reason):
             kept = try await store.markFailed(claim, reason: reason)
             if kept { report.failed.append(UploadFailure(sourceID: id, reason: reason)) }
-        case .unauthorized:
+        case .unauthorized, .misdirected:
             // Handled by the pass (the claim is released); never recorded against the session.
             kept = try await store.releaseClaim(claim)
         case let .retryable(reason):
-            if claim.attempt >= configuration.maxAttempts {
+            if claim.attempt >= configuration.maxAttempts, !unreachable {
                 let gaveUp = "gave up after \(claim.attempt) attempts; last: \(reason)"
                 kept = try await store.markFailed(claim, reason: gaveUp)
                 if kept { report.failed.append(UploadFailure(sourceID: id, reason: gaveUp)) }
             } else {
-                let delay = configuration.backoff.delay(afterAttempt: claim.attempt, unit: jitter.unit())
+                let delay = max(configuration.backoff.delay(afterAttempt: claim.attempt, unit: jitter.unit()), retryAfter ?? 0)
                 let next = store.clock.unixSeconds() + delay
                 kept = try await store.scheduleRetry(claim, reason: reason, nextAttemptAt: next)
                 if kept { report.willRetry.append(UploadFailure(sourceID: id, reason: reason, nextAttemptAt: next)) }
@@ -229,13 +274,14 @@ package final class OutboxWorker: Sendable {
     }
 
     /// Posts one claimed session and classifies the answer; `unreachable` is true when no
-    /// answer could be had for a reason other than the server closing the connection.
-    func post(_ claim: OutboxClaim) async -> (outcome: UploadOutcome, unreachable: Bool) {
+    /// answer could be had for a reason other than the server closing the connection;
+    /// `retryAfter` is the wait a 429 or 503 asked for (a 429 without one waits a minute).
+    func post(_ claim: OutboxClaim) async -> (outcome: UploadOutcome, unreachable: Bool, retryAfter: Int64?) {
         let body: Data
         do {
             body = try SleepUploadPayload(session: claim.session, blocks: claim.blocks, source: configuration.source).jsonData()
         } catch {
-            return (.rejected(reason: "cannot encode session: \(error)"), false)
+            return (.rejected(reason: "cannot encode session: \(error)"), false, nil)
         }
         var request = HTTPClientRequest(url: configuration.endpoint)
         request.method = .POST
@@ -249,14 +295,21 @@ package final class OutboxWorker: Sendable {
         do {
             let response = try await client.execute(request, timeout: .seconds(configuration.requestTimeoutSeconds))
             let buffer = try await response.body.collect(upTo: 1 << 20)
-            return (UploadOutcome.classify(status: Int(response.status.code), body: Data(buffer.readableBytesView)), false)
+            let status = Int(response.status.code)
+            let outcome = UploadOutcome.classify(status: status, body: Data(buffer.readableBytesView),
+                                                 location: response.headers.first(name: "Location"))
+            var retryAfter: Int64?
+            if status == 429 || status == 503 {
+                retryAfter = UploadOutcome.retryAfter(response.headers.first(name: "Retry-After"), now: store.clock.unixSeconds())
+                if status == 429 { retryAfter = retryAfter ?? 60 }
+            }
+            return (outcome, false, retryAfter)
         } catch {
             let reason = NetworkFailure.describe(error, baseURL: configuration.baseURL,
                                                  timeoutSeconds: configuration.requestTimeoutSeconds)
             // A connection the server closed mid-request is this request's bad luck; anything
             // else (refused, unknown host, timed out) says the backend cannot be reached now.
-            let closed = (error as? HTTPClientError) == .remoteConnectionClosed
-            return (.retryable(reason: reason), !closed)
+            return (.retryable(reason: reason), !NetworkFailure.answeredInPart(error), nil)
         }
     }
 }

@@ -50,20 +50,49 @@ package enum UploadOutcome: Sendable, Hashable {
     /// 401 or 403: the backend does not accept the token. Not the session's fault: the
     /// worker stops the pass and leaves every event queued.
     case unauthorized(reason: String)
+    /// A redirect, 404 or 405: the base URL does not lead to the backend's sleep endpoint (a
+    /// proxy sending http to https, a wrong path). Not the session's fault either, handled
+    /// as `unauthorized`. A redirect is never followed: the client would turn the POST into
+    /// a GET, whose 200 from the backend's list read as "stored" while nothing was.
+    case misdirected(reason: String)
     /// 5xx, 408, 429, a network error or a timeout: try again later.
     case retryable(reason: String)
 
-    /// Classifies an HTTP status and response body.
-    package static func classify(status: Int, body: Data) -> UploadOutcome {
+    /// Classifies an HTTP status and response body (`location`: a redirect's target).
+    package static func classify(status: Int, body: Data, location: String? = nil) -> UploadOutcome {
         let backendID = backendSessionID(in: body)
         switch status {
-        case 200...299: return .delivered(backendSessionID: backendID)
+        case 200...299:
+            // The backend answers `{"success": true, "data": {"session_id": …}}`. A 2xx that
+            // says it failed, or a page that is not the backend's JSON (a proxy's maintenance
+            // page), stored nothing.
+            let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
+            if object?["success"] as? Bool == false { return .rejected(reason: "HTTP \(status) with success false\(detail(body))") }
+            if object == nil, !body.isEmpty {
+                return .retryable(reason: "HTTP \(status) but not the backend's answer\(detail(body))")
+            }
+            return .delivered(backendSessionID: backendID)
+        case 300...399: return .misdirected(reason: "HTTP \(status), a redirect\(location.map { " to \($0)" } ?? "")")
+        case 404, 405: return .misdirected(reason: "HTTP \(status)\(detail(body))")
         case 409: return .alreadyPresent(backendSessionID: backendID)
         case 408, 429: return .retryable(reason: "HTTP \(status)\(detail(body))")
         case 401, 403: return .unauthorized(reason: "HTTP \(status)\(detail(body))")
         case 400...499: return .rejected(reason: "HTTP \(status)\(detail(body))")
         default: return .retryable(reason: "HTTP \(status)\(detail(body))")
         }
+    }
+
+    /// The seconds a `Retry-After` header asks for (a number of seconds or an HTTP date),
+    /// at most a day; nil when there is none or it cannot be read.
+    package static func retryAfter(_ value: String?, now: Int64) -> Int64? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = Int64(value) { return seconds >= 0 ? min(seconds, 86_400) : nil }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: value) else { return nil }
+        return min(max(0, Int64(date.timeIntervalSince1970) - now), 86_400)
     }
 
     /// `data.session_id` of a backend response, if present.

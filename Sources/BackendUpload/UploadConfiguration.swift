@@ -28,6 +28,14 @@ package struct UploadConfiguration: Sendable, Hashable {
         guard let url = URL(string: trimmed), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = url.host, !host.isEmpty
         else { throw UploadError.invalidConfiguration("backend URL must be http(s)://host[:port][/path], got '\(baseURL)'") }
+        // The endpoint is the base URL with /api/v1/sleep added: a query or fragment would
+        // end up before it (`/?tenant=a/api/v1/sleep`), credentials belong in the token.
+        guard url.query == nil, url.fragment == nil, !trimmed.contains("?"), !trimmed.contains("#") else {
+            throw UploadError.invalidConfiguration("backend URL must have no query or fragment (the sleep endpoint is added to it), got '\(baseURL)'")
+        }
+        guard url.user == nil, url.password == nil else {
+            throw UploadError.invalidConfiguration("backend URL must not carry a user name or password; give the token instead")
+        }
         guard maxAttempts >= 1 else { throw UploadError.invalidConfiguration("max attempts must be at least 1") }
         guard requestTimeoutSeconds >= 1, leaseSeconds > requestTimeoutSeconds else {
             throw UploadError.invalidConfiguration("lease (\(leaseSeconds) s) must exceed the request timeout (\(requestTimeoutSeconds) s)")

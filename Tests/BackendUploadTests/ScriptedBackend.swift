@@ -14,6 +14,8 @@ final class ScriptedBackend: Sendable {
     enum Action: Sendable {
         case backend
         case status(Int, String)
+        /// A status with headers (a redirect's Location, a Retry-After) and a body of that content type.
+        case answer(Int, String, headers: [String: String], contentType: String)
         case drop
         case storeThenDrop
     }
@@ -130,6 +132,9 @@ private final class BackendHandler: ChannelInboundHandler {
     }
 
     func finish(context: ChannelHandlerContext, sourceID: String, action: ScriptedBackend.Action) {
+        var extra: [String: String] = [:]
+        var contentType = "application/json"
+        if case let .answer(_, _, headers, type) = action { extra = headers; contentType = type }
         let outcome = state.withLockedValue { s -> (Int, String)? in
             s.inFlight[sourceID, default: 1] -= 1
             func store() -> Int {
@@ -145,7 +150,7 @@ private final class BackendHandler: ChannelInboundHandler {
                 }
                 let id = store()
                 return (201, #"{"success":true,"data":{"session_id":"srv-\#(id)","time_in_bed":480}}"#)
-            case let .status(code, body):
+            case let .status(code, body), let .answer(code, body, _, _):
                 return (code, body)
             case .drop:
                 return nil
@@ -155,15 +160,17 @@ private final class BackendHandler: ChannelInboundHandler {
             }
         }
         if let (status, body) = outcome {
-            respond(context: context, status: status, body: body)
+            respond(context: context, status: status, body: body, headers: extra, contentType: contentType)
         } else {
             context.close(promise: nil)
         }
     }
 
-    func respond(context: ChannelHandlerContext, status: Int, body: String) {
+    func respond(context: ChannelHandlerContext, status: Int, body: String, headers extra: [String: String] = [:],
+                 contentType: String = "application/json") {
         var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "application/json")
+        headers.add(name: "Content-Type", value: contentType)
+        for (name, value) in extra { headers.add(name: name, value: value) }
         headers.add(name: "Content-Length", value: String(body.utf8.count))
         let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)

@@ -51,6 +51,87 @@ import SleepStore
         try await backend.shutdown()
     }
 
+    /// A proxy that redirects (http to https, a trailing slash): the HTTP client followed it
+    /// as a GET, the backend's list answered 200, and every night read as stored while none
+    /// was. The redirect is named, the pass stops and nothing is marked anything.
+    @Test func aRedirectIsNamedAndNoNightReadsAsStored() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let backend = try await ScriptedBackend()
+        let store = try NightStore(path: dir.path("r.sqlite"), timeZone: Self.utc, clock: ManualClock(Self.t0))
+        let ids = try await fill(store, count: 2)
+        backend.script(ids[0], [.answer(302, "", headers: ["Location": backend.baseURL + "/api/v1/sleep?moved=1"], contentType: "text/plain")])
+        let report = try await OutboxWorker(store: store, configuration: try config(backend.baseURL), jitter: FixedJitter(value: 0)).runOnce()
+        #expect(report.stoppedBy == .misdirected(reason: "HTTP 302, a redirect to \(backend.baseURL)/api/v1/sleep?moved=1"))
+        #expect(report.delivered.isEmpty && report.failed.isEmpty && report.willRetry.isEmpty)
+        #expect(backend.received.count == 1, "the redirect was followed: \(backend.received.map(\.sourceID))")
+        #expect(try await store.outboxEvents().map(\.attempts) == [0, 0])
+        #expect(try await store.session(sourceID: ids[0])?.syncStatus != .synced)
+        try await backend.shutdown()
+    }
+
+    /// A 429 with `Retry-After` is waited out, and the rest of the backlog is not posted into it.
+    @Test func aBackendAskingToWaitIsWaitedFor() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let backend = try await ScriptedBackend()
+        let clock = ManualClock(Self.t0)
+        let store = try NightStore(path: dir.path("w.sqlite"), timeZone: Self.utc, clock: clock)
+        let ids = try await fill(store, count: 3)
+        backend.script(ids[0], [.answer(429, #"{"error":"slow down"}"#, headers: ["Retry-After": "900"], contentType: "application/json")])
+        let report = try await OutboxWorker(store: store, configuration: try config(backend.baseURL), jitter: FixedJitter(value: 0)).runOnce()
+        #expect(report.stoppedBy == .busy(reason: "HTTP 429: slow down", retryAfter: 900))
+        #expect(report.willRetry == [UploadFailure(sourceID: ids[0], reason: "HTTP 429: slow down", nextAttemptAt: clock.unixSeconds() + 900)])
+        #expect(report.leftForNextPass == 2)
+        #expect(backend.received.count == 1)
+        try await backend.shutdown()
+    }
+
+    /// A backend that cannot be reached for longer than the attempts last (a weekend) used to
+    /// fail every night for good; no answer at all is not the session's fault.
+    @Test func anOutageNeverUsesUpTheAttempts() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let backend = try await ScriptedBackend()
+        let url = backend.baseURL
+        try await backend.shutdown()
+        let clock = ManualClock(Self.t0)
+        let store = try NightStore(path: dir.path("o.sqlite"), timeZone: Self.utc, clock: clock)
+        let id = try await fill(store, count: 1)[0]
+        let worker = OutboxWorker(store: store, configuration: try config(url, maxAttempts: 2), jitter: FixedJitter(value: 0))
+        for _ in 0..<4 {
+            let report = try await worker.runOnce()
+            #expect(report.failed.isEmpty && report.willRetry.count == 1, "\(report)")
+            clock.advance(by: 3600)
+        }
+        #expect(try await store.outboxEvents().map(\.status) == [.pending])
+        #expect(try await store.session(sourceID: id)?.syncStatus != .failed)
+    }
+
+    /// A backend that answers 500 is told once, as an unreachable one is, not left silent
+    /// until the sessions fail for good hours later; passes that try nothing (every session
+    /// waiting out its backoff) neither repeat it nor say that uploads work again.
+    @Test(.timeLimit(.minutes(1)))
+    func aFailingBackendIsWarnedAboutOnce() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let backend = try await ScriptedBackend()
+        let store = try NightStore(path: dir.path("f.sqlite"), timeZone: Self.utc, clock: ManualClock(Self.t0))
+        let id = try await fill(store, count: 1)[0]
+        backend.script(id, Array(repeating: .status(500, #"{"error":"database unavailable"}"#), count: 5))
+        let worker = OutboxWorker(store: store, configuration: try config(backend.baseURL), jitter: FixedJitter(value: 0))
+        let warnings = Lines()
+        let loop = Task { await worker.run(pollSeconds: 1, warn: { warnings.append($0) }) }
+        #expect(await eventually(20) { !warnings.all.isEmpty })
+        try await Task.sleep(for: .seconds(3))   // three more passes, each finding nothing due
+        loop.cancel()
+        await loop.value
+        #expect(warnings.all == ["the backend at \(backend.baseURL) answers HTTP 500: database unavailable; "
+                                 + "sessions stay queued and are tried again with backoff"], "\(warnings.all)")
+        #expect(backend.received.count == 1)
+        try await backend.shutdown()
+    }
+
     /// A wrong or rotated token used to mark the whole backlog failed in one pass.
     @Test func aRefusedTokenStopsThePassAndLeavesEveryEventQueued() async throws {
         let dir = try TempDir()

@@ -222,12 +222,24 @@ import SleepStore
         #expect(UploadOutcome.classify(status: 400, body: Data(#"{"message":"bad"}"#.utf8)) == .rejected(reason: "HTTP 400: bad"))
         #expect(UploadOutcome.classify(status: 401, body: Data()) == .unauthorized(reason: "HTTP 401"))
         #expect(UploadOutcome.classify(status: 403, body: Data(#"{"error":"token revoked"}"#.utf8)) == .unauthorized(reason: "HTTP 403: token revoked"))
-        #expect(UploadOutcome.classify(status: 404, body: Data()) == .rejected(reason: "HTTP 404"))
+        #expect(UploadOutcome.classify(status: 404, body: Data()) == .misdirected(reason: "HTTP 404"))
+        #expect(UploadOutcome.classify(status: 302, body: Data(), location: "https://h/api/v1/sleep")
+                == .misdirected(reason: "HTTP 302, a redirect to https://h/api/v1/sleep"))
+        // A 2xx stored the night only when it is the backend's answer and does not say it failed.
+        #expect(UploadOutcome.classify(status: 200, body: Data(#"{"success":false,"error":"validation failed: stages"}"#.utf8))
+                == .rejected(reason: "HTTP 200 with success false: validation failed: stages"))
+        #expect(UploadOutcome.classify(status: 200, body: Data("<html>maintenance</html>".utf8))
+                == .retryable(reason: "HTTP 200 but not the backend's answer: <html>maintenance</html>"))
         #expect(UploadOutcome.classify(status: 422, body: Data(#"{"error":{"message":"end before start"}}"#.utf8)) == .rejected(reason: "HTTP 422: end before start"))
         #expect(UploadOutcome.classify(status: 429, body: Data()) == .retryable(reason: "HTTP 429"))
         #expect(UploadOutcome.classify(status: 408, body: Data()) == .retryable(reason: "HTTP 408"))
         #expect(UploadOutcome.classify(status: 500, body: Data("oops\n".utf8)) == .retryable(reason: "HTTP 500: oops"))
         #expect(UploadOutcome.classify(status: 503, body: Data()) == .retryable(reason: "HTTP 503"))
+        #expect(UploadOutcome.retryAfter("120", now: 0) == 120)
+        #expect(UploadOutcome.retryAfter("999999", now: 0) == 86_400)
+        #expect(UploadOutcome.retryAfter("Wed, 21 Oct 2015 07:28:00 GMT", now: 1_445_412_480 - 300) == 300)
+        #expect(UploadOutcome.retryAfter("soon", now: 0) == nil)
+        #expect(UploadOutcome.retryAfter(nil, now: 0) == nil)
     }
 
     @Test func configurationIsValidated() async throws {
@@ -235,6 +247,10 @@ import SleepStore
         #expect(throws: UploadError.self) { try UploadConfiguration(baseURL: "", bearerToken: nil) }
         #expect(throws: UploadError.self) { try UploadConfiguration(baseURL: "http://h", bearerToken: "a\nb") }
         #expect(throws: UploadError.self) { try UploadConfiguration(baseURL: "http://h", bearerToken: nil, requestTimeoutSeconds: 30, leaseSeconds: 30) }
+        // The endpoint is appended to the base: a query would end up in front of it.
+        #expect(throws: UploadError.self) { try UploadConfiguration(baseURL: "http://h/?tenant=a", bearerToken: nil) }
+        #expect(throws: UploadError.self) { try UploadConfiguration(baseURL: "http://h/#x", bearerToken: nil) }
+        #expect(throws: UploadError.self) { try UploadConfiguration(baseURL: "http://user:pw@h", bearerToken: nil) }
         let c = try UploadConfiguration(baseURL: "https://sleep.example.com/base/", bearerToken: "")
         #expect(c.endpoint == "https://sleep.example.com/base/api/v1/sleep")
         #expect(c.bearerToken == nil)

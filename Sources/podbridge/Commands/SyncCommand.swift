@@ -27,7 +27,7 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Backend base URL, e.g. https://sleep.example.com (default: the configuration's upload.baseURL).")
     var url: String?
 
-    @Option(name: .long, help: "Bearer token (default: the configuration's upload.token, else $PODBRIDGE_BACKEND_TOKEN).")
+    @Option(name: .long, help: "Bearer token (default: $PODBRIDGE_UPLOAD_TOKEN or $PODBRIDGE_BACKEND_TOKEN, else the configuration's upload.token).")
     var token: String?
 
     @Flag(name: .long, help: "Queue sessions that failed before once more (e.g. after fixing the token).")
@@ -62,6 +62,8 @@ struct SyncCommand: AsyncParsableCommand {
         switch report.stoppedBy {
         case .unreachable?: print("left for the next pass (backend unreachable): \(report.leftForNextPass)")
         case .unauthorized?: print("left queued (token refused): \(report.leftForNextPass)")
+        case .misdirected?: print("left queued (not the backend's sleep endpoint): \(report.leftForNextPass)")
+        case .busy?: print("left for the next pass (the backend asked to wait): \(report.leftForNextPass)")
         case nil: break
         }
         print("failed: \(report.failed.count)")
@@ -75,11 +77,18 @@ struct SyncCommand: AsyncParsableCommand {
         }
         if case let .unauthorized(reason)? = report.stoppedBy {
             throw CommandFailure(OutboxWorker.unauthorizedMessage(
-                baseURL: configuration.baseURL, reason: reason,
+                baseURL: configuration.baseURL, reason: reason, tokenSent: configuration.bearerToken != nil,
                 fix: "check --token, upload.token (PODBRIDGE_UPLOAD_TOKEN) or PODBRIDGE_BACKEND_TOKEN"))
+        }
+        if case let .misdirected(reason)? = report.stoppedBy {
+            throw CommandFailure(OutboxWorker.misdirectedMessage(
+                baseURL: configuration.baseURL, reason: reason, fix: "check --url or upload.baseURL (PODBRIDGE_UPLOAD_URL)"))
         }
         if case let .unreachable(reason)? = report.stoppedBy {
             print("warning: \(reason); the sessions stay queued")
+        }
+        if case let .busy(reason, retryAfter)? = report.stoppedBy {
+            print("warning: the backend asks to wait \(OutboxWorker.duration(retryAfter)) (\(reason)); the sessions stay queued")
         }
         if !report.failed.isEmpty { throw ExitCode.failure }
         // A backlog left for later is not a clean run: a timer or script that syncs must see it.
