@@ -56,6 +56,42 @@ import SleepStore
         #expect(try await store.session(sourceID: id)?.syncStatus == .pending)
     }
 
+    /// Ctrl-C in the middle of a post: the session is handed back at once. Killed by the
+    /// signal's default action, it stayed claimed for two minutes and the next `sync` said it
+    /// was "in flight elsewhere".
+    @Test(.timeLimit(.minutes(1)))
+    func anInterruptedSyncLeavesTheNightQueuedForTheNextOne() async throws {
+        let (dir, state, id) = try await stateWithOneQueuedNight()
+        defer { dir.cleanup() }
+        let slow = try await ScriptedBackend(delay: .seconds(20))
+        let binary = try podbridgeBinary()
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["sync", "--state-dir", state, "--url", slow.baseURL]
+        process.standardInput = FileHandle.nullDevice
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        #expect(await eventually(20) { slow.received.count == 1 })
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 130, "\(process.terminationStatus)")
+        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(printed.contains("interrupted: the session being posted stays queued"), "\(printed)")
+        let store = try NightStore(path: state + "/podbridge.sqlite", timeZone: TimeZone(identifier: "UTC")!)
+        let events = try await store.outboxEvents()
+        #expect(events.map(\.status) == [.pending] && events.map(\.attempts) == [0], "\(events)")
+        try store.close()
+        try await slow.shutdown()
+        // The next sync posts it at once (here to a backend that answers).
+        let backend = try await ScriptedBackend()
+        let r = try await runPodbridge(["sync", "--state-dir", state, "--url", backend.baseURL])
+        #expect(r.status == 0 && r.stdout.contains("delivered: 1"), "stdout: \(r.stdout)\nstderr: \(r.stderr)")
+        #expect(backend.storedCount(id) == 1)
+        try await backend.shutdown()
+    }
+
     @Test func aDeliveredBacklogExitsZeroAndARepeatFindsNothingToDo() async throws {
         let (dir, state, id) = try await stateWithOneQueuedNight()
         defer { dir.cleanup() }
@@ -70,15 +106,18 @@ import SleepStore
 }
 
 /// Runs the `podbridge` executable built beside the tests to its end, with no standard input.
-func runPodbridge(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+func podbridgeBinary() throws -> URL {
     var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    var binary: URL?
-    for _ in 0..<4 where binary == nil {
+    for _ in 0..<4 {
         let candidate = dir.appendingPathComponent("podbridge")
-        if FileManager.default.isExecutableFile(atPath: candidate.path) { binary = candidate }
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
         dir = dir.deletingLastPathComponent()
     }
-    guard let binary else { throw CommandMissing() }
+    throw CommandMissing()
+}
+
+func runPodbridge(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+    let binary = try podbridgeBinary()
     let process = Process()
     process.executableURL = binary
     process.arguments = arguments

@@ -2,6 +2,7 @@ import ArgumentParser
 import BackendUpload
 import Foundation
 import Hub
+import PodDevice
 import SleepStore
 
 /// `podbridge sync`: one pass of the upload worker in the foreground.
@@ -53,7 +54,18 @@ struct SyncCommand: AsyncParsableCommand {
         if retryFailed {
             print("requeued: \(try await store.requeueFailedEvents())")
         }
-        let report = try await OutboxWorker(store: store, configuration: configuration).runOnce()
+        // Ctrl-C (or SIGTERM) mid-post hands the session back at once; killed by the signal's
+        // default action it stayed claimed ("in flight elsewhere") until its lease ran out.
+        let signals = InterruptSignals.stream()
+        let pass = Task { try await OutboxWorker(store: store, configuration: configuration).runOnce() }
+        let watcher = Task { for await _ in signals { pass.cancel(); return true }; return false }
+        let result = await pass.result
+        watcher.cancel()
+        if await watcher.value {
+            print("interrupted: the session being posted stays queued")
+            throw ExitCode(130)
+        }
+        let report = try result.get()
         let now = store.clock.unixSeconds()
         print("delivered: \(report.delivered.count)")
         print("already on backend (409): \(report.alreadyPresent.count)")
