@@ -212,6 +212,11 @@ package final class NightStore: Sendable {
         guard !closed.withLock({ closed in defer { closed = true }; return closed }) else { return }
         _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
         try pool.close()
+        // The pool's last connections to close are its read-only readers, which may not
+        // remove the log, so an empty -wal and the -shm were left beside a stopped hub's file.
+        // One writable connection opened and closed last removes them.
+        // (Only while the log is there: a file moved aside meanwhile must not be made anew.)
+        if FileManager.default.fileExists(atPath: path + "-wal"), let last = try? DatabaseQueue(path: path) { try? last.close() }
     }
 
     // MARK: Pods

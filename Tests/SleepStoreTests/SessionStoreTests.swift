@@ -65,6 +65,24 @@ import SleepDomain
         #expect(try await restored.allSessions().count == 1)
     }
 
+    /// Alone on its file, a store leaves nothing beside it after close: the pool's read-only
+    /// readers closed last and could not remove the log, so a stopped hub left an empty
+    /// `-wal` and the `-shm`, which read as a hub still running or one that crashed.
+    @Test func aStoreClosedAloneLeavesOnlyItsFile() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let path = dir.path("alone.sqlite")
+        let store = try NightStore(path: path, timeZone: utc, clock: ManualClock(5_000))
+        try await store.save(Fixtures.night(start: Fixtures.utc(2024, 1, 15, 22), stages: [(.core, 600)]))
+        _ = try await store.allSessions()
+        try store.close()
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal") && !FileManager.default.fileExists(atPath: path + "-shm"),
+                "\((try? FileManager.default.contentsOfDirectory(atPath: dir.path(""))) ?? [])")
+        let reopened = try NightStore(path: path, timeZone: utc)
+        #expect(try await reopened.allSessions().count == 1)
+        try reopened.close()
+    }
+
     @Test func aFailureInTheMiddleOfASaveLeavesNothingHalfWritten() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }
