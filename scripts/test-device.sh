@@ -36,10 +36,26 @@ run_swift() {
     fi
 }
 
-# udevadm test of one mocked syspath with only our rules added to the system's.
+# udevadm test of one mocked syspath with only our rules added to the system's. As root,
+# `unshare -r` maps to the real root, and udevadm then wrote the pod's links and its database
+# into the host's /dev and /run/udev (which later umockdev runs read back); so root runs it as
+# nobody, on a copy of the rules and fixtures nobody can read (a fresh clone may be 0700).
 udev_test() {
-    unshare -rm sh -c 'mount --bind "$1" /etc/udev/rules.d && exec umockdev-run -d "$2/pod.umockdev" -d "$2/other-serial.umockdev" -- udevadm test --action=add "$3"' \
-        sh "$ROOT/udev" "$FIXTURES" "$1" 2>&1 | sed 's/\(70-podbridge\.rules\):[0-9]*/\1:N/'
+    as=""
+    rules_dir=$ROOT/udev
+    fixtures=$FIXTURES
+    if [ "$(id -u)" = 0 ]; then
+        copy=$(mktemp -d)
+        cp -r "$ROOT/udev" "$copy/rules"
+        cp "$FIXTURES/pod.umockdev" "$FIXTURES/other-serial.umockdev" "$copy/"
+        chmod -R a+rX "$copy"
+        as="setpriv --reuid=65534 --regid=65534 --clear-groups"
+        rules_dir=$copy/rules
+        fixtures=$copy
+    fi
+    $as unshare -rm sh -c 'mount --bind "$1" /etc/udev/rules.d && exec umockdev-run -d "$2/pod.umockdev" -d "$2/other-serial.umockdev" -- udevadm test --action=add "$3"' \
+        sh "$rules_dir" "$fixtures" "$1" 2>&1 | sed 's/\(70-podbridge\.rules\):[0-9]*/\1:N/'
+    if [ -n "$as" ]; then rm -rf "$copy"; fi
 }
 
 expect_line() { # output, fixed string, what
@@ -54,6 +70,8 @@ run_udev() {
     dialout=$(getent group dialout | cut -d: -f3)
     plugdev=$(getent group plugdev | cut -d: -f3)
     [ -n "$dialout" ] && [ -n "$plugdev" ] || { fail "groups dialout/plugdev missing on this system"; return; }
+    had_link=no
+    [ -e /dev/sleeppod-POD-0001 ] || [ -L /dev/sleeppod-POD-0001 ] && had_link=yes
 
     tty=$(udev_test /sys/devices/pci0000:00/0000:00:14.0/usb1/1-1/1-1:1.0/tty/ttyACM0)
     printf '%s\n' "$tty" | grep -q "Reading rules file: $rules" || { fail "udevadm test did not run (output below)"; printf '%s\n' "$tty" | tail -5; return; }
@@ -73,6 +91,11 @@ run_udev() {
     printf '%s\n' "$other" | grep -q "Reading rules file: $rules" || { fail "udevadm test did not run for the other device"; return; }
     expect_no_line "$other" "$rules:" "other USB serial: untouched by our rules"
     expect_no_line "$other" "ID_MM_DEVICE_IGNORE=1" "other USB serial: ModemManager not disabled"
+    if [ $had_link = no ] && { [ -e /dev/sleeppod-POD-0001 ] || [ -L /dev/sleeppod-POD-0001 ]; }; then
+        fail "udevadm test wrote the mocked pod's link into the real /dev"
+    else
+        pass "the real /dev untouched"
+    fi
 }
 
 run_systemd() {
