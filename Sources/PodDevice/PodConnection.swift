@@ -41,23 +41,28 @@ package actor PodConnection {
     private var lastStatusAt = ContinuousClock.now
     /// `.clockInvalid` was reported and no SET_CLOCK acknowledged since.
     private var clockLossReported = false
-    /// The pod's serial once known: a reconnect must find the same one.
+    /// The pod's serial once known: a reconnect must find the same one, unless `pinsSerial`
+    /// is off (then it is the pod the opener found, which may be another).
     package private(set) var serial: String?
+    private let pinsSerial: Bool
     package private(set) var info: PodInfo?
     package private(set) var anchor: ClockAnchor?
     package private(set) var hookError: String?
 
     /// - Parameters:
     ///   - expectedSerial: only accept this pod (otherwise the first one that answers, then that one).
+    ///   - pinsSerial: false when the opener chooses the pod (the hub without `pod.serial`: a pod
+    ///     swapped for another is served, not refused as the wrong pod); `expectedSerial` always pins.
     ///   - clock: the hub's time and the pod zone's current UTC offset, for SET_CLOCK.
     ///   - random: uniform in 0...1, for backoff jitter (injectable for tests).
-    package init(opener: any PodOpener, expectedSerial: String? = nil, timing: LinkTiming = LinkTiming(),
+    package init(opener: any PodOpener, expectedSerial: String? = nil, pinsSerial: Bool = true, timing: LinkTiming = LinkTiming(),
                 streams: StreamMask = .all, recorder: CaptureRecorder? = nil,
                 clock: @escaping @Sendable () -> ClockSetting = ClockSetting.systemNow,
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) },
                 afterConnect: AfterConnectHook? = nil) {
         self.opener = opener
         self.serial = expectedSerial
+        self.pinsSerial = pinsSerial || expectedSerial != nil
         self.timing = timing
         self.streams = streams
         self.recorder = recorder
@@ -228,7 +233,7 @@ package actor PodConnection {
             throw .protocolVersionMismatch(hub: hub, pod: "chose v\(podInfo.protocolVersion)")
         }
         let bootsAtHello = await session.boots
-        if let serial, serial != podInfo.serial { throw .wrongPod(expected: serial, found: podInfo.serial) }
+        if pinsSerial, let serial, serial != podInfo.serial { throw .wrongPod(expected: serial, found: podInfo.serial) }
         serial = podInfo.serial
         info = podInfo
         await session.announce(sides: podInfo.sides, channelsPerSide: podInfo.piezoChannelsPerSide)

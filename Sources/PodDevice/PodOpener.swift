@@ -19,34 +19,55 @@ package struct PathOpener: PodOpener {
 
 /// A pod found by discovery, keyed on its serial (or the first pod seen when `key` is nil
 /// until one connects). Waits for the pod to be present; prefers the tty over the USB
-/// interface unless told otherwise.
+/// interface unless told otherwise. With `orAnyPod`, another pod is taken while the pod
+/// `key` is not plugged in (a hub without `pod.serial` whose pod was swapped).
 package struct DiscoveredPodOpener: PodOpener {
     package let directory: PodDirectory
     package let key: String?
     package let preferUSB: Bool
-    package init(directory: PodDirectory, key: String?, preferUSB: Bool = false) {
+    package let orAnyPod: Bool
+    /// How long a pod whose USB interface appeared first is given for its tty to follow
+    /// (udev announces the USB device before the tty on it).
+    package let ttyGrace: Duration
+    package init(directory: PodDirectory, key: String?, preferUSB: Bool = false, orAnyPod: Bool = false,
+                 ttyGrace: Duration = .seconds(2)) {
         self.directory = directory
         self.key = key
         self.preferUSB = preferUSB
+        self.orAnyPod = orAnyPod
+        self.ttyGrace = ttyGrace
     }
     package var description: String { key.map { "pod \($0)" } ?? "a pod" }
 
-    package func open() async throws -> any Transport {
-        let links = await directory.waitForPod(key: key)
+    package func open() async throws -> any Transport { try await openPod().transport }
+
+    /// Opens the pod and says which of its links it opened.
+    package func openPod() async throws -> (transport: any Transport, pod: DiscoveredPod) {
+        var links = if orAnyPod, let key { await directory.waitForPod(preferring: key) } else { await directory.waitForPod(key: key) }
         if links.isEmpty { throw CancellationError() }
+        if !preferUSB, !links.contains(where: { $0.link == .serial }), let found = links.first?.key {
+            let deadline = ContinuousClock.now + ttyGrace
+            while ContinuousClock.now < deadline, !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(100))
+                let now = await directory.present(key: found)
+                if now.contains(where: { $0.link == .serial }) { links = now; break }
+            }
+        }
         let ordered = links.sorted { a, b in (a.link == .serial) != preferUSB && (b.link == .serial) == preferUSB }
-        var lastError: any Error = TransportError.failed(.noLink)
+        // The preferred link's failure is the one reported: a tty the hub's user may not
+        // open says what to do about it; the USB interface's failure tried after it did not.
+        var firstError: (any Error)?
         for pod in ordered {
             do {
                 switch pod.link {
-                case .serial: return try SerialTransport(path: pod.devnode)
-                case .usb(let interface): return try USBTransport(devnode: pod.devnode, interface: interface)
+                case .serial: return (try SerialTransport(path: pod.devnode), pod)
+                case .usb(let interface): return (try USBTransport(devnode: pod.devnode, interface: interface), pod)
                 }
             } catch {
-                lastError = error
+                firstError = firstError ?? error
             }
         }
-        throw lastError
+        throw firstError ?? TransportError.failed(.noLink)
     }
 }
 
@@ -95,6 +116,15 @@ package actor PodDirectory {
     }
 
     package var all: [DiscoveredPod] { pods.values.sorted { ($0.key, $0.devnode) < ($1.key, $1.devnode) } }
+
+    /// The pod `key` if it is present, else any pod present, else the first pod plugged in.
+    package func waitForPod(preferring key: String) async -> [DiscoveredPod] {
+        let mine = present(key: key)
+        if !mine.isEmpty { return mine }
+        let any = await waitForPod(key: nil)
+        let now = present(key: key)
+        return now.isEmpty ? any : now
+    }
 
     /// Returns once the pod is present (immediately if it is); empty if the task is
     /// cancelled first (a daemon stopping while no pod is plugged in).

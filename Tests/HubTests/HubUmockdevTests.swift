@@ -110,6 +110,73 @@ struct HubUmockdevTests {
         _ = await running.result
     }
 
+    /// Without `pod.serial`, as most users run it: the pod in use is kept while it is plugged
+    /// in (a second pod beside it is ignored, and said so), and when it is gone the other pod
+    /// is taken. A pod swapped for another used to be announced "plugged in" and never used
+    /// until the hub was restarted.
+    @Test func aPodSwappedForAnotherIsServedWithoutARestart() async throws {
+        let testbed = umockdev_testbed_new()!
+        defer { g_object_unref(testbed) }
+        let dir = try ScheduleTempDir()
+        defer { dir.cleanup() }
+        let speed = 60.0
+        let sleeper = SideConfig(sleeper: SleeperProfile(getsIn: 0, getsOutBeforeEnd: 0, bathroomTrip: false))
+        func virtualPod(_ serial: String) throws -> VirtualPod {
+            try VirtualPod(configuration: VirtualPodConfiguration(
+                identity: PodIdentity(serial: serial),
+                night: NightConfig(seed: 8, duration: 3 * 3600, sides: [sleeper, .empty], noise: .normal, channelsPerSide: 1),
+                speed: speed))
+        }
+        let podA = try virtualPod("POD-0001"), podB = try virtualPod("POD-0002")
+        let fdA = try Relay.openPod(try podA.start()), fdB = try Relay.openPod(try podB.start())
+        defer { close(fdA); close(fdB); podA.stop(); podB.stop() }
+
+        var config = HubConfiguration()
+        config.stateDirectory = dir.path("state")
+        config.timeZone = "UTC"
+        config.pod.rescanSeconds = 1
+        let lines = ReportedLines()
+        let reporter = HubReporter(logger: Logger(label: "hub-umockdev") { _ in CapturingLogHandler(sink: lines) }, console: false)
+        let daemon = try await HubDaemon.assemble(
+            configuration: config, clock: HubClock(start: Date(timeIntervalSince1970: 1_794_866_400), speed: speed),
+            reporter: reporter,
+            timing: LinkTiming(responseTimeout: .milliseconds(500), reconnectInitialDelay: .milliseconds(50),
+                               reconnectMaxDelay: .milliseconds(500)))
+        let heard = BusRecorder(daemon.bus.subscribe(name: "test", bufferSize: 1 << 20))
+        let running = Task { try await daemon.run(stopSignals: nil) }
+        defer { running.cancel() }
+        func said() -> String { lines.all.suffix(15).joined(separator: "\n") }
+        func connections() -> [String] {
+            heard.soFar.compactMap { if case .podConnected(let p, let endpoint, _) = $0 { "\(p.serial) \(endpoint)" } else { nil } }
+        }
+
+        #expect(await eventually { lines.contains("looking for a pod") })
+        try add(testbed, try Self.podDescription(port: 1, tty: 0))
+        let first = try Relay(device: "/dev/ttyACM0", testbed: testbed, pod: fdA)
+        umockdev_testbed_uevent(testbed, Self.syspaths(port: 1, tty: 0).tty, "add")
+        #expect(await eventually(120) { connections() == ["POD-0001 /dev/ttyACM0"] }, "the hub said:\n\(said())")
+
+        // A second pod beside it: ignored while the first is plugged in, and said so.
+        try add(testbed, try Self.podDescription(port: 2, tty: 2, serial: "POD-0002"))
+        let second = try Relay(device: "/dev/ttyACM2", testbed: testbed, pod: fdB)
+        defer { second.unplug() }
+        umockdev_testbed_uevent(testbed, Self.syspaths(port: 2, tty: 2).tty, "add")
+        #expect(await eventually { lines.contains("ignoring pod POD-0002 at /dev/ttyACM2: this hub uses pod POD-0001") },
+                "the hub said:\n\(said())")
+
+        // The first pod is pulled out: the second is taken, without a restart.
+        first.unplug()
+        umockdev_testbed_uevent(testbed, Self.syspaths(port: 1, tty: 0).tty, "remove")
+        umockdev_testbed_remove_device(testbed, Self.syspaths(port: 1, tty: 0).usb)
+        #expect(await eventually(120) { connections() == ["POD-0001 /dev/ttyACM0", "POD-0002 /dev/ttyACM2"] },
+                "the hub said:\n\(said())")
+        #expect(lines.contains("pod POD-0002 replaces pod POD-0001, which is unplugged"), "the hub said:\n\(said())")
+        #expect(await eventually(120) { daemon.bus.state.pods["POD-0002"]?.live[.left]?.time != nil },
+                "no readings from the second pod; the hub said:\n\(said())")
+        running.cancel()
+        _ = await running.result
+    }
+
     private func add(_ testbed: UnsafeMutablePointer<UMockdevTestbed>, _ description: String) throws {
         var error: UnsafeMutablePointer<GError>?
         if umockdev_testbed_add_from_string(testbed, description, &error) == 0 {

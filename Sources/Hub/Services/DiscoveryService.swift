@@ -8,8 +8,10 @@ import Synchronization
 /// unplugged are forgotten, and a pod that comes back at another ttyACMn is opened there:
 /// the pod link's opener asks this service's directory on every (re)connect.
 ///
-/// With `pod.serial` configured only that pod is served; other pods are reported once and
-/// ignored. Without it the first pod opened is kept (by its USB serial) from then on.
+/// With `pod.serial` configured only that pod is served; other pods are reported and
+/// ignored. Without it the pod opened is kept (by its USB serial) while it is plugged in:
+/// another pod plugged in beside it is ignored, and is taken once the pod is gone (a pod
+/// swapped for another used to be announced as "plugged in" and never used).
 package final class DiscoveryService: Service, Sendable {
     package let directory = PodDirectory()
     private let discovery: PodDiscovery
@@ -39,7 +41,7 @@ package final class DiscoveryService: Service, Sendable {
         await withGracefulShutdownHandler {
             for await event in events {
                 await directory.apply(event)
-                report(event)
+                await report(event)
             }
         } onGracefulShutdown: {
             discovery.stop()
@@ -52,11 +54,15 @@ package final class DiscoveryService: Service, Sendable {
         discovery.stop()
     }
 
-    private func report(_ event: DiscoveryEvent) {
+    private func report(_ event: DiscoveryEvent) async {
         switch event {
         case .added(let pod):
+            let served = pinned.withLock { $0 }
             if let serial = configuredSerial, pod.key != serial {
                 reporter.event("ignoring pod \(pod.key) at \(pod.devnode): this hub serves pod \(serial) (pod.serial)")
+            } else if let served, pod.key != served, await !directory.present(key: served).isEmpty {
+                reporter.event("ignoring pod \(pod.key) at \(pod.devnode): this hub uses pod \(served) while it is plugged in "
+                               + "(set pod.serial to choose)")
             } else {
                 reporter.event("pod \(pod.key) plugged in at \(pod.devnode)")
             }
@@ -73,10 +79,15 @@ package final class DiscoveryService: Service, Sendable {
 
         func open() async throws -> any Transport {
             let key = service.pinned.withLock { $0 }
-            let opener = DiscoveredPodOpener(directory: service.directory, key: key, preferUSB: service.preferUSB)
-            let transport = try await opener.open()
-            if key == nil, let first = await service.directory.present(key: nil).first {
-                service.pinned.withLock { $0 = $0 ?? first.key }
+            let opener = DiscoveredPodOpener(directory: service.directory, key: key, preferUSB: service.preferUSB,
+                                             orAnyPod: service.configuredSerial == nil)
+            let (transport, pod) = try await opener.openPod()
+            if pod.key != key {
+                service.pinned.withLock { $0 = pod.key }
+                if let key {
+                    service.reporter.event("pod \(pod.key) replaces pod \(key), which is unplugged "
+                                           + "(pod.serial is not set: the hub serves the pod plugged in)")
+                }
             }
             return transport
         }

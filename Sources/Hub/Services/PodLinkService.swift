@@ -42,7 +42,9 @@ package final class PodLinkService: Service, Sendable {
         self.countersEvery = countersEvery
         let podZone = configuration.podTimeZone
         connection = PodConnection(
-            opener: opener, expectedSerial: configuration.pod.serial,
+            // Without pod.serial the opener chooses the pod (discovery takes another once the
+            // one in use is unplugged), and the link serves whichever it opened.
+            opener: opener, expectedSerial: configuration.pod.serial, pinsSerial: false,
             timing: timing ?? LinkTiming(reconnectMaxDelay: .milliseconds(Int64(configuration.pod.reconnectMaxSeconds * 1000))),
             recorder: recorder,
             clock: { clock.clockSetting(podZone: podZone) },
