@@ -55,25 +55,11 @@ struct HubUmockdevTests {
         let podFD = try Relay.openPod(try pod.start())
         defer { close(podFD); pod.stop() }
 
-        var config = HubConfiguration()
-        config.stateDirectory = dir.path("state")
-        config.timeZone = "UTC"
-        config.pod.serial = "POD-0001"
-        config.pod.rescanSeconds = 1
-        let lines = ReportedLines()
-        let reporter = HubReporter(logger: Logger(label: "hub-umockdev") { _ in CapturingLogHandler(sink: lines) }, console: false)
-        let daemon = try await HubDaemon.assemble(
-            configuration: config, clock: HubClock(start: Date(timeIntervalSince1970: 1_794_866_400), speed: speed),
-            reporter: reporter,
-            timing: LinkTiming(responseTimeout: .milliseconds(500), reconnectInitialDelay: .milliseconds(50),
-                               reconnectMaxDelay: .milliseconds(500)))
-        let heard = BusRecorder(daemon.bus.subscribe(name: "test", bufferSize: 1 << 20))
-        let running = Task { try await daemon.run(stopSignals: nil) }
-        defer { running.cancel() }
-        func said() -> String { lines.all.suffix(15).joined(separator: "\n") }
-        func connections() -> [String] {
-            heard.soFar.compactMap { if case .podConnected(let p, let endpoint, _) = $0 { "\(p.serial) \(endpoint)" } else { nil } }
-        }
+        let hub = try await Hub.start(state: dir.path("state"), speed: speed, serial: "POD-0001")
+        defer { hub.running.cancel() }
+        let (daemon, lines, running) = (hub.daemon, hub.lines, hub.running)
+        func said() -> String { hub.said() }
+        func connections() -> [String] { hub.connections() }
         func newestLive() -> Double? { daemon.bus.state.pods["POD-0001"]?.live[.left]?.time }
 
         // Started with no pod. Another pod (another serial) is plugged in first: ignored.
@@ -131,24 +117,11 @@ struct HubUmockdevTests {
         let fdA = try Relay.openPod(try podA.start()), fdB = try Relay.openPod(try podB.start())
         defer { close(fdA); close(fdB); podA.stop(); podB.stop() }
 
-        var config = HubConfiguration()
-        config.stateDirectory = dir.path("state")
-        config.timeZone = "UTC"
-        config.pod.rescanSeconds = 1
-        let lines = ReportedLines()
-        let reporter = HubReporter(logger: Logger(label: "hub-umockdev") { _ in CapturingLogHandler(sink: lines) }, console: false)
-        let daemon = try await HubDaemon.assemble(
-            configuration: config, clock: HubClock(start: Date(timeIntervalSince1970: 1_794_866_400), speed: speed),
-            reporter: reporter,
-            timing: LinkTiming(responseTimeout: .milliseconds(500), reconnectInitialDelay: .milliseconds(50),
-                               reconnectMaxDelay: .milliseconds(500)))
-        let heard = BusRecorder(daemon.bus.subscribe(name: "test", bufferSize: 1 << 20))
-        let running = Task { try await daemon.run(stopSignals: nil) }
-        defer { running.cancel() }
-        func said() -> String { lines.all.suffix(15).joined(separator: "\n") }
-        func connections() -> [String] {
-            heard.soFar.compactMap { if case .podConnected(let p, let endpoint, _) = $0 { "\(p.serial) \(endpoint)" } else { nil } }
-        }
+        let hub = try await Hub.start(state: dir.path("state"), speed: speed, serial: nil)
+        defer { hub.running.cancel() }
+        let (daemon, lines, running) = (hub.daemon, hub.lines, hub.running)
+        func said() -> String { hub.said() }
+        func connections() -> [String] { hub.connections() }
 
         #expect(await eventually { lines.contains("looking for a pod") })
         try add(testbed, try Self.podDescription(port: 1, tty: 0))
@@ -175,6 +148,38 @@ struct HubUmockdevTests {
                 "no readings from the second pod; the hub said:\n\(said())")
         running.cancel()
         _ = await running.result
+    }
+
+    /// The daemon as `podbridge run` assembles it without `--path`, on a fast link timing,
+    /// with what it said and every event it published recorded.
+    struct Hub {
+        let daemon: HubDaemon
+        let lines: ReportedLines
+        let heard: BusRecorder
+        let running: Task<Void, any Error>
+
+        static func start(state: String, speed: Double, serial: String?) async throws -> Hub {
+            var config = HubConfiguration()
+            config.stateDirectory = state
+            config.timeZone = "UTC"
+            config.pod.serial = serial
+            config.pod.rescanSeconds = 1
+            let lines = ReportedLines()
+            let reporter = HubReporter(logger: Logger(label: "hub-umockdev") { _ in CapturingLogHandler(sink: lines) }, console: false)
+            let daemon = try await HubDaemon.assemble(
+                configuration: config, clock: HubClock(start: Date(timeIntervalSince1970: 1_794_866_400), speed: speed),
+                reporter: reporter,
+                timing: LinkTiming(responseTimeout: .milliseconds(500), reconnectInitialDelay: .milliseconds(50),
+                                   reconnectMaxDelay: .milliseconds(500)))
+            let heard = BusRecorder(daemon.bus.subscribe(name: "test", bufferSize: 1 << 20))
+            return Hub(daemon: daemon, lines: lines, heard: heard, running: Task { try await daemon.run(stopSignals: nil) })
+        }
+
+        func said() -> String { lines.all.suffix(15).joined(separator: "\n") }
+        /// "serial endpoint" of every connection, in order.
+        func connections() -> [String] {
+            heard.soFar.compactMap { if case .podConnected(let p, let endpoint, _) = $0 { "\(p.serial) \(endpoint)" } else { nil } }
+        }
     }
 
     private func add(_ testbed: UnsafeMutablePointer<UMockdevTestbed>, _ description: String) throws {
