@@ -266,7 +266,7 @@ package final class OutboxWorker: Sendable {
             } else {
                 let delay = max(configuration.backoff.delay(afterAttempt: claim.attempt, unit: jitter.unit()), retryAfter ?? 0)
                 let next = store.clock.unixSeconds() + delay
-                kept = try await store.scheduleRetry(claim, reason: reason, nextAttemptAt: next)
+                kept = try await store.scheduleRetry(claim, reason: reason, nextAttemptAt: next, spent: !unreachable)
                 if kept { report.willRetry.append(UploadFailure(sourceID: id, reason: reason, nextAttemptAt: next)) }
             }
         }

@@ -66,12 +66,13 @@ package enum UploadOutcome: Sendable, Hashable {
             // The backend answers `{"success": true, "data": {"session_id": …}}`. A 2xx that
             // says it failed, or a page that is not the backend's JSON (a proxy's maintenance
             // page), stored nothing.
+            // Delivered when it says `"success": true`, or (without the flag) names the session.
             let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
             if object?["success"] as? Bool == false { return .rejected(reason: "HTTP \(status) with success false\(detail(body))") }
-            if object == nil, !body.isEmpty {
-                return .retryable(reason: "HTTP \(status) but not the backend's answer\(detail(body))")
+            if object?["success"] as? Bool == true || (object?["success"] == nil && backendID != nil) {
+                return .delivered(backendSessionID: backendID)
             }
-            return .delivered(backendSessionID: backendID)
+            return .retryable(reason: "HTTP \(status) but not the backend's answer\(body.isEmpty ? " (empty)" : detail(body))")
         case 300...399: return .misdirected(reason: "HTTP \(status), a redirect\(location.map { " to \($0)" } ?? "")")
         case 404, 405: return .misdirected(reason: "HTTP \(status)\(detail(body))")
         case 409: return .alreadyPresent(backendSessionID: backendID)

@@ -139,15 +139,19 @@ extension NightStore {
 
     /// Returns a claimed event to pending, due at `nextAttemptAt`, keeping the last error.
     @discardableResult
-    package func scheduleRetry(_ claim: OutboxClaim, reason: String, nextAttemptAt: Int64) async throws -> Bool {
+    /// `spent: false` gives the attempt back (no answer from the backend at all: an outage
+    /// is not the session's, and must not use up its attempts).
+    package func scheduleRetry(_ claim: OutboxClaim, reason: String, nextAttemptAt: Int64, spent: Bool = true) async throws -> Bool {
         let now = clock.unixSeconds()
         return try await write { db in
             typealias C = OutboxRow.Columns
-            return try Self.claimed(claim).updateAll(db, [
+            var changes = [
                 C.status.set(to: OutboxStatus.pending.rawValue), C.lastError.set(to: reason),
                 C.nextAttemptAt.set(to: nextAttemptAt), C.claimToken.set(to: nil), C.claimedUntil.set(to: nil),
                 C.updatedAt.set(to: now),
-            ]) == 1
+            ]
+            if !spent { changes.append(C.attempts.set(to: SQL("max(0, \(C.attempts) - 1)"))) }
+            return try Self.claimed(claim).updateAll(db, changes) == 1
         }
     }
 

@@ -105,7 +105,15 @@ import SleepStore
             clock.advance(by: 3600)
         }
         #expect(try await store.outboxEvents().map(\.status) == [.pending])
+        #expect(try await store.outboxEvents().map(\.attempts) == [0])
         #expect(try await store.session(sourceID: id)?.syncStatus != .failed)
+        // Back, and answering one error while it restarts: a retry, not a session failed for
+        // good on attempts the outage used up.
+        let back = try await ScriptedBackend()
+        back.script(id, [.status(500, #"{"error":"starting"}"#)])
+        let after = try await OutboxWorker(store: store, configuration: try config(back.baseURL, maxAttempts: 2), jitter: FixedJitter(value: 0)).runOnce()
+        #expect(after.failed.isEmpty && after.willRetry.count == 1, "\(after)")
+        try await back.shutdown()
     }
 
     /// A backend that answers 500 is told once, as an unreachable one is, not left silent

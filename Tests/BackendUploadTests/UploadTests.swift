@@ -195,7 +195,7 @@ import SleepStore
         #expect(report.leftForNextPass == 2)
         #expect(report.skipped == 0)
         let events = try await store.outboxEvents()
-        #expect(events.map(\.attempts) == [1, 0, 0])
+        #expect(events.map(\.attempts) == [0, 0, 0])   // no answer at all uses no attempt
         #expect(events[0].status == .pending && events[0].nextAttemptAt == clock.unixSeconds() + 15)
         #expect(events[0].lastError == reason)
         #expect(try await store.outboxSummary().pendingDue == 2)
@@ -217,7 +217,10 @@ import SleepStore
     @Test func classifiesTheBackendsAnswers() {
         let body = Data(#"{"success":true,"data":{"session_id":"abc"}}"#.utf8)
         #expect(UploadOutcome.classify(status: 201, body: body) == .delivered(backendSessionID: "abc"))
-        #expect(UploadOutcome.classify(status: 200, body: Data()) == .delivered(backendSessionID: nil))
+        #expect(UploadOutcome.classify(status: 200, body: Data(#"{"success":true}"#.utf8)) == .delivered(backendSessionID: nil))
+        #expect(UploadOutcome.classify(status: 200, body: Data(#"{"data":{"session_id":7}}"#.utf8)) == .delivered(backendSessionID: "7"))
+        #expect(UploadOutcome.classify(status: 200, body: Data()) == .retryable(reason: "HTTP 200 but not the backend's answer (empty)"))
+        #expect(UploadOutcome.classify(status: 200, body: Data("{}".utf8)) == .retryable(reason: "HTTP 200 but not the backend's answer: {}"))
         #expect(UploadOutcome.classify(status: 409, body: Data("{}".utf8)) == .alreadyPresent(backendSessionID: nil))
         #expect(UploadOutcome.classify(status: 400, body: Data(#"{"message":"bad"}"#.utf8)) == .rejected(reason: "HTTP 400: bad"))
         #expect(UploadOutcome.classify(status: 401, body: Data()) == .unauthorized(reason: "HTTP 401"))

@@ -12,11 +12,13 @@ struct SyncCommand: AsyncParsableCommand {
         abstract: "Upload pending sleep sessions to the backend once and report the outcome.",
         discussion: """
             Posts every due outbox event to <url>/api/v1/sleep. Exit status 0 when nothing due \
-            is left undelivered; 1 when a session failed for good in this run or the backend \
-            refused the token (401/403: nothing is marked failed then); 75 (EX_TEMPFAIL: try \
-            again later, nothing is lost) when sessions stay queued because the backend was \
-            unreachable or asked for a retry (408, 429, 5xx). A pass that finds the backend \
-            unreachable stops at the first session and leaves the others queued for the next pass.
+            is left undelivered; 1 when a session failed for good in this run, the backend \
+            refused the token (401/403) or the URL does not lead to it (a redirect, 404, 405; \
+            nothing is marked failed then); 75 (EX_TEMPFAIL: try again later, nothing is lost) \
+            when sessions stay queued because the backend was unreachable or asked for a retry \
+            (408, 429, 5xx); 128 + the signal (130 for Ctrl-C) when interrupted, the session \
+            being posted queued again. A pass that finds the backend unreachable, or told to \
+            wait (429, Retry-After), stops at that session and leaves the others queued.
             """)
 
     /// sysexits' EX_TEMPFAIL: what mail and backup tools return for "try again later", so a
@@ -58,12 +60,12 @@ struct SyncCommand: AsyncParsableCommand {
         // default action it stayed claimed ("in flight elsewhere") until its lease ran out.
         let signals = InterruptSignals.stream()
         let pass = Task { try await OutboxWorker(store: store, configuration: configuration).runOnce() }
-        let watcher = Task { for await _ in signals { pass.cancel(); return true }; return false }
+        let watcher = Task { () -> Int32? in for await signal in signals { pass.cancel(); return signal }; return nil }
         let result = await pass.result
         watcher.cancel()
-        if await watcher.value {
+        if let signal = await watcher.value {
             print("interrupted: the session being posted stays queued")
-            throw ExitCode(130)
+            throw ExitCode(128 + signal)   // as the shell reports a command the signal stopped
         }
         let report = try result.get()
         let now = store.clock.unixSeconds()
