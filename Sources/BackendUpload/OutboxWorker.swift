@@ -153,7 +153,7 @@ package final class OutboxWorker: Sendable {
             do {
                 let report = try await runOnce()
                 let attempted = report.deliveredCount + report.failed.count + report.willRetry.count
-                if report.deliveredCount + report.failed.count + report.willRetry.count > 0 {
+                if attempted > 0 {
                     logger.info("upload pass", metadata: [
                         "delivered": "\(report.deliveredCount)", "failed": "\(report.failed.count)",
                         "retry": "\(report.willRetry.count)",

@@ -125,7 +125,7 @@ function showGone(serial, side, time, why = "pod disconnected") {
 // The live stream: Server-Sent Events read through fetch, so a token can go in a header.
 // Once connected the pill says what the hub says of its pod (loadPods); when the stream ends
 // (the hub stopped or the network went) the tiles stop reading as live until it is back.
-let streaming = false;
+let streaming = false, streamedBefore = false;
 async function stream() {
   if (streaming) return;
   streaming = true;
@@ -135,8 +135,9 @@ async function stream() {
       const response = await fetch("/api/v1/live/events", { headers });
       if (response.status === 401) { needToken(); streaming = false; return; }
       if (!response.ok) throw new Error(response.statusText);
-      loadPods();
-      loadLive();
+      // start() loads them with the page; a reconnect catches up on what the gap missed.
+      if (streamedBefore) { loadPods(); loadLive(); }
+      streamedBefore = true;
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = "";
       for (;;) {
