@@ -278,6 +278,10 @@ package actor MQTTBridge {
         case .podDisconnected(let serial, _, _):
             guard connected, let state = bus.state.pods[serial] else { return }
             publishLink(state)
+        case .linkProblem:
+            // A pod that cannot be opened has said no serial to publish it under; the log,
+            // `/readyz` and the dashboard say what is wrong.
+            break
         case .linkCounters(let serial, _), .clockSet(let serial, _):
             guard connected, let state = bus.state.pods[serial] else { return }
             publishLink(state)

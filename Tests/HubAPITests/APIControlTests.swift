@@ -152,6 +152,32 @@ import Testing
         await hub.stop()
     }
 
+    /// A pod the hub finds and cannot use reads as that, with the log's advice, until it
+    /// connects: `/readyz` used to ask "is it plugged in?" of a pod plugged in and refused.
+    @Test func aPodThatCannotBeOpenedIsNamedUntilItConnects() async throws {
+        let dir = try TempDir()
+        let later = dir.path("pod-later")
+        let hub = try await APITestHub.start(serial: "API-LATE", speed: 10, directory: dir) { $0.pod.path = later }
+        #expect(await eventually { hub.daemon.bus.state.linkProblem != nil }, "\(hub.lines.all.suffix(10))")
+        let ready = try await hub.get("/readyz")
+        #expect(ready.status == 503)
+        let reason = ready.json?["detail"] as? String ?? ready.body
+        #expect(reason.contains("the pod was found but cannot be used") && reason.contains("not there"), "\(ready.body)")
+        #expect(!reason.contains("is it plugged in"), "\(ready.body)")
+        let pods = try await hub.get("/api/v1/pods")
+        let problem = try #require(pods.json?["linkProblem"] as? [String: Any], "\(pods.body)")
+        #expect((problem["detail"] as? String)?.contains(later) == true, "\(pods.body)")
+        #expect(problem["since"] is String)
+
+        // The pod appears where the hub looks: it connects, and the problem is over.
+        try FileManager.default.createSymbolicLink(atPath: later, withDestinationPath: dir.path("pod-link"))
+        #expect(await eventually { (try? await hub.get("/readyz"))?.status == 200 }, "\(hub.lines.all.suffix(10))")
+        let after = try await hub.get("/api/v1/pods")
+        #expect(after.json?["linkProblem"] == nil, "\(after.body)")
+        #expect(((after.json?["pods"] as? [[String: Any]])?.first?["connected"] as? Bool) == true, "\(after.body)")
+        await hub.stop()
+    }
+
     @Test func withATokenEveryRequestButHealthzNeedsIt() async throws {
         let hub = try await APITestHub.start(serial: "API-AUTH", speed: 10, token: "s3cret-token")
         for path in ["/api/v1/pods", "/api/v1/live", "/api/v1/nights", "/api/v1/schedule", "/metrics", "/readyz",

@@ -247,6 +247,43 @@ import Testing
         await page.close()
     }
 
+    /// A pod the hub finds and cannot use: the page says so and why, follows the reason as it
+    /// changes (the stream's `link_problem`), and shows the pod once it connects; it used to
+    /// say "no pod seen yet" of a pod plugged in and refused.
+    @Test func aPodThatCannotBeUsedIsNamedOnThePage() async throws {
+        let state = try TempDir()
+        let path = state.path("pod-later")
+        let hub = try await APITestHub.start(serial: "API-DASH-LATE", speed: 10, directory: state) { $0.pod.path = path }
+        let page = try await BrowserPage(width: 390, height: 844, timeZone: "UTC", locale: "en-GB")
+        let dir = try artifactsDirectory()
+        do {
+            try await page.open(hub.base + "/")
+            let shown = "[document.getElementById('pod-status').textContent, document.getElementById('link-problem')?.textContent ?? '']"
+            var seen: [String] = []
+            func showing(_ status: String, _ problem: String?) async -> Bool {
+                await eventually(60) {
+                    seen = (try? await page.evaluate(shown) as? [String]) ?? []
+                    guard seen.count == 2, seen[0] == status else { return false }
+                    return problem.map { seen[1].contains($0) } ?? seen[1].isEmpty
+                }
+            }
+            #expect(await showing("pod cannot be used", "The device is not there"), "\(seen)")
+            // Another failure (a file that is no tty) reaches the open page through the stream.
+            FileManager.default.createFile(atPath: path, contents: Data("not a pod".utf8))
+            #expect(await showing("pod cannot be used", "the pod link failed"), "\(seen); \(hub.lines.all.suffix(6))")
+            try await page.screenshot(to: dir.appendingPathComponent("dashboard-pod-unusable.png"))
+            try FileManager.default.removeItem(atPath: path)
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: state.path("pod-link"))
+            #expect(await showing("pod API-DASH-LATE connected", nil), "\(seen)")
+        } catch {
+            await page.close()
+            await hub.stop()
+            throw error
+        }
+        await page.close()
+        await hub.stop()
+    }
+
     /// A hub with a token (as any hub a phone reaches must have): the page, which needs no
     /// token itself, asks for it and says why nothing loads, not "connecting…" for ever.
     @Test func withoutItsTokenThePageAsksForItAndSaysSo() async throws {

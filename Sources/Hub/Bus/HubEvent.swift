@@ -12,6 +12,10 @@ package enum HubEvent: Sendable, Hashable {
     case podConnected(PodSummary, endpoint: String, at: Date)
     /// The link to the pod ended; the connection keeps trying to come back.
     case podDisconnected(serial: String, reason: String, at: Date)
+    /// Why the hub cannot use the pod it found (permission denied, held by another program, no
+    /// answer to HELLO, the link given up), as the advice the log gives; nil once that is over
+    /// (the pod unplugged). Published when it changes; a connect ends it as well.
+    case linkProblem(detail: String?, at: Date)
     /// SET_CLOCK acknowledged (start-up, reboot, DST or re-sync): ticks now map to this anchor.
     case clockSet(serial: String, anchor: ClockAnchor)
     /// The link's counters, cumulative over every session of the pod (published periodically).

@@ -10,6 +10,15 @@ import SleepAnalysis
 package struct HubState: Sendable, Hashable {
     /// Every pod seen since the hub started, by serial.
     package var pods: [String: PodState] = [:]
+    /// What keeps the hub from using the pod it found, while it lasts (`/readyz`, `/pods`):
+    /// without it a pod plugged in but refused read as a pod never plugged in.
+    package var linkProblem: LinkProblem?
+
+    package struct LinkProblem: Sendable, Hashable {
+        package var detail: String
+        /// When it began (the hub's clock).
+        package var since: Date
+    }
 
     package init() {}
 
@@ -48,12 +57,15 @@ package struct HubState: Sendable, Hashable {
             state.lastDisconnectReason = nil
             state.clock = nil
             pods[pod.serial] = state
+            linkProblem = nil
         case .podDisconnected(let serial, let reason, let at):
             guard pods[serial] != nil else { return }
             pods[serial]?.connected = false
             pods[serial]?.since = at
             pods[serial]?.lastDisconnectReason = reason
             pods[serial]?.clock = nil
+        case .linkProblem(let detail, let at):
+            linkProblem = detail.map { LinkProblem(detail: $0, since: at) }
         case .clockSet(let serial, let anchor):
             pods[serial]?.clock = anchor
         case .linkCounters(let serial, let counters):

@@ -57,7 +57,7 @@ struct ConsoleLines {
         case .live(_, let side, let second):
             latest[side] = second
             showProgressIfDue(reporter)
-        case .linkCounters, .preliminaryStage, .alarm, .schedulePushed, .scheduleAcknowledged, .nightFinished, .wake, .powerSet:
+        case .linkCounters, .linkProblem, .preliminaryStage, .alarm, .schedulePushed, .scheduleAcknowledged, .nightFinished, .wake, .powerSet:
             break
         }
     }

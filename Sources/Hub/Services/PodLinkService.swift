@@ -189,9 +189,14 @@ package final class PodLinkService: Service, Sendable {
                 await service.schedule?.podDisconnected()
             case .retrying(let attempt, let delay, let reason):
                 reporter.logger.debug("reconnect attempt \(attempt) in \(delay): \(reason)")
-                // Say once per cause what keeps the pod from connecting, and what to do about it.
-                if reason != lastFailure, let advice = LinkFailureAdvice.advice(for: reason) {
-                    reporter.warning(advice)
+                // Say once per cause what keeps the pod from connecting, and what to do about it;
+                // the API and the dashboard show it until it is over.
+                if reason != lastFailure {
+                    let advice = LinkFailureAdvice.advice(for: reason)
+                    if let advice { reporter.warning(advice) }
+                    if advice != nil || service.bus.state.linkProblem != nil {
+                        service.bus.publish(.linkProblem(detail: advice, at: service.clock.now()))
+                    }
                 }
                 lastFailure = reason
             case .stopped(let error):

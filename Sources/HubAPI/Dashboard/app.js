@@ -165,6 +165,7 @@ function handle(m) {
     case "stage": showStage(m); break;
     case "pod_connected": setStatus("connected", `pod ${m.serial} connected`); loadPods(); break;
     case "pod_disconnected": setStatus("disconnected", `pod ${m.serial} disconnected`); showGone(m.serial); loadPods(); break;
+    case "link_problem": loadPods(); break;
     case "night_finished": loadNights(); break;
     case "wake": if (["out_of_bed", "back_in_bed", "decided"].includes(m.kind)) loadNights(); break;
     case "schedule_pushed": case "alarm": loadSchedule(); break;
@@ -364,16 +365,25 @@ async function changeSchedule(method, body) {
 
 async function loadPods() {
   try {
-    const { pods } = await api("/api/v1/pods");
-    if (!pods.length) { setStatus("disconnected", "no pod seen yet"); return; }
+    const { pods, linkProblem } = await api("/api/v1/pods");
+    // A pod found but refused (permission, another program, no HELLO) says why, not "no pod".
+    const problem = linkProblem ? el("div", { class: "card", role: "alert", id: "link-problem" },
+      el("strong", { class: "error" }, "The hub cannot use the pod it found"), el("div", {}, linkProblem.detail),
+      el("div", { class: "muted" }, `since ${moment(linkProblem.since, { dateStyle: "medium", timeStyle: "short" })}`)) : null;
+    if (!pods.length) {
+      $("pods").replaceChildren(...(problem ? [problem] : []));
+      setStatus("disconnected", problem ? "pod cannot be used" : "no pod seen yet");
+      return;
+    }
     const rows = pods.map((p) => el("tr", {}, el("th", {}, p.serial),
       el("td", {}, p.connected ? `connected since ${moment(p.since, { dateStyle: "medium", timeStyle: "short" })}` : `not connected${p.disconnectReason ? ` (${p.disconnectReason})` : ""}`,
         el("div", { class: "muted" }, [p.firmware && `firmware ${p.firmware}`, p.sides && `${p.sides} sides × ${p.channelsPerSide} channels`,
           p.counters && `${p.counters.frames} frames, ${p.counters.crcErrors} CRC errors, ${p.counters.droppedFrames} dropped, ${p.counters.reconnects} reconnects`,
           p.clock.set ? "clock set" : "clock not set"].filter(Boolean).join(" · ")))));
-    $("pods").replaceChildren(el("div", { class: "card" }, el("table", {}, ...rows)));
+    $("pods").replaceChildren(...(problem ? [problem] : []), el("div", { class: "card" }, el("table", {}, ...rows)));
     const connected = pods.find((p) => p.connected);
-    setStatus(connected ? "connected" : "disconnected", connected ? `pod ${connected.serial} connected` : "no pod connected");
+    setStatus(connected ? "connected" : "disconnected",
+      connected ? `pod ${connected.serial} connected` : problem ? "pod cannot be used" : "no pod connected");
   } catch (e) { showFailure("pods", "the pods", e); }
 }
 

@@ -79,6 +79,10 @@ package struct LiveMessage: Codable, Sendable, Equatable {
             self.serial = serial
             self.reason = reason
             time = Self.rfc3339(at.timeIntervalSince1970)
+        case .linkProblem(let detail, let at):
+            self.init(type: "link_problem")
+            self.detail = detail
+            time = Self.rfc3339(at.timeIntervalSince1970)
         case .presence(let serial, let side, let inBed, let at):
             self.init(type: inBed ? "in_bed" : "out_of_bed")
             self.serial = serial

@@ -4,7 +4,7 @@ import SleepStore
 
 /// `GET /healthz` (the process answers: always 200, never behind the token) and
 /// `GET /readyz` (the store answers, its last write succeeded, and a pod is connected; 503
-/// saying why not).
+/// saying why not: a pod found but refused says why it was refused, not "is it plugged in?").
 package struct HealthRoutes: Sendable {
     let store: NightStore
     let bus: HubBus
@@ -24,6 +24,9 @@ package struct HealthRoutes: Sendable {
         let pods = bus.state.pods.values
         if let pod = pods.first(where: \.connected) {
             return try Response.json(["status": "ready", "pod": pod.pod.serial])
+        }
+        if let problem = bus.state.linkProblem {
+            throw APIError.unavailable("the pod was found but cannot be used: \(problem.detail)")
         }
         if let gone = pods.max(by: { $0.since < $1.since }) {
             throw APIError.unavailable("pod \(gone.pod.serial) disconnected (\(gone.lastDisconnectReason ?? "unknown reason")); "

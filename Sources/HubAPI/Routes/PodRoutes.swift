@@ -16,7 +16,8 @@ package struct PodRoutes: Sendable {
     func register(on group: RouterGroup<APIRequestContext>) {
         group.get("pods") { request, _ in
             _ = try RequestInput.query(request, allowed: [])
-            return try Response.json(PodListBody(pods: try await self.pods()))
+            return try Response.json(PodListBody(pods: try await self.pods(),
+                                                 linkProblem: self.bus.state.linkProblem.map(LinkProblemBody.init)))
         }
         group.get("live") { request, _ in
             _ = try RequestInput.query(request, allowed: [])
@@ -107,7 +108,21 @@ package struct CommandAnswerBody: Codable, Sendable {
     package var code: Int?
 }
 
-package struct PodListBody: Codable, Sendable { package var pods: [PodBody] }
+package struct PodListBody: Codable, Sendable {
+    package var pods: [PodBody]
+    /// What keeps the hub from using the pod it found, while it lasts.
+    package var linkProblem: LinkProblemBody?
+}
+
+package struct LinkProblemBody: Codable, Sendable {
+    package var detail: String
+    package var since: String
+
+    init(_ problem: HubState.LinkProblem) {
+        detail = problem.detail
+        since = LiveMessage.rfc3339(problem.since.timeIntervalSince1970)
+    }
+}
 
 package struct PodBody: Codable, Sendable {
     package struct Counters: Codable, Sendable {
