@@ -31,7 +31,7 @@ RESOURCES=podbridge_HubAPI.resources
 UNIT=$DESTDIR$SYSCONFDIR/systemd/system/podbridge.service
 RULE=$DESTDIR$SYSCONFDIR/udev/rules.d/70-podbridge.rules
 # The pod's USB id (udev/70-podbridge.rules, firmware-protocol.md section 1).
-VENDOR=1209 PRODUCT=5050
+VENDOR=1209 PRODUCT=0001
 
 live() { [ -z "$DESTDIR" ]; }
 systemd_running() { live && [ -d /run/systemd/system ] && command -v systemctl > /dev/null; }
@@ -47,10 +47,17 @@ reload() {
 
 if [ "${1:-}" = "--uninstall" ]; then
   if systemd_running; then systemctl disable --now podbridge.service 2> /dev/null || true; fi
-  rm -f "$BIN" "$UNIT" "$RULE"
-  rm -rf "$LIB"
+  # Named only if it was there: an uninstall with another PREFIX than the install's removes nothing of it.
+  removed=()
+  for f in "$BIN" "$LIB" "$UNIT" "$RULE"; do
+    if [ -e "$f" ] || [ -L "$f" ]; then rm -rf "$f"; removed+=("$f"); fi
+  done
   reload
-  echo "removed $BIN, $LIB, $UNIT and $RULE (the database in /var/lib/podbridge is kept)"
+  if [ ${#removed[@]} -eq 0 ]; then
+    echo "nothing to remove under PREFIX=$PREFIX and SYSCONFDIR=$SYSCONFDIR (installed with other ones?)"
+  else
+    echo "removed ${removed[*]} (the database in /var/lib/podbridge and /etc/podbridge/config.json are kept)"
+  fi
   exit 0
 fi
 
@@ -86,13 +93,19 @@ grep -q "^ExecStart=$PREFIX/bin/podbridge " "$unit" || { echo "systemd/podbridge
 install -D -m 0644 "$unit" "$UNIT"
 install -D -m 0644 udev/70-podbridge.rules "$RULE"
 reload
+# An upgrade: a hub already running goes on with the old binary until restarted (a re-plugged
+# pod does not restart a running unit), so it is restarted now; a stopped one stays stopped.
+if systemd_running && systemctl is-active --quiet podbridge.service; then
+  systemctl try-restart podbridge.service && echo "restarted the running hub on the new binary"
+fi
 
 echo "installed $LIB (binary and web files), $BIN, $UNIT and $RULE"
 if live; then
   cat << EOF
 The hub starts when a pod is plugged in (the udev rule wants podbridge.service); to run it
 at boot as well: systemctl enable --now podbridge. Its settings: /etc/podbridge/config.json
-(optional, docs/configuration.md); its log: journalctl -u podbridge; its dashboard:
-http://127.0.0.1:8380/.
+(optional, docs/configuration.md; it may hold passwords and tokens: chmod 600 it, the unit
+reads it as root; systemctl restart podbridge after a change); its log: journalctl -u
+podbridge; its dashboard: http://127.0.0.1:8380/.
 EOF
 fi

@@ -33,7 +33,7 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
         package var serial: String?
         /// USB ids to match, hex (firmware-protocol.md §1).
         package var usbVendorID = "1209"
-        package var usbProductID = "5050"
+        package var usbProductID = "0001"
         /// Use the vendor bulk interface (libusb) rather than the tty when both exist.
         package var preferUSB = false
         /// Re-enumerate this often when no udev daemon sends hot-plug events.

@@ -9,7 +9,7 @@ package struct PodMatch: Sendable, Hashable, CustomStringConvertible {
     /// pid.codes test vendor id.
     package static let pidCodesVendor: UInt16 = 0x1209
     /// The pod's product id under the pid.codes vendor (firmware-protocol.md, "USB identity").
-    package static let defaultProductID: UInt16 = 0x5050
+    package static let defaultProductID: UInt16 = 0x0001
 
     package static let `default` = PodMatch(vendorID: pidCodesVendor, productID: defaultProductID)
 
@@ -18,7 +18,7 @@ package struct PodMatch: Sendable, Hashable, CustomStringConvertible {
         self.productID = productID
     }
 
-    /// Parses "1209:5050" (hex, as lsusb prints it).
+    /// Parses "1209:0001" (hex, as lsusb prints it).
     package init?(parsing text: String) {
         let parts = text.split(separator: ":")
         guard parts.count == 2, let v = UInt16(parts[0], radix: 16), let p = UInt16(parts[1], radix: 16) else { return nil }

@@ -22,9 +22,9 @@ struct LinkTimingTests {
 
     @Test("PodMatch parses lsusb-style ids and defaults to the spec's pid.codes id")
     func match() {
-        #expect(PodMatch(parsing: "1209:5050") == PodMatch.default)
+        #expect(PodMatch(parsing: "1209:0001") == PodMatch.default)
         #expect(PodMatch(parsing: "0403:6001") == PodMatch(vendorID: 0x0403, productID: 0x6001))
         #expect(PodMatch(parsing: "nope") == nil)
-        #expect(PodMatch.default.description == "1209:5050")
+        #expect(PodMatch.default.description == "1209:0001")
     }
 }

@@ -8,7 +8,7 @@ struct DevicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
         abstract: "List the pods present: serial, device node, link (serial/usb) and firmware.",
-        discussion: "Pods are found with libudev by USB id (default 1209:5050). Firmware comes from a quick HELLO; a pod another process holds shows as busy.")
+        discussion: "Pods are found with libudev by USB id (default 1209:0001). Firmware comes from a quick HELLO; a pod another process holds shows as busy.")
 
     @Option(name: .customLong("usb-id"), help: "The pod's USB vendor:product id, in hex.")
     var usbID: String = PodMatch.default.description
