@@ -35,6 +35,9 @@ struct PodFirmware: Sendable {
 
     static let cacheSize = 8
     static let defaultSnoozeSeconds: UInt16 = 540
+    /// TRIGGER_ALARM disarms the side's alarm when it is due within this many minutes (§6.2):
+    /// more than the hub's longest wake window (120 min), less than a day.
+    static let triggerDisarmsMinutes = 180
     static let ticksPerSecond = UInt64(Wire.tickRate)
 
     let identity: PodIdentity
@@ -58,8 +61,8 @@ struct PodFirmware: Sendable {
     private(set) var alarms: [AlarmSetting?]
     private var vibratingUntil: [UInt64?]
     private var snoozedUntil: [UInt64?]
-    /// Per side: the local day (days since 1970-01-01, pod local time) whose remaining alarm a
-    /// TRIGGER_ALARM disarmed.
+    /// Per side: the local day (days since 1970-01-01, pod local time) whose alarm a
+    /// TRIGGER_ALARM disarmed (the next occurrence, if within `triggerDisarmsMinutes`).
     private var disarmedDay: [Int64?]
     /// Per side: the local day its alarm last fired at its HH:mm (at most once a day, §7.4).
     private var alarmFiredDay: [Int64?]
@@ -196,12 +199,17 @@ struct PodFirmware: Sendable {
                 let after = LocalTime(unixMillis: c.unixMillis, offsetMinutes: c.utcOffsetMinutes)
                 let jump = after.minuteOfDay - before.minuteOfDay
                 if after.dayNumber == before.dayNumber, jump > 0, jump <= 180 {
-                    skippedMinutes = (before.minuteOfDay + 1)...after.minuteOfDay
+                    // The old clock's minute due at this very tick was not evaluated yet: it is passed over too.
+                    let pending = nextMinute.map { $0 <= tick } ?? false
+                    skippedMinutes = (before.minuteOfDay + (pending ? 0 : 1))...after.minuteOfDay
                 }
             }
             clock = anchor
             estimate = nil
             nextMinute = anchor.nextMinuteTick(after: tick)
+            // §7.4: a skipped time fires at the first minute after the jump, which is the minute
+            // the clock jumped to (02:30 at 03:00 when 02:00 becomes 03:00), not at the next boundary.
+            if skippedMinutes != nil { minuteBoundary(at: tick) { events.append($0) } }
             return reply(.setClock, .ok, .clock(anchor))
         case .setPowerSchedule(let s):
             guard hasSide(s.side), identity.features.contains(.powerSchedule) else {
@@ -230,8 +238,12 @@ struct PodFirmware: Sendable {
             }
             guard a.durationSeconds >= 1, a.durationSeconds <= 3600 else { return reply(.setAlarm, .badValue) }
             guard clock != nil else { return reply(.setAlarm, notReady(.clockNotSet)) }
+            // The alarm in force sent again (the hub re-sends every alarm around a DST change) is
+            // not armed afresh: one that fired today stays fired, so a repeated hour rings it once.
+            if let old = alarms[a.side.index], old.days == a.days, old.time == a.time {} else {
+                alarmFiredDay[a.side.index] = nil
+            }
             alarms[a.side.index] = a
-            alarmFiredDay[a.side.index] = nil
             return reply(.setAlarm, .ok)
         case .clearAlarm(let side):
             guard hasSide(side), identity.features.contains(.vibrationAlarm) else {
@@ -283,13 +295,20 @@ struct PodFirmware: Sendable {
     }
 
     /// §6.2 TRIGGER_ALARM: vibrate now (replacing a vibrating or snoozed alarm of the side) and
-    /// disarm the side's alarm for the rest of the local day; it is armed again from tomorrow.
+    /// disarm the side's alarm's next occurrence when it is due within 3 hours (the end of the
+    /// hub's wake window, which may be after midnight); it fires as usual after that.
     private mutating func trigger(_ t: AlarmTrigger, tick: UInt64, events: inout [PodEvent]) {
         let s = t.side.index
         snoozedUntil[s] = nil
-        if let anchor = clock {
+        if let anchor = clock, let alarm = alarms[s] {
             let local = LocalTime(unixMillis: anchor.unixMillis(atTick: tick), offsetMinutes: anchor.utcOffsetMinutes)
-            disarmedDay[s] = local.dayNumber
+            let minutesToday = alarm.time.minuteOfDay - local.minuteOfDay
+            if minutesToday > 0, alarm.days.contains(local.weekday.mask) {
+                if minutesToday <= Self.triggerDisarmsMinutes { disarmedDay[s] = local.dayNumber }
+            } else if minutesToday + 1440 <= Self.triggerDisarmsMinutes,
+                      alarm.days.contains(local.weekday.advanced(by: 1).mask) {
+                disarmedDay[s] = local.dayNumber + 1
+            }
         }
         let setting = AlarmSetting(side: t.side, days: .everyDay, time: TimeOfDay(wrapping: 0), intensity: t.intensity,
                                    pattern: t.pattern, durationSeconds: t.durationSeconds)

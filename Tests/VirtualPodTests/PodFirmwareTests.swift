@@ -251,7 +251,7 @@ import SleepDomain
         #expect(status(fw.handle(frame(.setAlarm(alarm), id: 5), tick: 6)) == .notReady)
     }
 
-    @Test func triggerAlarmFiresNowAndDisarmsTheRestOfTheDay() throws {
+    @Test func triggerAlarmFiresNowAndDisarmsTheAlarmDueNext() throws {
         var fw = PodFirmware(identity: PodIdentity())
         ready(&fw, clockAt: Self.sundayLate, tick: 0)  // Sunday 23:58:30 local
         // Armed every day at 00:05; triggered at Monday 00:01 (tick 150 s): Monday's 00:05 stays silent.
@@ -293,10 +293,14 @@ import SleepDomain
         let t0: UInt64 = 500 * 690
         _ = run(&fw, through: t0)
         let utc = Self.sundayLate + 690_000
-        _ = fw.handle(frame(.setClock(ClockSetting(unixMillis: utc, utcOffsetMinutes: 120)), id: 4), tick: t0)
+        let jumped = fw.handle(frame(.setClock(ClockSetting(unixMillis: utc, utcOffsetMinutes: 120)), id: 4), tick: t0)
         let after = run(&fw, through: t0 + 500 * 120)
-        #expect(after.filter { $0.kind == .alarmStarted }.count == 1)
-        #expect(after.first { $0.kind == .alarmStarted }?.tick == t0 + 500 * 60)  // the first minute after the jump (01:11)
+        // At the first minute after the jump, the one the clock jumped to (01:10), as 02:30 rings at
+        // 03:00 on a spring-forward night: with the clock's answer. It rang a minute late (01:11)
+        // until 2026-11-28.
+        #expect(jumped.dropFirst().map(\.message) == [.event(PodEvent(tick: t0, kind: .alarmStarted, side: .left, argument: 80))])
+        #expect(!after.contains { $0.kind == .alarmStarted })
+        #expect(fw.fired.first?.tick == t0)
         // Back to +1 h at local 01:20: 00:20 … 01:20 repeat, 00:30 comes again and stays silent.
         let t1 = t0 + 500 * 600
         _ = run(&fw, through: t1)
@@ -304,5 +308,62 @@ import SleepDomain
         let repeated = run(&fw, through: t1 + 500 * 3600)
         #expect(!repeated.contains { $0.kind == .alarmStarted })
         #expect(fw.fired.map(\.outcome) == [.started])
+    }
+
+    /// A smart-wake window may cross midnight (window 23:10–00:10): a trigger before midnight
+    /// disarms the alarm due after it, which rang as well until 2026-11-28.
+    @Test func aTriggerBeforeMidnightDisarmsTheAlarmDueAfterIt() throws {
+        var fw = PodFirmware(identity: PodIdentity())
+        ready(&fw, clockAt: Self.sundayLate, tick: 0)  // Sunday 23:58:30 local
+        let alarm = AlarmSetting(side: .left, days: .everyDay, time: TimeOfDay("00:05")!, intensity: 80, pattern: .double,
+                                 durationSeconds: 10)
+        _ = fw.handle(frame(.setAlarm(alarm), id: 3), tick: 0)
+        _ = fw.handle(frame(.triggerAlarm(AlarmTrigger(side: .left, intensity: 60, pattern: .rise, durationSeconds: 5)), id: 4),
+                      tick: 500 * 20)  // Sunday 23:58:50
+        _ = run(&fw, through: 500 * 3600)  // Monday 00:58
+        #expect(fw.fired.map(\.outcome) == [.triggered])
+        _ = run(&fw, through: 500 * (90 + 86_400 + 400))  // Tuesday 00:05 rings as usual
+        #expect(fw.fired.map(\.outcome) == [.triggered, .started])
+    }
+
+    /// A trigger hours before the alarm (not the hub's smart wake) leaves it armed.
+    @Test func aTriggerFarFromTheAlarmDisarmsNothing() throws {
+        var fw = PodFirmware(identity: PodIdentity())
+        ready(&fw, clockAt: Self.sundayLate, tick: 0)
+        let alarm = AlarmSetting(side: .left, days: .everyDay, time: TimeOfDay("04:00")!, intensity: 80, pattern: .double,
+                                 durationSeconds: 10)
+        _ = fw.handle(frame(.setAlarm(alarm), id: 3), tick: 0)
+        _ = fw.handle(frame(.triggerAlarm(AlarmTrigger(side: .left, intensity: 60, pattern: .rise, durationSeconds: 5)), id: 4),
+                      tick: 500 * 150)  // Monday 00:01, 4 h before
+        _ = run(&fw, through: 500 * 5 * 3600)
+        #expect(fw.fired.map(\.outcome) == [.triggered, .started])
+    }
+
+    /// The hub re-sends every alarm 15 minutes before a DST change: the alarm in force sent
+    /// again after it rang does not ring a second time in the repeated hour (it did until
+    /// 2026-11-28), while another alarm set the same day is armed afresh.
+    @Test func theAlarmInForceSentAgainDoesNotRingTwiceInARepeatedHour() throws {
+        var fw = PodFirmware(identity: PodIdentity())
+        ready(&fw, clockAt: Self.sundayLate, tick: 0)  // Sunday 23:58:30 at UTC+1
+        let alarm = AlarmSetting(side: .left, days: .everyDay, time: TimeOfDay("00:30")!, intensity: 80, pattern: .double,
+                                 durationSeconds: 10)
+        _ = fw.handle(frame(.setAlarm(alarm), id: 3), tick: 0)
+        let t0: UInt64 = 500 * (90 + 45 * 60)  // Monday 00:45: it rang at 00:30
+        _ = run(&fw, through: t0)
+        #expect(fw.fired.map(\.outcome) == [.started])
+        _ = fw.handle(frame(.setAlarm(alarm), id: 4), tick: t0)  // the pre-change re-send
+        // 01:00 becomes 00:00 (+1 h → 0 h): 00:30 comes again.
+        let t1 = t0 + 500 * 15 * 60
+        _ = run(&fw, through: t1)
+        _ = fw.handle(frame(.setClock(ClockSetting(unixMillis: Self.sundayLate + Int64(t1 / 500) * 1000, utcOffsetMinutes: 0)), id: 5),
+                      tick: t1)
+        _ = run(&fw, through: t1 + 500 * 3600)
+        #expect(fw.fired.map(\.outcome) == [.started])
+        // Another alarm the same day is a new one, and rings.
+        let later = AlarmSetting(side: .left, days: .everyDay, time: TimeOfDay("01:20")!, intensity: 80, pattern: .double,
+                                 durationSeconds: 10)
+        _ = fw.handle(frame(.setAlarm(later), id: 6), tick: t1 + 500 * 3600)  // local 01:00
+        _ = run(&fw, through: t1 + 500 * 5400)
+        #expect(fw.fired.map(\.outcome) == [.started, .started])
     }
 }
