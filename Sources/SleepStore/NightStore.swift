@@ -138,7 +138,14 @@ package final class NightStore: Sendable {
 
     /// Opens an existing database only; a missing file is an error instead of a new empty store.
     package static func openExisting(path: String, timeZone: TimeZone = .current, clock: any WallClock = SystemClock()) throws -> NightStore {
-        guard FileManager.default.fileExists(atPath: path) else { throw StoreError.missingDatabase(path: path) }
+        guard FileManager.default.fileExists(atPath: path) else {
+            // Missing, or behind a directory this user may not enter (fileExists says false for both).
+            do { _ = try FileManager.default.attributesOfItem(atPath: path) } catch let error as CocoaError
+                where error.code == .fileReadNoPermission {
+                throw StoreError.permissionDenied(path: path)
+            } catch {}
+            throw StoreError.missingDatabase(path: path)
+        }
         return try NightStore(path: path, timeZone: timeZone, clock: clock)
     }
 

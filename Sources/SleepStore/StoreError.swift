@@ -16,6 +16,9 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
     case foreignDatabase(path: String, tables: [String])
     /// SQLite cannot open or create the file (its directory is missing or not writable).
     case cannotOpen(path: String, reason: String)
+    /// The file is there, but this user may not reach it (a hub run by systemd keeps its state
+    /// root's alone): not "no database", which sent people looking in the wrong place.
+    case permissionDenied(path: String)
     /// The path names a directory (a state directory given as `--db`).
     case isDirectory(path: String)
     /// The directory the database (or the hub's state) goes into cannot be made.
@@ -46,6 +49,9 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
         case let .readOnly(path):
             "cannot write the database \(path): the file or its directory is read-only "
                 + "(SQLite keeps its journal beside the file, so both must be writable)"
+        case let .permissionDenied(path):
+            "cannot read the database \(path): permission denied (the hub run by systemd keeps its state root's "
+                + "alone: run the command with sudo)"
         case let .cannotOpen(path, reason):
             "cannot open the database \(path): \(reason) (its directory must exist and be writable)"
         }

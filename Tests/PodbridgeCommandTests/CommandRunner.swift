@@ -30,8 +30,10 @@ struct CommandRunner {
         let command: String
         private let dir: URL, out: URL, err: URL
 
-        /// - Parameter environment: variables set for the command on top of the tests' own.
-        init(_ arguments: [String], product: String, environment: [String: String] = [:]) throws {
+        /// - Parameters:
+        ///   - environment: variables set for the command on top of the tests' own.
+        ///   - launcher: a command that runs the binary (e.g. `setpriv` with its options), or none.
+        init(_ arguments: [String], product: String, environment: [String: String] = [:], launcher: [String] = []) throws {
             guard let binary = CommandRunner.podbridge(product) else { throw RunnerError("\(product) must be built beside the tests") }
             command = "\(product) \(arguments.joined(separator: " "))"
             dir = FileManager.default.temporaryDirectory.appendingPathComponent("podbridge-cmd-\(UUID())")
@@ -40,8 +42,13 @@ struct CommandRunner {
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             _ = FileManager.default.createFile(atPath: out.path, contents: nil)
             _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-            process.executableURL = binary
-            process.arguments = arguments
+            if let tool = launcher.first {
+                process.executableURL = URL(fileURLWithPath: tool)
+                process.arguments = launcher.dropFirst() + [binary.path] + arguments
+            } else {
+                process.executableURL = binary
+                process.arguments = arguments
+            }
             if !environment.isEmpty {
                 process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             }
@@ -92,8 +99,8 @@ struct CommandRunner {
 
     /// Runs `podbridge arguments…` (or another of the package's executables) to its end.
     static func run(_ arguments: [String], product: String = "podbridge",
-                    environment: [String: String] = [:]) async throws -> Outcome {
-        let launched = try Launched(arguments, product: product, environment: environment)
+                    environment: [String: String] = [:], launcher: [String] = []) async throws -> Outcome {
+        let launched = try Launched(arguments, product: product, environment: environment, launcher: launcher)
         // Generous: a loaded 2-core machine runs a debug build slowly.
         guard try await launched.exited(within: 300) else {
             launched.process.terminate()

@@ -14,6 +14,31 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: state.path), "the command created \(state.path)")
     }
 
+    /// A database the user may not reach (the hub run by systemd keeps its state directory
+    /// root's alone) is named as such: it read "no database … the hub has stored nothing there".
+    @Test func aDatabaseBehindADirectoryTheUserMayNotEnterIsNamedAsSuch() async throws {
+        let state = CommandRunner.temporaryFile("private")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: state.path)
+                try? FileManager.default.removeItem(at: state) }
+        _ = FileManager.default.createFile(atPath: state.appendingPathComponent("podbridge.sqlite").path, contents: Data())
+        var launcher: [String] = []
+        if getuid() == 0 {
+            // Root enters any directory through its DAC capabilities: without them it is refused a
+            // directory another user owns, as the user is refused /var/lib/private.
+            try FileManager.default.setAttributes([.ownerAccountID: 65534, .posixPermissions: 0o700], ofItemAtPath: state.path)
+            launcher = ["/usr/bin/setpriv", "--bounding-set", "-dac_override,-dac_read_search"]
+        } else {
+            try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: state.path)
+        }
+        for command in [["export", "--all"], ["schedule", "show"]] {
+            let r = try await CommandRunner.run(command + ["--state-dir", state.path], launcher: launcher)
+            #expect(r.status == 1, "\(r.stdout)")
+            #expect(r.stderr.contains("cannot read the database \(state.path)/podbridge.sqlite: permission denied"), "\(r.stderr)")
+            #expect(r.stderr.contains("sudo") && !r.stderr.contains("no database"), "\(r.stderr)")
+        }
+    }
+
     /// The hub makes the database's directory as it makes its state directory, when `--db`
     /// (or `database`) puts the file somewhere that is not there yet.
     @Test func theHubMakesTheDirectoryOfADatabaseGivenElsewhere() async throws {
