@@ -148,6 +148,14 @@ package enum SystemCalls {
 
     package static func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// An open descriptor's device and inode as "dev:ino", the form systemd gives the stream it
+    /// connected to the journal in `JOURNAL_STREAM`; nil if it cannot be stat'ed.
+    package static func fileIdentity(_ fd: Int32) -> String? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        return "\(info.st_dev):\(info.st_ino)"
+    }
+
     /// A pseudo-terminal pair (master, slave), both close-on-exec; the slave's path is returned
     /// so a peer (the virtual pod, a test) can be reached like a real tty.
     package static func openPTY() throws(SystemError) -> (master: Int32, slave: Int32, path: String) {

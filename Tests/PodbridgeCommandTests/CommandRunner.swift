@@ -113,9 +113,9 @@ struct CommandRunner {
     /// with SIGTERM once what it printed on either stream satisfies `until`, and returns what it
     /// printed. Throws when that output never came while it ran (within `seconds`, a bound for
     /// a stalled command, not a speed target): held in a buffer, or never printed.
-    static func runUntilStopped(_ arguments: [String], seconds: Double = 120,
+    static func runUntilStopped(_ arguments: [String], seconds: Double = 120, launcher: [String] = [],
                                 until: (_ stdout: String, _ stderr: String) -> Bool) async throws -> Outcome {
-        let launched = try Launched(arguments, product: "podbridge")
+        let launched = try Launched(arguments, product: "podbridge", launcher: launcher)
         let seen = try await launched.printed(within: seconds, until)
         if launched.process.isRunning { kill(launched.process.processIdentifier, SIGTERM) }
         guard try await launched.exited(within: 60) else { throw RunnerError("\(launched.command) did not stop on SIGTERM") }

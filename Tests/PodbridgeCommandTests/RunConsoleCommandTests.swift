@@ -6,7 +6,7 @@ import Testing
 @Suite struct RunConsoleCommandTests {
     /// The hub pointed at a pod that is not there (a wrong `--path`, the pod unplugged): it
     /// warns and keeps retrying until stopped.
-    func runWithoutThePod(_ extra: [String]) async throws -> CommandRunner.Outcome {
+    func runWithoutThePod(_ extra: [String], launcher: [String] = []) async throws -> CommandRunner.Outcome {
         let config = CommandRunner.temporaryFile("config.json")
         try "{}".write(to: config, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: config) }
@@ -14,7 +14,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: state) }
         return try await CommandRunner.runUntilStopped(
             ["run", "--config", config.path, "--state-dir", state.path, "--path", state.path + "/no-pod", "--no-api",
-             "--tz", "UTC"] + extra) { out, err in (out + err).contains(CommandRunner.missingPod) }
+             "--tz", "UTC"] + extra, launcher: launcher) { out, err in (out + err).contains(CommandRunner.missingPod) }
     }
 
     static func count(_ text: String) -> Int { text.components(separatedBy: CommandRunner.missingPod).count - 1 }
@@ -75,5 +75,23 @@ import Testing
         #expect(r.status == 0, "stdout: \(r.stdout)\nstderr: \(r.stderr)")
         #expect(r.stdout.isEmpty, "stdout: \(r.stdout)")
         #expect(Self.count(r.stderr) == 1 && r.stderr.contains("warning"), "stderr: \(r.stderr)")
+    }
+
+    /// Under systemd (standard error is the journal's stream, named by JOURNAL_STREAM), each
+    /// line carries its priority for journald and no timestamp of its own: every line was
+    /// stored at priority info, so `journalctl -p warning` showed none of the warnings.
+    @Test func underSystemdEachLogLineCarriesItsPriorityForTheJournal() async throws {
+        // As systemd does: JOURNAL_STREAM names the stream by device and inode.
+        let journal = ["/bin/sh", "-c", #"JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec "$0" "$@""#]
+        let r = try await runWithoutThePod(["--no-console", "--log-level", "info"], launcher: journal)
+        #expect(r.status == 0, "stdout: \(r.stdout)\nstderr: \(r.stderr)")
+        let lines = r.stderr.split(separator: "\n").map(String.init)
+        let warning = lines.filter { $0.contains(CommandRunner.missingPod) }
+        #expect(warning.count == 1 && warning[0].hasPrefix("<4>podbridge: "), "stderr: \(r.stderr)")
+        #expect(lines.contains { $0.hasPrefix("<6>podbridge: [Hub] using the pod at ") }, "stderr: \(r.stderr)")
+        #expect(lines.allSatisfy { $0.range(of: #"^<[0-7]>podbridge: "#, options: .regularExpression) != nil }, "stderr: \(r.stderr)")
+        // A stream that is not the journal's (a redirected child keeps the variable): plain lines.
+        let elsewhere = try await runWithoutThePod(["--no-console"], launcher: ["/usr/bin/env", "JOURNAL_STREAM=1:1"])
+        #expect(elsewhere.stderr.contains("warning") && !elsewhere.stderr.contains("<4>"), "stderr: \(elsewhere.stderr)")
     }
 }

@@ -80,7 +80,9 @@ struct RunCommand: AsyncParsableCommand {
             do { _ = try StaticRoutes.resourceDirectory() } catch { throw CommandFailure("\(error)") }
         }
         let level = Logger.Level(rawValue: logLevel) ?? .warning
+        let journal = JournalLogHandler.stderrIsJournal()
         LoggingSystem.bootstrap { label in
+            if journal { return JournalLogHandler(label: label, logLevel: level) }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
