@@ -46,5 +46,10 @@ if [ "${1:-}" != "--hub" ] && ! command -v st >/dev/null 2>&1; then
 fi
 if ! command -v swift >/dev/null 2>&1 && [ ! -x /opt/swift/usr/bin/swift ]; then
   echo "error: Swift 6 is needed (swift on PATH or /opt/swift); see https://swift.org/install" >&2
+  # sudo runs make with root's PATH: a toolchain on the user's own PATH (swiftly's, in the home
+  # directory) is not on it.
+  if [ -n "${SUDO_USER:-}" ]; then
+    echo "       under sudo, PATH is root's; if swift is on yours, keep it: sudo env \"PATH=\$PATH\" make install" >&2
+  fi
   exit 1
 fi
