@@ -246,6 +246,18 @@ extension NightStore {
         }
     }
 
+    /// The wake record of a night that ended at `nightEnd` (Unix seconds): the side's record of
+    /// the night's wake date, else the next day's when its window opened before the night ended
+    /// (a window ending after midnight, the sleeper up before midnight: the night's wake date is
+    /// the day before the alarm's, and its smart wake showed nowhere).
+    package func wakeRecord(podSerial: String, side: BedSide, wakeDate: CalendarDay, nightEnd: Int64) async throws -> WakeRecord? {
+        if let same = try await wakeRecords(wakeDate: wakeDate, side: side).last(where: { $0.podSerial == podSerial }) {
+            return same
+        }
+        return try await wakeRecords(wakeDate: wakeDate.adding(days: 1), side: side)
+            .last { $0.podSerial == podSerial && $0.windowStart <= nightEnd }
+    }
+
     /// Every wake record of a pod, by window end (the last `limit` when given).
     package func wakeRecords(podSerial: String, limit: Int? = nil) async throws -> [WakeRecord] {
         try await read { db in

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import SleepDomain
 @testable import SleepStore
 
 /// The schedule service's tables (migration v3) on a real SQLite file.
@@ -86,5 +87,29 @@ import Testing
         #expect(events.map(\.kind) == ["alarm_started", "alarm_stopped"])
         #expect(events[0].side == .left && events[0].argument == 60 && events[0].at == 25_200)
         #expect(try await store.pods().map(\.serial) == ["PB-P"])
+    }
+
+    /// A wake window ending after midnight (22:10–00:10) whose sleeper was up before midnight:
+    /// the night's wake date is the day before the record's, and the night still finds it (the
+    /// API, the dashboard and the console showed no smart wake for it).
+    @Test func aNightFindsTheWakeRecordOfAWindowEndingAfterItsDate() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let store = try NightStore(path: dir.path("hub.sqlite"), timeZone: TimeZone(identifier: "UTC")!)
+        let night = try #require(CalendarDay(year: 2026, month: 12, day: 1))
+        let midnight: Int64 = 1_796_169_600  // 2026-12-02T00:00Z
+        let record = WakeRecord(podSerial: "PB-W", side: .right, wakeDate: night.adding(days: 1), windowStart: midnight - 110 * 60,
+                                windowEnd: midnight + 10 * 60, windowMinutes: 120)
+        _ = try await store.saveWakeRecord(record)
+        // The night 21:10–23:10 on the 1st: the window had opened (22:10) before it ended.
+        #expect(try await store.wakeRecord(podSerial: "PB-W", side: .right, wakeDate: night, nightEnd: midnight - 50 * 60)?.windowEnd
+                == record.windowEnd)
+        // A night that ended before the window opened, another pod's, the other side's: none.
+        #expect(try await store.wakeRecord(podSerial: "PB-W", side: .right, wakeDate: night, nightEnd: midnight - 200 * 60) == nil)
+        #expect(try await store.wakeRecord(podSerial: "PB-X", side: .right, wakeDate: night, nightEnd: midnight - 50 * 60) == nil)
+        #expect(try await store.wakeRecord(podSerial: "PB-W", side: .left, wakeDate: night, nightEnd: midnight - 50 * 60) == nil)
+        // The night of the record's own date finds it as before.
+        #expect(try await store.wakeRecord(podSerial: "PB-W", side: .right, wakeDate: night.adding(days: 1), nightEnd: midnight + 7 * 3600)
+                != nil)
     }
 }

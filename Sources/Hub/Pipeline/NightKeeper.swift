@@ -59,7 +59,8 @@ struct NightKeeper: Sendable {
                     start: Date(timeIntervalSince1970: session.start), end: Date(timeIntervalSince1970: session.end),
                     metrics: session.metrics)))
                 reporter.event(Self.summary(session, side: side, wakeDate: saved.wakeDate.description))
-                if let wake = try? await store.wakeRecords(wakeDate: saved.wakeDate, side: side).last(where: { $0.podSerial == serial }) {
+                if let wake = try? await store.wakeRecord(podSerial: serial, side: side, wakeDate: saved.wakeDate,
+                                                          nightEnd: Int64(session.end.rounded())) {
                     reporter.event("night of \(saved.wakeDate.description), \(side): \(wake.summary(in: configuration.podTimeZone))")
                 }
                 reporter.event(HypnogramText.render(session, width: 72))

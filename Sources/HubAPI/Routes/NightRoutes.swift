@@ -55,7 +55,7 @@ package struct NightRoutes: Sendable {
         guard let night = sessions.max(by: { $0.metrics.timeInBedMinutes < $1.metrics.timeInBedMinutes }) else {
             throw APIError.notFound("no night of \(side.rawValue) waking on \(date)")
         }
-        let wake = try await store.wakeRecords(wakeDate: date, side: side).last { $0.podSerial == night.podSerial }
+        let wake = try await store.wakeRecord(podSerial: night.podSerial, side: side, wakeDate: date, nightEnd: night.end)
         return try Response.json(NightDetailBody(session: night, blocks: try await store.blocks(sessionID: night.id),
                                          epochs: try await store.epochs(sessionID: night.id), wake: wake))
     }
