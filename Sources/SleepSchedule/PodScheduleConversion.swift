@@ -115,7 +115,10 @@ package enum PodScheduleConverter {
         let step = c.roundingStepMinutes
         let wake = times.wake.minuteOfDay
         let window = times.sleepMinutes + c.warmUpLeadMinutes + c.powerOffDelayMinutes
-        guard window < TimeOfDay.minutesPerDay else { throw .powerWindowTooLong(minutes: window) }
+        guard window < TimeOfDay.minutesPerDay else {
+            throw .powerWindowTooLong(minutes: window, sleepMinutes: times.sleepMinutes, leadMinutes: c.warmUpLeadMinutes,
+                                      delayMinutes: c.powerOffDelayMinutes)
+        }
         let onAbs = TimeOfDay.round(wake - times.sleepMinutes - c.warmUpLeadMinutes, toStep: step, rule: .down)
         let offAbs = TimeOfDay.round(wake + c.powerOffDelayMinutes, toStep: step, rule: .up)
         var alarm: AlarmEntry?

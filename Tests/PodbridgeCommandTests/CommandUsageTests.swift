@@ -44,6 +44,9 @@ import Testing
              usage: "schedule set"),
         Case(arguments: ["schedule", "set", "--bedtime", "23:00", "--wake", "07:00", "--weekend-bedtime", "00:30",
                          "--weekend-wake", "9"], says: "--weekend-wake must be HH:mm, got '9'", usage: "schedule set"),
+        // A negative window is a value out of range, not a missing one (it read "Missing value").
+        Case(arguments: ["schedule", "set", "--window", "-1"], says: "--window is 0 (off) … 120 minutes, got -1",
+             usage: "schedule set"),
     ]
 
     @Test(arguments: usageErrors)

@@ -127,7 +127,7 @@ struct ScheduleCommand: AsyncParsableCommand {
         @Option(name: .long, help: "Wake time HH:mm (the alarm), weekday mornings and weekends unless given.")
         var wake: String?
 
-        @Option(name: .long, help: "Smart-wake window in minutes before the alarm, 1–120; 0 turns it off (fixed alarm).")
+        @Option(name: .long, parsing: .unconditional, help: "Smart-wake window in minutes before the alarm, 1–120; 0 turns it off (fixed alarm).")
         var window: Int?
 
         @Flag(name: .long, inversion: .prefixedNo,
