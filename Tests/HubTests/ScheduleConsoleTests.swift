@@ -141,11 +141,15 @@ import SleepDomain
         let sent = Int64(scheduleDate("UTC", 2026, 6, 9, 0).timeIntervalSince1970)
         _ = try await store.recordSchedulePush(SchedulePushRecord(podSerial: "PB-ZONE", sentAt: sent, command: "set-alarm(left)",
                                                                   description: "left alarm 06:30 rise 60%", attempt: 1, outcome: .ack))
+        // A power command (restored inside the window, or from the API) is a push like the others.
+        _ = try await store.recordSchedulePush(SchedulePushRecord(podSerial: "PB-ZONE", sentAt: sent + 60, command: "set-power(left)",
+                                                                  description: "left power on at 100%", attempt: 1, outcome: .ack))
         _ = try await store.recordPodEvent(PodEventRecord(podSerial: "PB-ZONE", at: sent + 1800, kind: "alarm_started", side: .left,
                                                           argument: 60, description: "alarm fired on the pod (left)"))
         let shown = try await console.show(podSerial: "PB-ZONE", sides: [.left])
         #expect(shown.first == "pod PB-ZONE (times in Asia/Kathmandu)")
         #expect(shown.contains("  2026-06-09 05:45 set-alarm(left) attempt 1: acknowledged — left alarm 06:30 rise 60%"), "\(shown)")
+        #expect(shown.contains("  2026-06-09 05:46 set-power(left) attempt 1: acknowledged — left power on at 100%"), "\(shown)")
         #expect(shown.contains("  2026-06-09 06:15 alarm fired on the pod (left)"), "\(shown)")
         #expect(!shown.joined().contains("2026-06-09 00:"))
         let inferred = try await console.infer(podSerial: "PB-ZONE", sides: [.left])

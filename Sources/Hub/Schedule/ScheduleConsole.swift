@@ -110,7 +110,7 @@ package struct ScheduleConsole: Sendable {
             let pushes = try await store.schedulePushes(podSerial: podSerial, limit: 200)
             var lastPerCommand: [String: SchedulePushRecord] = [:]
             for p in pushes { lastPerCommand[p.command] = p }
-            let wanted = ["set-clock"] + sides.flatMap { ["set-power-schedule(\($0))", "set-alarm(\($0))"] }
+            let wanted = ["set-clock"] + sides.flatMap { ["set-power-schedule(\($0))", "set-power(\($0))", "set-alarm(\($0))"] }
             lines.append("")
             lines.append("last push per command:")
             var any = false
