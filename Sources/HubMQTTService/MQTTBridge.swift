@@ -369,7 +369,7 @@ package actor MQTTBridge {
     private func execute(_ command: MQTTCommand, topic: String, payload: String) async {
         let known = podsToAnnounce().map(\.serial) + bus.state.pods.keys
         guard let serial = known.first(where: { MQTTTopics.topicLevel($0) == command.serialLevel }) else {
-            refuse(topic: topic, payload: payload, reason: "no pod '\(command.serialLevel)' is known to this hub")
+            refuse(topic: topic, payload: payload, reason: "no pod \(MQTTCommand.quoted(command.serialLevel)) is known to this hub")
             return
         }
         let side: BedSide = command.side == .left ? .left : .right
