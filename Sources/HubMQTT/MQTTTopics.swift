@@ -55,8 +55,16 @@ package struct MQTTTopics: Sendable, Hashable {
 
     // MARK: Home Assistant
 
-    /// Home Assistant's own birth/will topic: `online` means it (re)started and wants discovery again.
-    package var homeAssistantStatus: String { "\(discoveryPrefix)/status" }
+    /// Home Assistant's birth/will topics: `online` on either means it (re)started and wants
+    /// discovery again. HA sets its birth topic apart from its discovery prefix, and leaves it
+    /// at `homeassistant/status` when only the prefix is changed: a hub listening on
+    /// `<prefix>/status` alone re-announced nothing after such an HA restarted.
+    package var homeAssistantStatus: [String] {
+        let own = "\(discoveryPrefix)/status"
+        return own == Self.homeAssistantDefaultStatus ? [own] : [own, Self.homeAssistantDefaultStatus]
+    }
+    /// Home Assistant's default birth topic.
+    package static let homeAssistantDefaultStatus = "homeassistant/status"
     /// Every discovery config of every pod, to find stale ones: `<prefix>/<component>/podbridge_<serial>/<object>/config`.
     package var discoveryFilter: String { "\(discoveryPrefix)/+/+/+/config" }
     package func discoveryConfig(component: String, serial: String, object: String) -> String {

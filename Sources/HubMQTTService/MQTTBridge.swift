@@ -11,8 +11,8 @@ import SleepStore
 /// carries out validated commands through the hub's one `HubControl`.
 ///
 /// Everything retained is published again on every (re)connection to the broker, and the
-/// discovery configs also when Home Assistant announces itself (`<prefix>/status` =
-/// `online`). Runs on this actor, fed in order by `MQTTService`.
+/// discovery configs also when Home Assistant announces itself (`online` on `<prefix>/status`
+/// or `homeassistant/status`). Runs on this actor, fed in order by `MQTTService`.
 package actor MQTTBridge {
     let client: MQTTClient
     let topics: MQTTTopics
@@ -78,7 +78,7 @@ package actor MQTTBridge {
             reporter.event("MQTT: connected to \(configuration.mqtt.host ?? "?"):\(configuration.mqtt.port)")
             publish(Self.availabilityMessage(topics, online: true))
             for filter in topics.commandFilters { subscribe(filter) }
-            subscribe(topics.homeAssistantStatus)
+            for topic in topics.homeAssistantStatus { subscribe(topic) }
             subscribe(topics.discoveryFilter)
             await refreshStoredPods()
             publishDiscovery()
@@ -331,7 +331,7 @@ package actor MQTTBridge {
     // MARK: Messages from the broker
 
     private func received(_ message: MQTTMessage) async {
-        if message.topic == topics.homeAssistantStatus {
+        if topics.homeAssistantStatus.contains(message.topic) {
             if message.text.trimmingCharacters(in: .whitespacesAndNewlines) == "online" {
                 reporter.event("MQTT: Home Assistant came online; publishing discovery again")
                 publishDiscovery()

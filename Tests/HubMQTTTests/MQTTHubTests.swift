@@ -415,6 +415,74 @@ import VirtualPod
         await listener.stop()
     }
 
+    // MARK: Hubs with no pod plugged in
+
+    /// A hub whose pod is not plugged in (`pod.path` names nothing), with `knownPods` in its
+    /// store as earlier runs left them (firmware 1.0.0, last seen at `nightStart`).
+    struct PodlessHub {
+        let daemon: HubDaemon
+        let service: MQTTService
+        let task: Task<Void, any Error>
+        let directory: String
+        let lines: LogLines
+
+        func said(_ text: String) -> [String] { lines.all.filter { $0.contains(text) } }
+
+        func stop() async {
+            task.cancel()
+            _ = await task.result
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
+    static func startWithoutPod(broker: TestBroker, knownPods: [String] = [],
+                                configure: (inout HubConfiguration) -> Void = { _ in }) async throws -> PodlessHub {
+        let directory = NSTemporaryDirectory() + "podbridge-mqtt-nopod-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var config = HubConfiguration()
+        config.stateDirectory = directory + "/state"
+        config.timeZone = "UTC"
+        config.pod.path = directory + "/no-pod-here"
+        config.pod.reconnectMaxSeconds = 1
+        config.api.enabled = false
+        config.mqtt.host = "127.0.0.1"
+        config.mqtt.port = broker.port
+        config.mqtt.clientID = "podbridge-test-\(UUID().uuidString.prefix(6))"
+        config.mqtt.publishEverySeconds = 0.5
+        configure(&config)
+        let lines = LogLines()
+        let reporter = HubReporter(logger: Logger(label: "mqtt-test") { _ in LineCapture(sink: lines) }, console: false)
+        let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(), reporter: reporter)
+        for serial in knownPods {
+            try await daemon.store.recordPod(serial: serial, firmware: "1.0.0", seenAt: Int64(nightStart.timeIntervalSince1970))
+        }
+        let service = try MQTTService(configuration: config, bus: daemon.bus, control: daemon.control, store: daemon.store,
+                                      reporter: reporter, reconnectMin: .milliseconds(100), reconnectMax: .milliseconds(500))
+        let task = Task { try await daemon.run(adding: [service], stopSignals: nil) }
+        return PodlessHub(daemon: daemon, service: service, task: task, directory: directory, lines: lines)
+    }
+
+    /// Home Assistant's birth topic is a setting of its own, `homeassistant/status` by default
+    /// whatever the discovery prefix: a hub with prefix `ha` listened on `ha/status` alone and
+    /// announced nothing again after Home Assistant restarted. It listens on both now.
+    @Test func homeAssistantsBirthIsHeardOnItsDefaultTopicWithACustomPrefix() async throws {
+        let broker = try TestBroker()
+        let listener = try Listener(port: broker.port, filters: ["ha/#"])
+        try await listener.waitConnected()
+        let hub = try await Self.startWithoutPod(broker: broker, knownPods: ["VPOD0001"]) { $0.mqtt.discoveryPrefix = "ha" }
+        let occupancy = "ha/binary_sensor/podbridge_VPOD0001/left_occupancy/config"
+        #expect(await eventually(60) { listener.all(occupancy).count == 1 }, "hub said \(hub.lines.all.suffix(6))")
+        for birth in ["homeassistant/status", "ha/status"] {
+            let before = listener.all(occupancy).count
+            try listener.publish(birth, "online")
+            #expect(await eventually(60) { listener.all(occupancy).count == before + 1 }, "\(birth): nothing announced again")
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(listener.all(occupancy).count == 3)
+        await hub.stop()
+        await listener.stop()
+    }
+
     /// The `podbridge` executable built beside the test bundle.
     static func podbridgeURL() -> URL? {
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
