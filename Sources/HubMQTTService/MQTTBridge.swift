@@ -34,8 +34,9 @@ package actor MQTTBridge {
     private var lastNights: [SideKey: JSONValue] = [:]
     /// The newest wake event per side, published again (retained) on every (re)connect.
     private var lastWakes: [SideKey: WakeNotice] = [:]
-    /// Pods the store knows (serial → firmware), refreshed on every connection and pod connect.
-    private var storedPods: [String: String?] = [:]
+    /// Pods the store knows (by serial), refreshed on every connection and pod connect: the
+    /// pods this hub has served, the only ones whose retained topics it may empty or update.
+    private var storedPods: [String: PodRecord] = [:]
     /// Messages published since start (what the demo and the tests count).
     package private(set) var publishedCount = 0
 
@@ -132,7 +133,7 @@ package actor MQTTBridge {
 
     private func refreshStoredPods() async {
         guard let records = try? await store.pods() else { return }
-        storedPods = Dictionary(records.map { ($0.serial, $0.firmware) }, uniquingKeysWith: { _, last in last })
+        storedPods = Dictionary(records.map { ($0.serial, $0) }, uniquingKeysWith: { _, last in last })
     }
 
     /// The pods announced to Home Assistant: the configured one (`pod.serial`), else every pod
@@ -140,7 +141,7 @@ package actor MQTTBridge {
     /// prefix for a podbridge node is removed.
     private func podsToAnnounce() -> [HomeAssistantDiscovery.Pod] {
         var pods: [String: HomeAssistantDiscovery.Pod] = [:]
-        for (serial, firmware) in storedPods { pods[serial] = .init(serial: serial, firmware: firmware, sides: 2) }
+        for (serial, record) in storedPods { pods[serial] = .init(serial: serial, firmware: record.firmware, sides: 2) }
         for (serial, state) in bus.state.pods {
             pods[serial] = .init(serial: serial, firmware: state.pod.firmware, sides: state.pod.sides)
         }
@@ -182,6 +183,13 @@ package actor MQTTBridge {
                 publishLink(podState)
             } else {
                 publish(MQTTMessage(topic: topics.podAvailability(serial), text: "offline", qos: .atLeastOnce, retain: true))
+                // The retained link may still say connected (a hub killed with the pod plugged
+                // in), or be gone (a broker restarted without persistence): Home Assistant's
+                // Link sensor reads it alone.
+                if let record = storedPods[serial] {
+                    publish(MQTTMessage(topic: topics.link(serial), payload: MQTTPayloads.link(notConnected: record).encoded,
+                                        qos: .atLeastOnce, retain: true))
+                }
             }
             for side in sides(pod.sides) {
                 publishSideState(serial: serial, side: side, state: state)

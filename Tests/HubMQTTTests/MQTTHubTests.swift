@@ -462,6 +462,39 @@ import VirtualPod
         return PodlessHub(daemon: daemon, service: service, task: task, directory: directory, lines: lines)
     }
 
+    /// A hub killed with its pod plugged in left `link` retained with `"connected": true`; started
+    /// again with the pod unplugged, it said only `availability offline`, so Home Assistant's Link
+    /// sensor (which reads `link`) showed Connected for good. Now every (re)connection publishes
+    /// the link of each known pod that is not connected, also to a broker that lost everything.
+    @Test func aKnownPodNotPluggedInIsPublishedAsNotConnected() async throws {
+        let broker = try TestBroker()
+        let listener = try Listener(port: broker.port, filters: ["podbridge/#"])
+        try await listener.waitConnected()
+        try listener.publish("podbridge/VPOD0001/link", #"{"connected": true, "since": "2026-11-16T22:00:00Z"}"#, retain: true)
+        let hub = try await Self.startWithoutPod(broker: broker, knownPods: ["VPOD0001"])
+        let documented: Set<String> = ["connected", "since", "endpoint", "reason", "firmware", "boot_count", "clock_set", "counters"]
+        func checkLink(_ listener: Listener) -> Bool {
+            guard let link = json(listener.last("podbridge/VPOD0001/link")) else { return false }
+            return link["connected"] as? Bool == false && Set(link.keys) == documented && link["firmware"] as? String == "1.0.0"
+                && (link["reason"] as? String)?.contains("last seen 2026-11-16T22:00:00Z") == true
+                && (link["counters"] as? [String: Any])?["dropped_frames"] as? Int == 0
+        }
+        #expect(await eventually(60) { checkLink(listener) }, "link: \(String(describing: listener.last("podbridge/VPOD0001/link")?.text))")
+        #expect(listener.last("podbridge/VPOD0001/availability")?.text == "offline")
+        let late = try Listener(port: broker.port, filters: ["podbridge/VPOD0001/link"])
+        #expect(await eventually(30) { checkLink(late) && late.last("podbridge/VPOD0001/link")?.retain == true })
+        await late.stop()
+
+        // The broker restarts without persistence: the link is there again once the hub is back.
+        broker.stop()
+        #expect(await eventually(60) { hub.said("connection to the broker lost").count == 1 })
+        listener.clear()
+        try broker.start()
+        #expect(await eventually(60) { checkLink(listener) }, "hub said \(hub.lines.all.suffix(6))")
+        await hub.stop()
+        await listener.stop()
+    }
+
     /// Home Assistant's birth topic is a setting of its own, `homeassistant/status` by default
     /// whatever the discovery prefix: a hub with prefix `ha` listened on `ha/status` alone and
     /// announced nothing again after Home Assistant restarted. It listens on both now.
