@@ -37,6 +37,11 @@ package actor MQTTBridge {
     /// Pods the store knows (by serial), refreshed on every connection and pod connect: the
     /// pods this hub has served, the only ones whose retained topics it may empty or update.
     private var storedPods: [String: PodRecord] = [:]
+    /// When the connection in force was accepted, and how many in a row the broker closed
+    /// soon after accepting them (another client with our id takes it over at each connect).
+    private var connectedAt: ContinuousClock.Instant?
+    private var shortConnectionsInARow = 0
+    private var clientIDClashWarned = false
     /// Messages published since start (what the demo and the tests count).
     package private(set) var publishedCount = 0
 
@@ -74,9 +79,14 @@ package actor MQTTBridge {
         switch event {
         case .connected:
             connected = true
+            connectedAt = .now
             failuresInARow = 0
             lastFailure = nil
-            reporter.event("MQTT: connected to \(configuration.mqtt.host ?? "?"):\(configuration.mqtt.port)")
+            if clientIDClashWarned {
+                reporter.logger.debug("MQTT: connected to \(configuration.mqtt.host ?? "?"):\(configuration.mqtt.port) again")
+            } else {
+                reporter.event("MQTT: connected to \(configuration.mqtt.host ?? "?"):\(configuration.mqtt.port)")
+            }
             publish(Self.availabilityMessage(topics, online: true))
             for filter in topics.commandFilters { subscribe(filter) }
             for topic in topics.homeAssistantStatus { subscribe(topic) }
@@ -91,9 +101,10 @@ package actor MQTTBridge {
             failure("MQTT: \(reason); retrying")
         case .disconnected(_, requested: true):
             connected = false
+            connectedAt = nil
         case .disconnected(let reason, requested: false):
             connected = false
-            reporter.warning("MQTT: connection to the broker lost (\(reason)); reconnecting")
+            connectionLost(reason: reason)
         case .retrying(let delay):
             reporter.logger.debug("MQTT: next connection attempt in \(delay)")
         case .message(let message):
@@ -112,6 +123,39 @@ package actor MQTTBridge {
         }
         lastFailure = text
     }
+
+    /// A connection the broker closed. Closed again and again within moments of being accepted,
+    /// it is most likely taken over by another client with the same client id (mosquitto closes
+    /// the older of two; both reconnect, every second): said once, with the id, instead of a
+    /// "lost" warning every second that never named the cause.
+    private func connectionLost(reason: String) {
+        let lasted = connectedAt.map { ContinuousClock.now - $0 }
+        connectedAt = nil
+        if let lasted, lasted < Self.shortConnection {
+            shortConnectionsInARow += 1
+        } else {
+            shortConnectionsInARow = 0
+            clientIDClashWarned = false
+        }
+        guard shortConnectionsInARow >= Self.shortConnectionsToSuspectClash else {
+            reporter.warning("MQTT: connection to the broker lost (\(reason)); reconnecting")
+            return
+        }
+        guard !clientIDClashWarned else {
+            reporter.logger.debug("MQTT: connection to the broker lost (\(reason)) \(shortConnectionsInARow) times in a row; reconnecting")
+            return
+        }
+        clientIDClashWarned = true
+        reporter.warning("MQTT: the broker closed the connection \(shortConnectionsInARow) times in a row right after accepting it "
+                         + "(\(reason)): another client may be using the same client id '\(configuration.mqttClientID)' "
+                         + "(a second hub? give each hub its own mqtt.baseTopic, or its own mqtt.clientID; docs/mqtt.md); "
+                         + "reconnecting")
+    }
+
+    /// A connection closed sooner than this after it was accepted counts towards a client-id clash.
+    static let shortConnection: Duration = .seconds(10)
+    /// How many such connections in a row make the clash the likely cause.
+    static let shortConnectionsToSuspectClash = 3
 
     /// Before a clean disconnect: the hub says it is going away (the will is only for crashes).
     func goingOffline() {

@@ -462,6 +462,49 @@ import VirtualPod
         return PodlessHub(daemon: daemon, service: service, task: task, directory: directory, lines: lines)
     }
 
+    /// Two hubs on one machine, each with its own base topic and the default client id: the ids
+    /// differ, so neither takes the broker from the other (with `podbridge-<host>` for both,
+    /// mosquitto closed one connection at each of the other's connects, every second).
+    @Test func twoHubsOnOneMachineKeepTheirConnections() async throws {
+        let broker = try TestBroker()
+        let listener = try Listener(port: broker.port, filters: ["+/status"])
+        try await listener.waitConnected()
+        let first = try await Self.startWithoutPod(broker: broker) { $0.mqtt.clientID = nil }
+        let second = try await Self.startWithoutPod(broker: broker) { config in
+            config.mqtt.clientID = nil
+            config.mqtt.baseTopic = "podbridge-2"
+        }
+        #expect(await eventually(60) {
+            listener.last("podbridge/status")?.text == "online" && listener.last("podbridge-2/status")?.text == "online"
+        })
+        try await Task.sleep(for: .seconds(3))
+        for hub in [first, second] {
+            #expect(hub.said("MQTT: connected to").count == 1 && hub.said("connection to the broker lost").isEmpty,
+                    "hub said \(hub.lines.all.suffix(6))")
+        }
+        #expect(listener.all("podbridge/status").map(\.text) == ["online"] && listener.all("podbridge-2/status").map(\.text) == ["online"])
+        await first.stop()
+        await second.stop()
+        await listener.stop()
+    }
+
+    /// Another client with the hub's client id: the broker closes one of the two at each
+    /// connect. The hub says so once, naming the id, instead of "connection lost" every second.
+    @Test func aClientIDInUseElsewhereIsNamed() async throws {
+        let broker = try TestBroker()
+        let hub = try await Self.startWithoutPod(broker: broker) { $0.mqtt.clientID = "podbridge-twin" }
+        #expect(await eventually(60) { hub.said("MQTT: connected to").count == 1 })
+        let twin = try Listener(port: broker.port, id: "podbridge-twin")
+        #expect(await eventually(60) { hub.said("same client id").count == 1 }, "hub said \(hub.lines.all.suffix(6))")
+        try await Task.sleep(for: .seconds(2))
+        await twin.stop()
+        let clash = hub.said("same client id")
+        #expect(clash.count == 1 && clash.first?.contains("'podbridge-twin'") == true, "\(clash)")
+        // The first losses are reported as such; the flapping after the diagnosis is not repeated.
+        #expect(hub.said("connection to the broker lost").count <= 2, "\(hub.said("connection to the broker lost"))")
+        await hub.stop()
+    }
+
     /// A hub killed with its pod plugged in left `link` retained with `"connected": true`; started
     /// again with the pod unplugged, it said only `availability offline`, so Home Assistant's Link
     /// sensor (which reads `link`) showed Connected for good. Now every (re)connection publishes
