@@ -84,6 +84,18 @@ package struct MQTTTopics: Sendable, Hashable {
         return String(node.dropFirst("podbridge_".count))
     }
 
+    /// Every pod's availability under this base topic (retained, one per pod a hub announced):
+    /// how the hub finds a second hub publishing under the same base topic.
+    package var podAvailabilityFilter: String { "\(base)/+/availability" }
+
+    /// The serial level of a pod availability topic under this base topic, or nil.
+    package func serialInPodAvailabilityTopic(_ topic: String) -> String? {
+        guard topic.hasPrefix(base + "/") else { return nil }
+        let levels = topic.dropFirst(base.count + 1).split(separator: "/", omittingEmptySubsequences: false)
+        guard levels.count == 2, !levels[0].isEmpty, levels[1] == "availability" else { return nil }
+        return String(levels[0])
+    }
+
     private func pod(_ serial: String) -> String { "\(base)/\(Self.topicLevel(serial))" }
 
     /// A serial as one topic level (and HA id part): only letters, digits, `-` and `_` kept.

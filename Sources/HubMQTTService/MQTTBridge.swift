@@ -37,6 +37,8 @@ package actor MQTTBridge {
     /// Pods the store knows (by serial), refreshed on every connection and pod connect: the
     /// pods this hub has served, the only ones whose retained topics it may empty or update.
     private var storedPods: [String: PodRecord] = [:]
+    /// Pods (topic levels) another hub publishes under this base topic, each warned about once.
+    private var foreignPods: Set<String> = []
     /// When the connection in force was accepted, and how many in a row the broker closed
     /// soon after accepting them (another client with our id takes it over at each connect).
     private var connectedAt: ContinuousClock.Instant?
@@ -91,6 +93,7 @@ package actor MQTTBridge {
             for filter in topics.commandFilters { subscribe(filter) }
             for topic in topics.homeAssistantStatus { subscribe(topic) }
             subscribe(topics.discoveryFilter)
+            subscribe(topics.podAvailabilityFilter)
             await refreshStoredPods()
             publishDiscovery()
             await publishAllStates()
@@ -181,8 +184,8 @@ package actor MQTTBridge {
     }
 
     /// The pods announced to Home Assistant: the configured one (`pod.serial`), else every pod
-    /// this hub has seen (store) or sees now (bus). Anything else found under the discovery
-    /// prefix for a podbridge node is removed.
+    /// this hub has seen (store) or sees now (bus). The configs of any other pod this hub has
+    /// served are removed (`discoveryConfigSeen`).
     private func podsToAnnounce() -> [HomeAssistantDiscovery.Pod] {
         var pods: [String: HomeAssistantDiscovery.Pod] = [:]
         for (serial, record) in storedPods { pods[serial] = .init(serial: serial, firmware: record.firmware, sides: 2) }
@@ -204,16 +207,42 @@ package actor MQTTBridge {
         for message in discovery.messages(for: pod) { publish(message) }
     }
 
-    /// A retained config under the discovery prefix: one of ours for a pod no longer served is
-    /// emptied. Ours means announced by a hub on this base topic (its availability names our
-    /// `status`): a second hub on the same broker, for the other bed, keeps its entities.
+    /// The topic levels of every pod this hub has served: its store's, and any on the bus now.
+    private func knownPodLevels() -> Set<String> {
+        Set(storedPods.keys.map(MQTTTopics.topicLevel)).union(bus.state.pods.keys.map(MQTTTopics.topicLevel))
+    }
+
+    /// A retained config under the discovery prefix, announced under this base topic (its
+    /// availability names our `status`), for a pod not announced now: emptied when this hub has
+    /// served that pod (one removed from the configuration). A pod it has never served is
+    /// another hub's on the same base topic, and is left alone: removing it made two such hubs
+    /// delete each other's devices for good. A hub on another base topic is not ours to judge.
     private func discoveryConfigSeen(_ message: MQTTMessage) {
         guard !message.payload.isEmpty, let level = topics.serialInDiscoveryTopic(message.topic),
               HomeAssistantDiscovery.isAnnounced(by: topics, config: message.payload) else { return }
         let served = podsToAnnounce().map { MQTTTopics.topicLevel($0.serial) }
         guard !served.contains(level) else { return }
+        guard knownPodLevels().contains(level) else {
+            foreignPodSeen(level)
+            return
+        }
         reporter.event("MQTT: removing Home Assistant entity \(message.topic) (pod \(level) is no longer served)")
         publish(HomeAssistantDiscovery.removal(topic: message.topic))
+    }
+
+    /// A pod's availability under this base topic: one this hub has never served is another hub's.
+    private func podAvailabilitySeen(level: String, _ message: MQTTMessage) {
+        guard !message.payload.isEmpty, !knownPodLevels().contains(level) else { return }
+        foreignPodSeen(level)
+    }
+
+    /// Two hubs on one base topic share `<base>/status` (each one's `offline` marks the other's
+    /// entities unavailable) and `<base>/error`: said once per pod, with what to do.
+    private func foreignPodSeen(_ level: String) {
+        guard foreignPods.insert(level).inserted else { return }
+        reporter.warning("MQTT: another hub publishes pod \(level) under base topic '\(topics.base)' on this broker "
+                         + "(this hub has never served it, so leaves its entities alone): give each hub its own "
+                         + "mqtt.baseTopic (docs/mqtt.md); until then the two share \(topics.availability) and \(topics.commandErrors)")
     }
 
     // MARK: States
@@ -393,6 +422,10 @@ package actor MQTTBridge {
         }
         if topics.serialInDiscoveryTopic(message.topic) != nil || message.topic.hasPrefix(topics.discoveryPrefix + "/") {
             discoveryConfigSeen(message)
+            return
+        }
+        if let level = topics.serialInPodAvailabilityTopic(message.topic) {
+            podAvailabilitySeen(level: level, message)
             return
         }
         // An empty message clears a retained command on the broker (forwarded to us as it

@@ -129,10 +129,8 @@ import VirtualPod
         let broker = try TestBroker()
         let listener = try Listener(port: broker.port)
         try await listener.waitConnected()
-        // A pod an earlier configuration announced: its entities must go. Another hub's pod on
-        // the same broker (the other bed, base topic `podbridge-2`) keeps its entities.
-        try listener.publish("homeassistant/sensor/podbridge_OLDPOD/left_heart_rate/config",
-                             #"{"name":"old","availability":[{"topic":"podbridge/status"}]}"#, retain: true)
+        // Another hub's pod on the same broker (the other bed, base topic `podbridge-2`) keeps its
+        // entities. (A pod this hub served and no longer does: `aPodThisHubNeverServedIsLeftToTheHubThatDoes`.)
         let otherHub = #"{"name":"other","availability":[{"topic":"podbridge-2/status"},{"topic":"podbridge-2/POD2/availability"}]}"#
         try listener.publish("homeassistant/sensor/podbridge_POD2/left_heart_rate/config", otherHub, retain: true)
         let hub = try await Self.start(broker: broker)
@@ -143,8 +141,6 @@ import VirtualPod
         #expect(listener.last("podbridge/status")?.text == "online")
         let origin = json(listener.last("homeassistant/binary_sensor/podbridge_VPOD-MQTT/left_occupancy/config"))?["origin"] as? [String: Any]
         #expect(origin?["sw_version"] as? String == HubVersion.current, "\(String(describing: origin))")
-        #expect(await eventually(60) { listener.last("homeassistant/sensor/podbridge_OLDPOD/left_heart_rate/config")?.payload == [] },
-                "the old pod's config was not removed")
         #expect(listener.last("homeassistant/sensor/podbridge_POD2/left_heart_rate/config")?.text == otherHub,
                 "another hub's entity was removed; the hub said \(hub.lines.all.filter { $0.contains("removing") })")
         #expect(await eventually(60) { listener.last("podbridge/VPOD-MQTT/availability")?.text == "online" })
@@ -460,6 +456,51 @@ import VirtualPod
                                       reporter: reporter, reconnectMin: .milliseconds(100), reconnectMax: .milliseconds(500))
         let task = Task { try await daemon.run(adding: [service], stopSignals: nil) }
         return PodlessHub(daemon: daemon, service: service, task: task, directory: directory, lines: lines)
+    }
+
+    /// Two hubs on one broker with the default base topic deleted each other's Home Assistant
+    /// devices: each removed the other's pod's configs as "no longer served". A hub now removes
+    /// only configs of pods it has served (its store), leaves another hub's alone, and says once
+    /// that the two need base topics of their own.
+    @Test func aPodThisHubNeverServedIsLeftToTheHubThatDoes() async throws {
+        let broker = try TestBroker()
+        let listener = try Listener(port: broker.port)
+        try await listener.waitConnected()
+        // What a second hub with the default base topic leaves retained for its pod, VPOD0002.
+        let other = HomeAssistantDiscovery(topics: MQTTTopics(), configurationURL: nil, softwareVersion: "other")
+        let otherConfigs = other.messages(for: .init(serial: "VPOD0002", firmware: "1.0.0", sides: 2))
+        func announceOtherHub() throws {
+            for message in otherConfigs { try listener.publish(message.topic, message.text, retain: true) }
+            try listener.publish("podbridge/VPOD0002/availability", "online", retain: true)
+        }
+        try announceOtherHub()
+        // A pod this hub served under an earlier configuration (`pod.serial` now names VPOD0001).
+        let stale = "homeassistant/sensor/podbridge_OLDPOD/left_heart_rate/config"
+        try listener.publish(stale, #"{"name":"old","availability":[{"topic":"podbridge/status"}]}"#, retain: true)
+
+        let hub = try await Self.startWithoutPod(broker: broker, knownPods: ["VPOD0001", "OLDPOD"]) { $0.pod.serial = "VPOD0001" }
+        #expect(await eventually(60) { Self.configTopics(listener, serial: "VPOD0001").count == Self.configsPerPod },
+                "hub said \(hub.lines.all.suffix(10))")
+        #expect(await eventually(60) { listener.last(stale)?.payload == [] }, "the stale pod's config was not removed")
+        // The other hub announces again (as on its every reconnect), and Home Assistant restarts.
+        try announceOtherHub()
+        try listener.publish("homeassistant/status", "online")
+        #expect(await eventually(60) { hub.said("Home Assistant came online").count == 1 })
+        try await Task.sleep(for: .seconds(1))
+
+        let otherTopics = Set(otherConfigs.map(\.topic))
+        #expect(!listener.messages.contains { otherTopics.contains($0.topic) && $0.payload.isEmpty },
+                "the other hub's entities were removed; the hub said \(hub.said("removing").prefix(3))")
+        let late = try Listener(port: broker.port, filters: ["homeassistant/#"])
+        #expect(await eventually(60) { Self.configTopics(late, serial: "VPOD0002").count == Self.configsPerPod },
+                "retained for VPOD0002: \(Self.configTopics(late, serial: "VPOD0002").count)")
+        await late.stop()
+        let warnings = hub.said("another hub publishes pod VPOD0002")
+        #expect(warnings.count == 1, "\(warnings)")
+        #expect(warnings.first?.contains("under base topic 'podbridge'") == true && warnings.first?.contains("mqtt.baseTopic") == true)
+        #expect(hub.said("removing").allSatisfy { $0.contains("OLDPOD") }, "\(hub.said("removing"))")
+        await hub.stop()
+        await listener.stop()
     }
 
     /// Two hubs on one machine, each with its own base topic and the default client id: the ids
