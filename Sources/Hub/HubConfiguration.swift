@@ -136,7 +136,8 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
         /// A CA certificate file (PEM): when set, the broker is reached over TLS and must
         /// present a certificate that CA signed.
         package var tls: String?
-        /// The client id the broker knows the hub by; default `podbridge-<host name>`.
+        /// The client id the broker knows the hub by; default `podbridge-<host name>`, plus
+        /// `-<base topic>` when `baseTopic` is not the default (`HubConfiguration.mqttClientID`).
         package var clientID: String?
         /// The root of every podbridge topic.
         package var baseTopic = "podbridge"
@@ -485,9 +486,18 @@ extension HubConfiguration {
         }
     }
 
-    /// The MQTT client id: the configured one, else `podbridge-<host name>`.
+    /// The MQTT client id: the configured one, else `podbridge-<host name>`, followed by
+    /// `-<base topic>` when the base topic is not the default one. A broker closes the older
+    /// of two connections with one id, so two hubs on one machine (a two-bed box) with the
+    /// host name alone took the broker from each other every second; set up as docs/mqtt.md
+    /// says, with a base topic each, they now differ. Characters other than letters, digits,
+    /// `-` and `_` become `-` (`home/bed` gives `podbridge-box-home-bed`).
     package var mqttClientID: String {
-        mqtt.clientID ?? "podbridge-" + ProcessInfo.processInfo.hostName.prefix { $0 != "." }
+        if let id = mqtt.clientID { return id }
+        let host = "podbridge-" + ProcessInfo.processInfo.hostName.prefix { $0 != "." }
+        guard mqtt.baseTopic != MQTTSettings().baseTopic else { return host }
+        let base = mqtt.baseTopic.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") ? $0 : "-" }
+        return host + "-" + String(base)
     }
 }
 

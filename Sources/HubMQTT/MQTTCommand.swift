@@ -58,7 +58,7 @@ package struct MQTTCommand: Sendable, Hashable {
         let levels = topic.dropFirst(topics.base.count + 1).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard levels.count >= 3, !levels[0].isEmpty else { return fail("expected \(topics.base)/<serial>/<side>/<command>") }
         guard let side = CommandSide(rawValue: levels[1]) else {
-            return fail("unknown side '\(levels[1])': expected left or right")
+            return fail("unknown side \(quoted(levels[1])): expected left or right")
         }
         guard let text = String(validating: payload, as: UTF8.self) else { return fail("payload is not UTF-8") }
         let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -80,41 +80,52 @@ package struct MQTTCommand: Sendable, Hashable {
             } else if let s = Int(value), (1...3600).contains(s) {
                 action = .snooze(seconds: s)
             } else {
-                return fail("expected PRESS or snooze seconds 1–3600, got '\(value)'")
+                return fail("expected PRESS or snooze seconds 1–3600, got \(quoted(value))")
             }
         case "alarm/stop":
-            guard value.uppercased() == "PRESS" else { return fail("expected PRESS, got '\(value)'") }
+            guard value.uppercased() == "PRESS" else { return fail("expected PRESS, got \(quoted(value))") }
             action = .stopAlarm
         case "schedule/bedtime/set", "schedule/wake/set":
-            guard let hhmm = validTimeOfDay(value) else { return fail("expected a time HH:mm (00:00–23:59), got '\(value)'") }
+            guard let hhmm = validTimeOfDay(value) else { return fail("expected a time HH:mm (00:00–23:59), got \(quoted(value))") }
             action = path.hasPrefix("schedule/bedtime") ? .bedtime(hhmm) : .wake(hhmm)
         case "alarm/set":
-            guard let on = onOff(value) else { return fail("expected ON or OFF, got '\(value)'") }
+            guard let on = onOff(value) else { return fail("expected ON or OFF, got \(quoted(value))") }
             action = .alarm(on: on)
         case "wake_window/set":
             // Home Assistant's number entity sends "30" or "30.0".
             guard let number = Double(value), let minutes = Int(exactly: number), (0...120).contains(minutes) else {
-                return fail("expected whole minutes 0–120 (0: a fixed alarm), got '\(value)'")
+                return fail("expected whole minutes 0–120 (0: a fixed alarm), got \(quoted(value))")
             }
             action = .wakeWindow(minutes: minutes)
         case "schedule/clear":
-            guard value.uppercased() == "PRESS" else { return fail("expected PRESS, got '\(value)'") }
+            guard value.uppercased() == "PRESS" else { return fail("expected PRESS, got \(quoted(value))") }
             action = .clearSchedule
         default:
-            return fail("unknown command '\(path)'")
+            return fail("unknown command \(quoted(path))")
         }
         return .success(MQTTCommand(serialLevel: levels[0], side: side, action: action))
     }
+
+    /// A value as a refusal quotes it: in full up to `quoteLimit` characters, else its start,
+    /// an ellipsis and its length. A payload can be megabytes, and the reason goes to
+    /// `<base>/error` and the log: quoted whole, a 2 MB bedtime made a 2 MB message and log line.
+    package static func quoted(_ value: some StringProtocol) -> String {
+        guard value.count > quoteLimit else { return "'\(value)'" }
+        return "'\(value.prefix(quoteLimit))…' (\(value.count) characters)"
+    }
+
+    /// How many characters of a refused value `quoted` shows.
+    package static let quoteLimit = 64
 
     /// `ON`, `OFF`, or JSON `{"state": "ON", "level": 40}` (level 1–100).
     static func parsePower(_ value: String) -> Result<Action, PowerPayloadError> {
         if let on = onOff(value) { return .success(.power(on: on, level: nil)) }
         guard value.hasPrefix("{"),
               let object = try? JSONSerialization.jsonObject(with: Data(value.utf8)) as? [String: Any] else {
-            return .failure(PowerPayloadError("expected ON, OFF or {\"state\": \"ON\", \"level\": 1–100}, got '\(value)'"))
+            return .failure(PowerPayloadError("expected ON, OFF or {\"state\": \"ON\", \"level\": 1–100}, got \(quoted(value))"))
         }
         let unknown = Set(object.keys).subtracting(["state", "level"])
-        guard unknown.isEmpty else { return .failure(PowerPayloadError("unknown keys \(unknown.sorted()) in power command")) }
+        guard unknown.isEmpty else { return .failure(PowerPayloadError("unknown keys \(quoted(unknown.sorted().joined(separator: ", "))) in power command")) }
         guard let state = object["state"] as? String, let on = onOff(state) else {
             return .failure(PowerPayloadError("power command needs \"state\": \"ON\" or \"OFF\""))
         }

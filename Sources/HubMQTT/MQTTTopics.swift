@@ -55,8 +55,16 @@ package struct MQTTTopics: Sendable, Hashable {
 
     // MARK: Home Assistant
 
-    /// Home Assistant's own birth/will topic: `online` means it (re)started and wants discovery again.
-    package var homeAssistantStatus: String { "\(discoveryPrefix)/status" }
+    /// Home Assistant's birth/will topics: `online` on either means it (re)started and wants
+    /// discovery again. HA sets its birth topic apart from its discovery prefix, and leaves it
+    /// at `homeassistant/status` when only the prefix is changed: a hub listening on
+    /// `<prefix>/status` alone re-announced nothing after such an HA restarted.
+    package var homeAssistantStatus: [String] {
+        let own = "\(discoveryPrefix)/status"
+        return own == Self.homeAssistantDefaultStatus ? [own] : [own, Self.homeAssistantDefaultStatus]
+    }
+    /// Home Assistant's default birth topic.
+    package static let homeAssistantDefaultStatus = "homeassistant/status"
     /// Every discovery config of every pod, to find stale ones: `<prefix>/<component>/podbridge_<serial>/<object>/config`.
     package var discoveryFilter: String { "\(discoveryPrefix)/+/+/+/config" }
     package func discoveryConfig(component: String, serial: String, object: String) -> String {
@@ -74,6 +82,18 @@ package struct MQTTTopics: Sendable, Hashable {
         let node = levels[prefix.count + 1]
         guard node.hasPrefix("podbridge_") else { return nil }
         return String(node.dropFirst("podbridge_".count))
+    }
+
+    /// Every pod's availability under this base topic (retained, one per pod a hub announced):
+    /// how the hub finds a second hub publishing under the same base topic.
+    package var podAvailabilityFilter: String { "\(base)/+/availability" }
+
+    /// The serial level of a pod availability topic under this base topic, or nil.
+    package func serialInPodAvailabilityTopic(_ topic: String) -> String? {
+        guard topic.hasPrefix(base + "/") else { return nil }
+        let levels = topic.dropFirst(base.count + 1).split(separator: "/", omittingEmptySubsequences: false)
+        guard levels.count == 2, !levels[0].isEmpty, levels[1] == "availability" else { return nil }
+        return String(levels[0])
     }
 
     private func pod(_ serial: String) -> String { "\(base)/\(Self.topicLevel(serial))" }

@@ -11,8 +11,8 @@ import SleepStore
 /// carries out validated commands through the hub's one `HubControl`.
 ///
 /// Everything retained is published again on every (re)connection to the broker, and the
-/// discovery configs also when Home Assistant announces itself (`<prefix>/status` =
-/// `online`). Runs on this actor, fed in order by `MQTTService`.
+/// discovery configs also when Home Assistant announces itself (`online` on `<prefix>/status`
+/// or `homeassistant/status`). Runs on this actor, fed in order by `MQTTService`.
 package actor MQTTBridge {
     let client: MQTTClient
     let topics: MQTTTopics
@@ -34,8 +34,16 @@ package actor MQTTBridge {
     private var lastNights: [SideKey: JSONValue] = [:]
     /// The newest wake event per side, published again (retained) on every (re)connect.
     private var lastWakes: [SideKey: WakeNotice] = [:]
-    /// Pods the store knows (serial → firmware), refreshed on every connection and pod connect.
-    private var storedPods: [String: String?] = [:]
+    /// Pods the store knows (by serial), refreshed on every connection and pod connect: the
+    /// pods this hub has served, the only ones whose retained topics it may empty or update.
+    private var storedPods: [String: PodRecord] = [:]
+    /// Pods (topic levels) another hub publishes under this base topic, each warned about once.
+    private var foreignPods: Set<String> = []
+    /// When the connection in force was accepted, and how many in a row the broker closed
+    /// soon after accepting them (another client with our id takes it over at each connect).
+    private var connectedAt: ContinuousClock.Instant?
+    private var shortConnectionsInARow = 0
+    private var clientIDClashWarned = false
     /// Messages published since start (what the demo and the tests count).
     package private(set) var publishedCount = 0
 
@@ -73,13 +81,19 @@ package actor MQTTBridge {
         switch event {
         case .connected:
             connected = true
+            connectedAt = .now
             failuresInARow = 0
             lastFailure = nil
-            reporter.event("MQTT: connected to \(configuration.mqtt.host ?? "?"):\(configuration.mqtt.port)")
+            if clientIDClashWarned {
+                reporter.logger.debug("MQTT: connected to \(configuration.mqtt.host ?? "?"):\(configuration.mqtt.port) again")
+            } else {
+                reporter.event("MQTT: connected to \(configuration.mqtt.host ?? "?"):\(configuration.mqtt.port)")
+            }
             publish(Self.availabilityMessage(topics, online: true))
             for filter in topics.commandFilters { subscribe(filter) }
-            subscribe(topics.homeAssistantStatus)
+            for topic in topics.homeAssistantStatus { subscribe(topic) }
             subscribe(topics.discoveryFilter)
+            subscribe(topics.podAvailabilityFilter)
             await refreshStoredPods()
             publishDiscovery()
             await publishAllStates()
@@ -90,9 +104,10 @@ package actor MQTTBridge {
             failure("MQTT: \(reason); retrying")
         case .disconnected(_, requested: true):
             connected = false
+            connectedAt = nil
         case .disconnected(let reason, requested: false):
             connected = false
-            reporter.warning("MQTT: connection to the broker lost (\(reason)); reconnecting")
+            connectionLost(reason: reason)
         case .retrying(let delay):
             reporter.logger.debug("MQTT: next connection attempt in \(delay)")
         case .message(let message):
@@ -111,6 +126,39 @@ package actor MQTTBridge {
         }
         lastFailure = text
     }
+
+    /// A connection the broker closed. Closed again and again within moments of being accepted,
+    /// it is most likely taken over by another client with the same client id (mosquitto closes
+    /// the older of two; both reconnect, every second): said once, with the id, instead of a
+    /// "lost" warning every second that never named the cause.
+    private func connectionLost(reason: String) {
+        let lasted = connectedAt.map { ContinuousClock.now - $0 }
+        connectedAt = nil
+        if let lasted, lasted < Self.shortConnection {
+            shortConnectionsInARow += 1
+        } else {
+            shortConnectionsInARow = 0
+            clientIDClashWarned = false
+        }
+        guard shortConnectionsInARow >= Self.shortConnectionsToSuspectClash else {
+            reporter.warning("MQTT: connection to the broker lost (\(reason)); reconnecting")
+            return
+        }
+        guard !clientIDClashWarned else {
+            reporter.logger.debug("MQTT: connection to the broker lost (\(reason)) \(shortConnectionsInARow) times in a row; reconnecting")
+            return
+        }
+        clientIDClashWarned = true
+        reporter.warning("MQTT: the broker closed the connection \(shortConnectionsInARow) times in a row right after accepting it "
+                         + "(\(reason)): another client may be using the same client id '\(configuration.mqttClientID)' "
+                         + "(a second hub? give each hub its own mqtt.baseTopic, or its own mqtt.clientID; docs/mqtt.md); "
+                         + "reconnecting")
+    }
+
+    /// A connection closed sooner than this after it was accepted counts towards a client-id clash.
+    static let shortConnection: Duration = .seconds(10)
+    /// How many such connections in a row make the clash the likely cause.
+    static let shortConnectionsToSuspectClash = 3
 
     /// Before a clean disconnect: the hub says it is going away (the will is only for crashes).
     func goingOffline() {
@@ -132,15 +180,15 @@ package actor MQTTBridge {
 
     private func refreshStoredPods() async {
         guard let records = try? await store.pods() else { return }
-        storedPods = Dictionary(records.map { ($0.serial, $0.firmware) }, uniquingKeysWith: { _, last in last })
+        storedPods = Dictionary(records.map { ($0.serial, $0) }, uniquingKeysWith: { _, last in last })
     }
 
     /// The pods announced to Home Assistant: the configured one (`pod.serial`), else every pod
-    /// this hub has seen (store) or sees now (bus). Anything else found under the discovery
-    /// prefix for a podbridge node is removed.
+    /// this hub has seen (store) or sees now (bus). The configs of any other pod this hub has
+    /// served are removed (`discoveryConfigSeen`).
     private func podsToAnnounce() -> [HomeAssistantDiscovery.Pod] {
         var pods: [String: HomeAssistantDiscovery.Pod] = [:]
-        for (serial, firmware) in storedPods { pods[serial] = .init(serial: serial, firmware: firmware, sides: 2) }
+        for (serial, record) in storedPods { pods[serial] = .init(serial: serial, firmware: record.firmware, sides: 2) }
         for (serial, state) in bus.state.pods {
             pods[serial] = .init(serial: serial, firmware: state.pod.firmware, sides: state.pod.sides)
         }
@@ -159,16 +207,42 @@ package actor MQTTBridge {
         for message in discovery.messages(for: pod) { publish(message) }
     }
 
-    /// A retained config under the discovery prefix: one of ours for a pod no longer served is
-    /// emptied. Ours means announced by a hub on this base topic (its availability names our
-    /// `status`): a second hub on the same broker, for the other bed, keeps its entities.
+    /// The topic levels of every pod this hub has served: its store's, and any on the bus now.
+    private func knownPodLevels() -> Set<String> {
+        Set(storedPods.keys.map(MQTTTopics.topicLevel)).union(bus.state.pods.keys.map(MQTTTopics.topicLevel))
+    }
+
+    /// A retained config under the discovery prefix, announced under this base topic (its
+    /// availability names our `status`), for a pod not announced now: emptied when this hub has
+    /// served that pod (one removed from the configuration). A pod it has never served is
+    /// another hub's on the same base topic, and is left alone: removing it made two such hubs
+    /// delete each other's devices for good. A hub on another base topic is not ours to judge.
     private func discoveryConfigSeen(_ message: MQTTMessage) {
         guard !message.payload.isEmpty, let level = topics.serialInDiscoveryTopic(message.topic),
               HomeAssistantDiscovery.isAnnounced(by: topics, config: message.payload) else { return }
         let served = podsToAnnounce().map { MQTTTopics.topicLevel($0.serial) }
         guard !served.contains(level) else { return }
+        guard knownPodLevels().contains(level) else {
+            foreignPodSeen(level)
+            return
+        }
         reporter.event("MQTT: removing Home Assistant entity \(message.topic) (pod \(level) is no longer served)")
         publish(HomeAssistantDiscovery.removal(topic: message.topic))
+    }
+
+    /// A pod's availability under this base topic: one this hub has never served is another hub's.
+    private func podAvailabilitySeen(level: String, _ message: MQTTMessage) {
+        guard !message.payload.isEmpty, !knownPodLevels().contains(level) else { return }
+        foreignPodSeen(level)
+    }
+
+    /// Two hubs on one base topic share `<base>/status` (each one's `offline` marks the other's
+    /// entities unavailable) and `<base>/error`: said once per pod, with what to do.
+    private func foreignPodSeen(_ level: String) {
+        guard foreignPods.insert(level).inserted else { return }
+        reporter.warning("MQTT: another hub publishes pod \(level) under base topic '\(topics.base)' on this broker "
+                         + "(this hub has never served it, so leaves its entities alone): give each hub its own "
+                         + "mqtt.baseTopic (docs/mqtt.md); until then the two share \(topics.availability) and \(topics.commandErrors)")
     }
 
     // MARK: States
@@ -182,6 +256,13 @@ package actor MQTTBridge {
                 publishLink(podState)
             } else {
                 publish(MQTTMessage(topic: topics.podAvailability(serial), text: "offline", qos: .atLeastOnce, retain: true))
+                // The retained link may still say connected (a hub killed with the pod plugged
+                // in), or be gone (a broker restarted without persistence): Home Assistant's
+                // Link sensor reads it alone.
+                if let record = storedPods[serial] {
+                    publish(MQTTMessage(topic: topics.link(serial), payload: MQTTPayloads.link(notConnected: record).encoded,
+                                        qos: .atLeastOnce, retain: true))
+                }
             }
             for side in sides(pod.sides) {
                 publishSideState(serial: serial, side: side, state: state)
@@ -331,7 +412,7 @@ package actor MQTTBridge {
     // MARK: Messages from the broker
 
     private func received(_ message: MQTTMessage) async {
-        if message.topic == topics.homeAssistantStatus {
+        if topics.homeAssistantStatus.contains(message.topic) {
             if message.text.trimmingCharacters(in: .whitespacesAndNewlines) == "online" {
                 reporter.event("MQTT: Home Assistant came online; publishing discovery again")
                 publishDiscovery()
@@ -341,6 +422,10 @@ package actor MQTTBridge {
         }
         if topics.serialInDiscoveryTopic(message.topic) != nil || message.topic.hasPrefix(topics.discoveryPrefix + "/") {
             discoveryConfigSeen(message)
+            return
+        }
+        if let level = topics.serialInPodAvailabilityTopic(message.topic) {
+            podAvailabilitySeen(level: level, message)
             return
         }
         // An empty message clears a retained command on the broker (forwarded to us as it
@@ -369,7 +454,7 @@ package actor MQTTBridge {
     private func execute(_ command: MQTTCommand, topic: String, payload: String) async {
         let known = podsToAnnounce().map(\.serial) + bus.state.pods.keys
         guard let serial = known.first(where: { MQTTTopics.topicLevel($0) == command.serialLevel }) else {
-            refuse(topic: topic, payload: payload, reason: "no pod '\(command.serialLevel)' is known to this hub")
+            refuse(topic: topic, payload: payload, reason: "no pod \(MQTTCommand.quoted(command.serialLevel)) is known to this hub")
             return
         }
         let side: BedSide = command.side == .left ? .left : .right

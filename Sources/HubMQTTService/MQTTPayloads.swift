@@ -107,9 +107,7 @@ package enum MQTTPayloads {
 
     /// `<base>/<serial>/link`: whether the link is up, the pod's identity and the counters.
     package static func link(_ pod: HubState.PodState) -> JSONValue {
-        let c = pod.counters
-        func n(_ v: UInt64) -> JSONValue { .number(Double(v)) }
-        return [
+        [
             "connected": .bool(pod.connected),
             "since": .string(rfc3339(pod.since)),
             "endpoint": .string(pod.endpoint),
@@ -117,12 +115,35 @@ package enum MQTTPayloads {
             "firmware": .string(pod.pod.firmware),
             "boot_count": .number(Double(pod.pod.bootCount)),
             "clock_set": .bool(pod.clock != nil),
-            "counters": [
-                "frames": n(c.frames), "bytes": n(c.bytes), "dropped_frames": n(c.droppedFrames),
-                "sequence_gaps": n(c.sequenceGaps), "crc_errors": n(c.crcErrors), "malformed": n(c.malformed),
-                "reconnects": n(c.reconnects), "retransmits": n(c.retransmits), "timeouts": n(c.timeouts),
-                "nacks": n(c.nacks), "pod_reboots": n(c.podReboots),
-            ],
+            "counters": counters(pod.counters),
+        ]
+    }
+
+    /// `<base>/<serial>/link` for a pod the store knows and this hub has not had connected
+    /// since it started: what the store knows. When its link went down is not known (`since`
+    /// null: the hub that saw it may have been killed), only when it was last seen (`reason`);
+    /// the counters are this hub's, all zero.
+    package static func link(notConnected pod: PodRecord) -> JSONValue {
+        let seen = rfc3339(Date(timeIntervalSince1970: Double(pod.lastSeen)))
+        return [
+            "connected": false,
+            "since": .null,
+            "endpoint": .null,
+            "reason": .string("not connected since the hub started (last seen \(seen))"),
+            "firmware": .string(pod.firmware),
+            "boot_count": .null,
+            "clock_set": false,
+            "counters": counters(LinkCounters()),
+        ]
+    }
+
+    private static func counters(_ c: LinkCounters) -> JSONValue {
+        func n(_ v: UInt64) -> JSONValue { .number(Double(v)) }
+        return [
+            "frames": n(c.frames), "bytes": n(c.bytes), "dropped_frames": n(c.droppedFrames),
+            "sequence_gaps": n(c.sequenceGaps), "crc_errors": n(c.crcErrors), "malformed": n(c.malformed),
+            "reconnects": n(c.reconnects), "retransmits": n(c.retransmits), "timeouts": n(c.timeouts),
+            "nacks": n(c.nacks), "pod_reboots": n(c.podReboots),
         ]
     }
 

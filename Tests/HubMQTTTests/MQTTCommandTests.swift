@@ -65,6 +65,29 @@ import Testing
         #expect(reason("other/POD1/left/power/set", "ON") != nil)
     }
 
+    /// A refusal quotes a bounded start of the value (the reason goes to `<base>/error` and the
+    /// log): a 2 MB bedtime gave a 2 MB error message and log line.
+    @Test func aHugeValueIsQuotedByItsStartAndItsLength() throws {
+        let huge = String(repeating: "9", count: 2_000_000)
+        let topics = ["schedule/bedtime/set", "schedule/wake/set", "alarm/snooze", "alarm/stop", "alarm/set",
+                      "wake_window/set", "schedule/clear", "power/set"]
+        for topic in topics {
+            let why = try #require(reason("podbridge/POD1/left/\(topic)", huge), "\(topic) accepted")
+            #expect(why.count < 300, "\(topic): \(why.count) characters")
+            #expect(why.contains("'\(String(repeating: "9", count: 64))…' (2000000 characters)"), "\(topic): \(why)")
+        }
+        let keys = try #require(reason("podbridge/POD1/left/power/set", #"{"state": "ON", "\#(huge)": 1}"#))
+        #expect(keys.contains("unknown keys") && keys.contains("(2000000 characters)") && keys.count < 300, "\(keys.prefix(300))")
+        let side = try #require(reason("podbridge/POD1/\(huge)/power/set", "ON"))
+        #expect(side.contains("unknown side") && side.count < 300)
+        let command = try #require(reason("podbridge/POD1/left/\(huge)", "ON"))
+        #expect(command.contains("unknown command") && command.count < 300)
+        // Short values are quoted whole, as before.
+        #expect(reason("podbridge/POD1/left/alarm/stop", "now") == "expected PRESS, got 'now'")
+        let sixtyFour = String(repeating: "x", count: 64)
+        #expect(reason("podbridge/POD1/left/alarm/stop", sixtyFour) == "expected PRESS, got '\(sixtyFour)'")
+    }
+
     @Test func serialsBecomeSafeTopicLevels() {
         #expect(MQTTTopics.topicLevel("VPOD-0001_a") == "VPOD-0001_a")
         #expect(MQTTTopics.topicLevel("a/b+c#d e") == "a_b_c_d_e")

@@ -129,10 +129,8 @@ import VirtualPod
         let broker = try TestBroker()
         let listener = try Listener(port: broker.port)
         try await listener.waitConnected()
-        // A pod an earlier configuration announced: its entities must go. Another hub's pod on
-        // the same broker (the other bed, base topic `podbridge-2`) keeps its entities.
-        try listener.publish("homeassistant/sensor/podbridge_OLDPOD/left_heart_rate/config",
-                             #"{"name":"old","availability":[{"topic":"podbridge/status"}]}"#, retain: true)
+        // Another hub's pod on the same broker (the other bed, base topic `podbridge-2`) keeps its
+        // entities. (A pod this hub served and no longer does: `aPodThisHubNeverServedIsLeftToTheHubThatDoes`.)
         let otherHub = #"{"name":"other","availability":[{"topic":"podbridge-2/status"},{"topic":"podbridge-2/POD2/availability"}]}"#
         try listener.publish("homeassistant/sensor/podbridge_POD2/left_heart_rate/config", otherHub, retain: true)
         let hub = try await Self.start(broker: broker)
@@ -143,8 +141,6 @@ import VirtualPod
         #expect(listener.last("podbridge/status")?.text == "online")
         let origin = json(listener.last("homeassistant/binary_sensor/podbridge_VPOD-MQTT/left_occupancy/config"))?["origin"] as? [String: Any]
         #expect(origin?["sw_version"] as? String == HubVersion.current, "\(String(describing: origin))")
-        #expect(await eventually(60) { listener.last("homeassistant/sensor/podbridge_OLDPOD/left_heart_rate/config")?.payload == [] },
-                "the old pod's config was not removed")
         #expect(listener.last("homeassistant/sensor/podbridge_POD2/left_heart_rate/config")?.text == otherHub,
                 "another hub's entity was removed; the hub said \(hub.lines.all.filter { $0.contains("removing") })")
         #expect(await eventually(60) { listener.last("podbridge/VPOD-MQTT/availability")?.text == "online" })
@@ -412,6 +408,195 @@ import VirtualPod
         let late = try Listener(port: broker.port, filters: ["podbridge/status"])
         #expect(await eventually(30) { late.last("podbridge/status")?.text == "offline" && late.last("podbridge/status")?.retain == true })
         await late.stop()
+        await listener.stop()
+    }
+
+    // MARK: Hubs with no pod plugged in
+
+    /// A hub whose pod is not plugged in (`pod.path` names nothing), with `knownPods` in its
+    /// store as earlier runs left them (firmware 1.0.0, last seen at `nightStart`).
+    struct PodlessHub {
+        let daemon: HubDaemon
+        let service: MQTTService
+        let task: Task<Void, any Error>
+        let directory: String
+        let lines: LogLines
+
+        func said(_ text: String) -> [String] { lines.all.filter { $0.contains(text) } }
+
+        func stop() async {
+            task.cancel()
+            _ = await task.result
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
+    static func startWithoutPod(broker: TestBroker, knownPods: [String] = [],
+                                configure: (inout HubConfiguration) -> Void = { _ in }) async throws -> PodlessHub {
+        let directory = NSTemporaryDirectory() + "podbridge-mqtt-nopod-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var config = HubConfiguration()
+        config.stateDirectory = directory + "/state"
+        config.timeZone = "UTC"
+        config.pod.path = directory + "/no-pod-here"
+        config.pod.reconnectMaxSeconds = 1
+        config.api.enabled = false
+        config.mqtt.host = "127.0.0.1"
+        config.mqtt.port = broker.port
+        config.mqtt.clientID = "podbridge-test-\(UUID().uuidString.prefix(6))"
+        config.mqtt.publishEverySeconds = 0.5
+        configure(&config)
+        let lines = LogLines()
+        let reporter = HubReporter(logger: Logger(label: "mqtt-test") { _ in LineCapture(sink: lines) }, console: false)
+        let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(), reporter: reporter)
+        for serial in knownPods {
+            try await daemon.store.recordPod(serial: serial, firmware: "1.0.0", seenAt: Int64(nightStart.timeIntervalSince1970))
+        }
+        let service = try MQTTService(configuration: config, bus: daemon.bus, control: daemon.control, store: daemon.store,
+                                      reporter: reporter, reconnectMin: .milliseconds(100), reconnectMax: .milliseconds(500))
+        let task = Task { try await daemon.run(adding: [service], stopSignals: nil) }
+        return PodlessHub(daemon: daemon, service: service, task: task, directory: directory, lines: lines)
+    }
+
+    /// Two hubs on one broker with the default base topic deleted each other's Home Assistant
+    /// devices: each removed the other's pod's configs as "no longer served". A hub now removes
+    /// only configs of pods it has served (its store), leaves another hub's alone, and says once
+    /// that the two need base topics of their own.
+    @Test func aPodThisHubNeverServedIsLeftToTheHubThatDoes() async throws {
+        let broker = try TestBroker()
+        let listener = try Listener(port: broker.port)
+        try await listener.waitConnected()
+        // What a second hub with the default base topic leaves retained for its pod, VPOD0002.
+        let other = HomeAssistantDiscovery(topics: MQTTTopics(), configurationURL: nil, softwareVersion: "other")
+        let otherConfigs = other.messages(for: .init(serial: "VPOD0002", firmware: "1.0.0", sides: 2))
+        func announceOtherHub() throws {
+            for message in otherConfigs { try listener.publish(message.topic, message.text, retain: true) }
+            try listener.publish("podbridge/VPOD0002/availability", "online", retain: true)
+        }
+        try announceOtherHub()
+        // A pod this hub served under an earlier configuration (`pod.serial` now names VPOD0001).
+        let stale = "homeassistant/sensor/podbridge_OLDPOD/left_heart_rate/config"
+        try listener.publish(stale, #"{"name":"old","availability":[{"topic":"podbridge/status"}]}"#, retain: true)
+
+        let hub = try await Self.startWithoutPod(broker: broker, knownPods: ["VPOD0001", "OLDPOD"]) { $0.pod.serial = "VPOD0001" }
+        #expect(await eventually(60) { Self.configTopics(listener, serial: "VPOD0001").count == Self.configsPerPod },
+                "hub said \(hub.lines.all.suffix(10))")
+        #expect(await eventually(60) { listener.last(stale)?.payload == [] }, "the stale pod's config was not removed")
+        // The other hub announces again (as on its every reconnect), and Home Assistant restarts.
+        try announceOtherHub()
+        try listener.publish("homeassistant/status", "online")
+        #expect(await eventually(60) { hub.said("Home Assistant came online").count == 1 })
+        try await Task.sleep(for: .seconds(1))
+
+        let otherTopics = Set(otherConfigs.map(\.topic))
+        #expect(!listener.messages.contains { otherTopics.contains($0.topic) && $0.payload.isEmpty },
+                "the other hub's entities were removed; the hub said \(hub.said("removing").prefix(3))")
+        let late = try Listener(port: broker.port, filters: ["homeassistant/#"])
+        #expect(await eventually(60) { Self.configTopics(late, serial: "VPOD0002").count == Self.configsPerPod },
+                "retained for VPOD0002: \(Self.configTopics(late, serial: "VPOD0002").count)")
+        await late.stop()
+        let warnings = hub.said("another hub publishes pod VPOD0002")
+        #expect(warnings.count == 1, "\(warnings)")
+        #expect(warnings.first?.contains("under base topic 'podbridge'") == true && warnings.first?.contains("mqtt.baseTopic") == true)
+        #expect(hub.said("removing").allSatisfy { $0.contains("OLDPOD") }, "\(hub.said("removing"))")
+        await hub.stop()
+        await listener.stop()
+    }
+
+    /// Two hubs on one machine, each with its own base topic and the default client id: the ids
+    /// differ, so neither takes the broker from the other (with `podbridge-<host>` for both,
+    /// mosquitto closed one connection at each of the other's connects, every second).
+    @Test func twoHubsOnOneMachineKeepTheirConnections() async throws {
+        let broker = try TestBroker()
+        let listener = try Listener(port: broker.port, filters: ["+/status"])
+        try await listener.waitConnected()
+        let first = try await Self.startWithoutPod(broker: broker) { $0.mqtt.clientID = nil }
+        let second = try await Self.startWithoutPod(broker: broker) { config in
+            config.mqtt.clientID = nil
+            config.mqtt.baseTopic = "podbridge-2"
+        }
+        #expect(await eventually(60) {
+            listener.last("podbridge/status")?.text == "online" && listener.last("podbridge-2/status")?.text == "online"
+        })
+        try await Task.sleep(for: .seconds(3))
+        for hub in [first, second] {
+            #expect(hub.said("MQTT: connected to").count == 1 && hub.said("connection to the broker lost").isEmpty,
+                    "hub said \(hub.lines.all.suffix(6))")
+        }
+        #expect(listener.all("podbridge/status").map(\.text) == ["online"] && listener.all("podbridge-2/status").map(\.text) == ["online"])
+        await first.stop()
+        await second.stop()
+        await listener.stop()
+    }
+
+    /// Another client with the hub's client id: the broker closes one of the two at each
+    /// connect. The hub says so once, naming the id, instead of "connection lost" every second.
+    @Test func aClientIDInUseElsewhereIsNamed() async throws {
+        let broker = try TestBroker()
+        let hub = try await Self.startWithoutPod(broker: broker) { $0.mqtt.clientID = "podbridge-twin" }
+        #expect(await eventually(60) { hub.said("MQTT: connected to").count == 1 })
+        let twin = try Listener(port: broker.port, id: "podbridge-twin")
+        #expect(await eventually(60) { hub.said("same client id").count == 1 }, "hub said \(hub.lines.all.suffix(6))")
+        try await Task.sleep(for: .seconds(2))
+        await twin.stop()
+        let clash = hub.said("same client id")
+        #expect(clash.count == 1 && clash.first?.contains("'podbridge-twin'") == true, "\(clash)")
+        // The first losses are reported as such; the flapping after the diagnosis is not repeated.
+        #expect(hub.said("connection to the broker lost").count <= 2, "\(hub.said("connection to the broker lost"))")
+        await hub.stop()
+    }
+
+    /// A hub killed with its pod plugged in left `link` retained with `"connected": true`; started
+    /// again with the pod unplugged, it said only `availability offline`, so Home Assistant's Link
+    /// sensor (which reads `link`) showed Connected for good. Now every (re)connection publishes
+    /// the link of each known pod that is not connected, also to a broker that lost everything.
+    @Test func aKnownPodNotPluggedInIsPublishedAsNotConnected() async throws {
+        let broker = try TestBroker()
+        let listener = try Listener(port: broker.port, filters: ["podbridge/#"])
+        try await listener.waitConnected()
+        try listener.publish("podbridge/VPOD0001/link", #"{"connected": true, "since": "2026-11-16T22:00:00Z"}"#, retain: true)
+        let hub = try await Self.startWithoutPod(broker: broker, knownPods: ["VPOD0001"])
+        let documented: Set<String> = ["connected", "since", "endpoint", "reason", "firmware", "boot_count", "clock_set", "counters"]
+        func checkLink(_ listener: Listener) -> Bool {
+            guard let link = json(listener.last("podbridge/VPOD0001/link")) else { return false }
+            return link["connected"] as? Bool == false && Set(link.keys) == documented && link["firmware"] as? String == "1.0.0"
+                && (link["reason"] as? String)?.contains("last seen 2026-11-16T22:00:00Z") == true
+                && (link["counters"] as? [String: Any])?["dropped_frames"] as? Int == 0
+        }
+        #expect(await eventually(60) { checkLink(listener) }, "link: \(String(describing: listener.last("podbridge/VPOD0001/link")?.text))")
+        #expect(listener.last("podbridge/VPOD0001/availability")?.text == "offline")
+        let late = try Listener(port: broker.port, filters: ["podbridge/VPOD0001/link"])
+        #expect(await eventually(30) { checkLink(late) && late.last("podbridge/VPOD0001/link")?.retain == true })
+        await late.stop()
+
+        // The broker restarts without persistence: the link is there again once the hub is back.
+        broker.stop()
+        #expect(await eventually(60) { hub.said("connection to the broker lost").count == 1 })
+        listener.clear()
+        try broker.start()
+        #expect(await eventually(60) { checkLink(listener) }, "hub said \(hub.lines.all.suffix(6))")
+        await hub.stop()
+        await listener.stop()
+    }
+
+    /// Home Assistant's birth topic is a setting of its own, `homeassistant/status` by default
+    /// whatever the discovery prefix: a hub with prefix `ha` listened on `ha/status` alone and
+    /// announced nothing again after Home Assistant restarted. It listens on both now.
+    @Test func homeAssistantsBirthIsHeardOnItsDefaultTopicWithACustomPrefix() async throws {
+        let broker = try TestBroker()
+        let listener = try Listener(port: broker.port, filters: ["ha/#"])
+        try await listener.waitConnected()
+        let hub = try await Self.startWithoutPod(broker: broker, knownPods: ["VPOD0001"]) { $0.mqtt.discoveryPrefix = "ha" }
+        let occupancy = "ha/binary_sensor/podbridge_VPOD0001/left_occupancy/config"
+        #expect(await eventually(60) { listener.all(occupancy).count == 1 }, "hub said \(hub.lines.all.suffix(6))")
+        for birth in ["homeassistant/status", "ha/status"] {
+            let before = listener.all(occupancy).count
+            try listener.publish(birth, "online")
+            #expect(await eventually(60) { listener.all(occupancy).count == before + 1 }, "\(birth): nothing announced again")
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(listener.all(occupancy).count == 3)
+        await hub.stop()
         await listener.stop()
     }
 

@@ -173,6 +173,22 @@ import Testing
         #expect(config.mqttClientID.hasPrefix("podbridge-"))
     }
 
+    /// Two hubs on one machine, each with its own base topic as docs/mqtt.md asks, get client
+    /// ids of their own by default (with one id, the broker closed one hub's connection at
+    /// each of the other's connects); a configured id is used as it is.
+    @Test func theDefaultMQTTClientIDFollowsANonDefaultBaseTopic() {
+        var first = HubConfiguration()
+        var second = HubConfiguration()
+        second.mqtt.baseTopic = "home/bed 2"
+        let host = "podbridge-" + ProcessInfo.processInfo.hostName.prefix { $0 != "." }
+        #expect(first.mqttClientID == host)
+        #expect(second.mqttClientID == host + "-home-bed-2")
+        first.mqtt.baseTopic = "podbridge-left"
+        #expect(first.mqttClientID == host + "-podbridge-left" && first.mqttClientID != second.mqttClientID)
+        second.mqtt.clientID = "hub-2"
+        #expect(second.mqttClientID == "hub-2")
+    }
+
     @Test func mqttEnvironmentOverridesAndMistakes() throws {
         var config = HubConfiguration()
         try config.applyEnvironment(["PODBRIDGE_MQTT_HOST": "broker", "PODBRIDGE_MQTT_PORT": "8883",
