@@ -34,13 +34,13 @@ import VirtualPod
              alarmSeconds: Int = 120, start: Date = SmartWakeHubTests.nightStart, zone: String = "UTC",
              faults: [ScheduledFault] = [], leavesBedAt: Date? = nil, maxGapMinutes: Double = 5,
              bedtime: String = "22:00", wake: String = "23:30",
-             wakeDate: CalendarDay = CalendarDay(year: 2026, month: 11, day: 16)!) async throws {
+             wakeDate: CalendarDay = CalendarDay(year: 2026, month: 11, day: 16)!, leftEmpty: Bool = false) async throws {
             self.wakeDate = wakeDate
             dir = try ScheduleTempDir()
             let sleeper = SideConfig(sleeper: SleeperProfile(getsIn: 120, getsOutBeforeEnd: 60, bathroomTrip: false,
                                                              alarmResponse: response,
                                                              leavesBedAt: leavesBedAt?.timeIntervalSince(start)))
-            let night = NightConfig(seed: seed, duration: hours * 3600, sides: [sleeper, .empty], noise: .normal,
+            let night = NightConfig(seed: seed, duration: hours * 3600, sides: [leftEmpty ? .empty : sleeper, .empty], noise: .normal,
                                     channelsPerSide: 1)
             var podConfiguration = VirtualPodConfiguration(identity: PodIdentity(serial: serial), night: night, speed: speed,
                                                            transmitQueueLimit: VirtualPodConfiguration.clockedTransmitQueue)
@@ -154,6 +154,19 @@ import VirtualPod
     /// would take it, but by then the bed is empty: no wake is sent for an empty bed (it would
     /// ring for nobody and disarm the pod's own alarm for the day). The alarm rings once the
     /// sleeper is back.
+    /// A side nobody slept in: the pod rings at the window's end, and the wake has no out-of-bed
+    /// time (the hub's first empty second was recorded as one, with an `out_of_bed` event).
+    @Test func aSideNobodySleptInGetsNoOutOfBedTime() async throws {
+        let rig = try await Rig(serial: "WAKE-NOBODY", seed: 31, window: 30, leftEmpty: true)
+        #expect(await eventually(180) { (try? await rig.record())?.firedAt != nil }, "\(rig.lines.all.suffix(20))")
+        #expect(await eventually(60) { rig.lines.all.contains { $0.contains("left: nobody seen in bed since the hub started") } },
+                "\(rig.lines.all.suffix(20))")
+        let record = try #require(try await rig.record())
+        #expect(record.outOfBedAt == nil && !record.triggered, "\(record)")
+        #expect(!rig.wakeEvents().contains { $0.kind == .outOfBed }, "\(rig.wakeEvents().map(\.kind))")
+        await rig.stop()
+    }
+
     @Test func noEarlyWakeIsSentOnceTheBedHasEmptied() async throws {
         let out = Self.windowStart.addingTimeInterval(20), back = out.addingTimeInterval(300)
         let rig = try await Rig(serial: "WAKE-EMPTY", seed: 31, window: 30, rule: Self.eager, leavesBedAt: out)

@@ -457,6 +457,14 @@ package actor SmartWakeService: Service {
             }
             return
         }
+        // Never seen in bed since the hub started (a side nobody slept in, or a hub restarted
+        // after the sleeper got up): when they got up is not known, and the first empty second
+        // the hub saw is no out-of-bed time (it was recorded as one, with its event).
+        if lastPresent == nil, let absentSince, let lastData, lastData - max(absentSince, fired) >= 60 {
+            watches[side]?.finished = true
+            reporter.logger.info("\(side): nobody seen in bed since the hub started; the wake has no out-of-bed time")
+            return
+        }
         // Empty for a whole minute after the alarm, by data that reached it: out of bed, from
         // the empty run's start (before the alarm when the side was already empty as it rang).
         if let absentSince, let lastData, lastData - max(absentSince, fired) >= 60 {
