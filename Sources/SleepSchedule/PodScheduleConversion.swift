@@ -116,7 +116,7 @@ package enum PodScheduleConverter {
         let wake = times.wake.minuteOfDay
         let window = times.sleepMinutes + c.warmUpLeadMinutes + c.powerOffDelayMinutes
         guard window < TimeOfDay.minutesPerDay else {
-            throw .powerWindowTooLong(minutes: window, sleepMinutes: times.sleepMinutes, leadMinutes: c.warmUpLeadMinutes,
+            throw .powerWindowTooLong(sleepMinutes: times.sleepMinutes, leadMinutes: c.warmUpLeadMinutes,
                                       delayMinutes: c.powerOffDelayMinutes)
         }
         let onAbs = TimeOfDay.round(wake - times.sleepMinutes - c.warmUpLeadMinutes, toStep: step, rule: .down)

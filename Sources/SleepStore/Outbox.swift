@@ -138,9 +138,9 @@ extension NightStore {
     }
 
     /// Returns a claimed event to pending, due at `nextAttemptAt`, keeping the last error.
-    @discardableResult
     /// `spent: false` gives the attempt back (no answer from the backend at all: an outage
     /// is not the session's, and must not use up its attempts).
+    @discardableResult
     package func scheduleRetry(_ claim: OutboxClaim, reason: String, nextAttemptAt: Int64, spent: Bool = true) async throws -> Bool {
         let now = clock.unixSeconds()
         return try await write { db in

@@ -370,8 +370,9 @@ async function loadPods() {
     const problem = linkProblem ? el("div", { class: "card", role: "alert", id: "link-problem" },
       el("strong", { class: "error" }, "The hub cannot use the pod it found"), el("div", {}, linkProblem.detail),
       el("div", { class: "muted" }, `since ${moment(linkProblem.since, { dateStyle: "medium", timeStyle: "short" })}`)) : null;
+    const lead = problem ? [problem] : [];
     if (!pods.length) {
-      $("pods").replaceChildren(...(problem ? [problem] : []));
+      $("pods").replaceChildren(...lead);
       setStatus("disconnected", problem ? "pod cannot be used" : "no pod seen yet");
       return;
     }
@@ -380,7 +381,7 @@ async function loadPods() {
         el("div", { class: "muted" }, [p.firmware && `firmware ${p.firmware}`, p.sides && `${p.sides} sides × ${p.channelsPerSide} channels`,
           p.counters && `${p.counters.frames} frames, ${p.counters.crcErrors} CRC errors, ${p.counters.droppedFrames} dropped, ${p.counters.reconnects} reconnects`,
           p.clock.set ? "clock set" : "clock not set"].filter(Boolean).join(" · ")))));
-    $("pods").replaceChildren(...(problem ? [problem] : []), el("div", { class: "card" }, el("table", {}, ...rows)));
+    $("pods").replaceChildren(...lead, el("div", { class: "card" }, el("table", {}, ...rows)));
     const connected = pods.find((p) => p.connected);
     setStatus(connected ? "connected" : "disconnected",
       connected ? `pod ${connected.serial} connected` : problem ? "pod cannot be used" : "no pod connected");
