@@ -2,7 +2,8 @@
 # Device-layer checks that need more than a plain `swift test`:
 #   1. the umockdev suite of PodDeviceTests (discovery, tty script replay, usbdevfs replay),
 #      run alone under the umockdev preload because the testbed is process-global, then
-#      the daemon's hot-plug suite (HubTests.HubUmockdevTests) the same way;
+#      the daemon's hot-plug suite (HubTests.HubUmockdevTests) the same way, and
+#      `podbridge devices` on the mocked pod;
 #   2. udev/70-podbridge.rules through the real rule engine (`udevadm test`) on mocked
 #      devices, unprivileged inside a user+mount namespace so nothing touches the real /dev;
 #   3. systemd/podbridge.service through `systemd-analyze verify`, where any output fails.
@@ -33,6 +34,24 @@ run_swift() {
         pass "daemon hot-plug under umockdev"
     else
         fail "daemon hot-plug under umockdev"
+    fi
+    # The command a user runs first: `podbridge devices` on the fixture pod, which udev lists
+    # and which cannot answer (its tty and usbdevfs are mocked without a script). Every row an
+    # error is a failure a script must see; without the HELLO the listing succeeds.
+    bin=$(cd "$PACKAGE_DIR" && swift build --show-bin-path)/podbridge
+    status=0
+    out=$(umockdev-run -d "$FIXTURES/pod.umockdev" -- "$bin" devices 2>&1) || status=$?
+    if [ "$status" = 1 ] && printf '%s\n' "$out" | grep -q '^POD-0001 .*/dev/ttyACM0 .*error: '; then
+        pass "devices: a pod found that does not answer is named and fails the command"
+    else
+        fail "devices on a pod that does not answer: status $status, output:"; printf '%s\n' "$out" >&2
+    fi
+    status=0
+    out=$(umockdev-run -d "$FIXTURES/pod.umockdev" -- "$bin" devices --no-hello 2>&1) || status=$?
+    if [ "$status" = 0 ] && printf '%s\n' "$out" | grep -q '^POD-0001 .*/dev/ttyACM0 '; then
+        pass "devices --no-hello: the pod udev lists"
+    else
+        fail "devices --no-hello: status $status, output:"; printf '%s\n' "$out" >&2
     fi
 }
 

@@ -27,8 +27,10 @@ struct DevicesCommand: AsyncParsableCommand {
         let match = try PodMatch.option(usbID)
         var rows: [(serial: String, node: String, link: String, firmware: String)] = []
         let found = try PodDiscovery.enumerate(configuration: DiscoveryConfiguration(match: match))
+        var failedFound = 0
         for pod in found {
             let firmware = noHello ? "-" : await Self.firmware(PodProbe.opener(for: pod))
+            if firmware.hasPrefix("error: ") { failedFound += 1 }
             rows.append((pod.serial ?? "(no serial) \(pod.key)", pod.devnode, "\(pod.link)", firmware))
         }
         var failedPaths = 0
@@ -68,8 +70,15 @@ struct DevicesCommand: AsyncParsableCommand {
         func pad(_ s: String, _ w: Int) -> String { s + String(repeating: " ", count: max(0, w - s.count)) }
         print("\(pad(header.0, w0))  \(pad(header.1, w1))  \(pad(header.2, w2))  \(header.3)")
         for r in rows { print("\(pad(r.serial, w0))  \(pad(r.node, w1))  \(pad(r.link, w2))  \(r.firmware)") }
-        // A pod asked for by path that did not answer is a failure a script must see.
-        if failedPaths > 0 { throw ExitCode.failure }
+        if Self.fails(found: found.count, failedFound: failedFound, failedPaths: failedPaths) { throw ExitCode.failure }
+    }
+
+    /// Whether the listing is a failure a script must see: a pod asked for by path that did not
+    /// answer, or pods found of which not one answered (every one refused, say for permissions).
+    /// One pod of several that fails while another answers is listed, not failed: the hub can
+    /// still run.
+    static func fails(found: Int, failedFound: Int, failedPaths: Int) -> Bool {
+        failedPaths > 0 || (found > 0 && failedFound == found)
     }
 
     static func firmware(_ opener: any PodOpener) async -> String {
