@@ -372,7 +372,7 @@ package actor MQTTBridge {
             guard connected, let published = publishedPresent[SideKey(serial: serial, side: side)],
                   published != second.present else { return }
             publishSideState(serial: serial, side: side, state: bus.state)
-        case .powerSet(let serial, let side, _, _):
+        case .powerSet(let serial, let side, _, _), .powerReported(let serial, let side, _):
             guard connected else { return }
             publishSideState(serial: serial, side: side, state: bus.state)
         case .presence(let serial, let side, let inBed, let at):

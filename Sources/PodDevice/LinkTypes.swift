@@ -156,6 +156,9 @@ package enum LinkEvent: Sendable {
     /// The pod's status says its clock is not valid, though it did not reset (§7.5): whoever
     /// keeps its clock (the schedule service) must send SET_CLOCK again. Once per loss.
     case clockInvalid
+    /// The pod answered GET_STATUS (soon after each start-up, then every `statusInterval`):
+    /// what it says of itself, such as which sides' power is on, whoever switched it.
+    case status(PodStatus)
     /// The pod refused a start-up request with a final status (e.g. START_STREAM answered
     /// INTERNAL_ERROR): reported once, asked again after `retryIn`, not in a loop.
     case refused(PodLinkError, retryIn: Duration)

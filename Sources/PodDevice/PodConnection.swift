@@ -200,6 +200,7 @@ package actor PodConnection {
                 clockLossReported = true
                 continuation.yield(.clockInvalid)
             }
+            if !rebooted { continuation.yield(.status(status)) }
             if !rebooted, streamRetryAt == nil, !streams.isEmpty, status.streaming.isEmpty {
                 // The pod is alive but stopped streaming (a v1 pod's reset of its stream state).
                 try await startStreaming(session)
@@ -252,6 +253,9 @@ package actor PodConnection {
         }
         streamRetryAt = nil
         try await startStreaming(session)
+        // The first status at the next tick, not a whole interval on: a hub that restarted
+        // learns what the pod is doing (its power, switched by its own schedule) at once.
+        lastStatusAt = ContinuousClock.now - timing.statusInterval
         return bootsAtHello
     }
 

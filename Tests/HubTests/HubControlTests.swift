@@ -101,4 +101,33 @@ import VirtualPod
         #expect(offsets.first == -300 && offsets.last == -240, "clock anchors on the bus: \(offsets)")
         await hub.stop()
     }
+
+    /// The pod keeps its power when the hub restarts (or its own schedule switches it): the
+    /// new hub learns each side's power from the pod's status, asked soon after it connects,
+    /// not from a command of its own (before: unknown until the next power command).
+    @Test func aHubStartedAfterThePodWasSwitchedKnowsItsPower() async throws {
+        let first = try await Self.start(serial: "VPOD-PWR", zone: "UTC", start: Date(timeIntervalSince1970: 1_794_830_400),
+                                         speed: 10)
+        #expect(await eventually { first.daemon.control.connectedSerials == ["VPOD-PWR"] },
+                "never connected; the hub said \(first.lines.all.suffix(10))")
+        #expect(try await first.daemon.control.send(.power(side: .right, on: true, level: 40), toPod: "VPOD-PWR") == .ack)
+        first.task.cancel()
+        _ = await first.task.result
+        #expect(first.pod.snapshot.powerOn == [false, true])
+
+        let lines = ReportedLines()
+        let second = try await HubDaemon.assemble(
+            configuration: first.daemon.configuration, clock: HubClock(start: Date(timeIntervalSince1970: 1_794_831_000), speed: 10),
+            reporter: HubReporter(logger: Logger(label: "hub-control-test") { _ in CapturingLogHandler(sink: lines) }, console: false))
+        let heard = BusRecorder(second.bus.subscribe(name: "test", bufferSize: 100_000))
+        let task = Task { try await second.run(stopSignals: nil) }
+        #expect(await eventually { second.bus.state.pods["VPOD-PWR"]?.power == [.left: false, .right: true] },
+                "power \(String(describing: second.bus.state.pods["VPOD-PWR"]?.power)); the hub said \(lines.all.suffix(10))")
+        let reported = heard.soFar.compactMap { if case .powerReported(_, let side, let on) = $0 { "\(side) \(on)" } else { nil } }
+        #expect(reported == ["left false", "right true"], "reported: \(reported)")
+        task.cancel()
+        _ = await task.result
+        first.pod.stop()
+        first.dir.cleanup()
+    }
 }

@@ -34,8 +34,12 @@ package enum HubEvent: Sendable, Hashable {
     /// (after the last push's `schedulePushed`, so a reader of the store sees it now).
     case scheduleAcknowledged(serial: String, side: BedSide)
     /// The pod acknowledged a power command for the side (from the API, MQTT or the dashboard):
-    /// on at `level` %, or off. The pod's own schedule switches power without telling the hub.
+    /// on at `level` %, or off.
     case powerSet(serial: String, side: BedSide, on: Bool, level: Int)
+    /// The pod switched the side's power by its own schedule (its POWER_ON or POWER_OFF event),
+    /// or its status says the power is `on` where the hub thought otherwise or did not know (after
+    /// the hub's start, or an event lost on the way): what the pod does, whoever asked for it.
+    case powerReported(serial: String, side: BedSide, on: Bool)
     /// A night ended and was stored as final.
     case nightFinished(NightSummary)
     /// Smart wake: a window opened, the decision, the alarm ringing, a repeat, a snooze,

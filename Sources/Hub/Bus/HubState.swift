@@ -39,7 +39,8 @@ package struct HubState: Sendable, Hashable {
         package var inBed: [BedSide: Bool] = [:]
         /// The newest preliminary stage per side while a night is under way.
         package var stage: [BedSide: SleepStage] = [:]
-        /// What the pod last acknowledged to a power command, per side (on or off).
+        /// Whether the side's power is on: as the pod last acknowledged to a power command or
+        /// reported in its status, whichever came later.
         package var power: [BedSide: Bool] = [:]
     }
 
@@ -77,7 +78,7 @@ package struct HubState: Sendable, Hashable {
             if !inBed { pods[serial]?.stage[side] = nil }
         case .preliminaryStage(let serial, let side, let stage, _):
             pods[serial]?.stage[side] = stage
-        case .powerSet(let serial, let side, let on, _):
+        case .powerSet(let serial, let side, let on, _), .powerReported(let serial, let side, let on):
             pods[serial]?.power[side] = on
         case .alarm, .schedulePushed, .scheduleAcknowledged, .nightFinished, .wake:
             break

@@ -57,7 +57,8 @@ struct ConsoleLines {
         case .live(_, let side, let second):
             latest[side] = second
             showProgressIfDue(reporter)
-        case .linkCounters, .linkProblem, .preliminaryStage, .alarm, .schedulePushed, .scheduleAcknowledged, .nightFinished, .wake, .powerSet:
+        case .linkCounters, .linkProblem, .preliminaryStage, .alarm, .schedulePushed, .scheduleAcknowledged, .nightFinished, .wake, .powerSet,
+             .powerReported:
             break
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import PodDevice
 import PodProtocol
 import ServiceLifecycle
+import SleepDomain
 import SleepStore
 
 /// The service that owns one pod's link for the daemon's life: it runs the `PodConnection`
@@ -168,6 +169,9 @@ package final class PodLinkService: Service, Sendable {
                         ?? service.clock.now()
                     await schedule.podEvent(e, podSerial: serial, at: time)
                 }
+                if case .event(let e) = frame.message, e.kind == .powerOn || e.kind == .powerOff, let side = e.side {
+                    service.bus.publish(.powerReported(serial: serial, side: side, on: e.kind == .powerOn))
+                }
                 // In place (optional chaining): the pipeline holds the open nights.
                 let ended = await pipeline?.apply(frame.message) ?? 0
                 if ended > 0 { await service.schedule?.sessionsChanged() }
@@ -178,6 +182,12 @@ package final class PodLinkService: Service, Sendable {
             case .clockInvalid:
                 reporter.warning("pod \(serial ?? "?") lost its clock without a reset: sending it again")
                 if let serial { await service.schedule?.podClockLost(podSerial: serial) }
+            case .status(let status):
+                guard let serial, let pod = service.bus.state.pods[serial] else { return }
+                for side in BedSide.allCases.prefix(pod.pod.sides) {
+                    let on = status.powerMask & (1 << UInt8(side.index)) != 0
+                    if pod.power[side] != on { service.bus.publish(.powerReported(serial: serial, side: side, on: on)) }
+                }
             case .refused(let error, let retryIn):
                 reporter.warning("pod \(serial ?? "?") refused: \(error); asking again in \(retryIn.components.seconds) s")
             case .disconnected(let reason):

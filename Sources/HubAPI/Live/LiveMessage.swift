@@ -146,7 +146,7 @@ package struct LiveMessage: Codable, Sendable, Equatable {
             snoozes = r.snoozes
             outOfBedAt = r.outOfBedAt.map { Self.rfc3339(Double($0)) }
             returnsToBed = r.returnsToBed
-        case .clockSet, .linkCounters, .scheduleAcknowledged, .powerSet:
+        case .clockSet, .linkCounters, .scheduleAcknowledged, .powerSet, .powerReported:
             return nil
         }
     }

@@ -89,7 +89,7 @@ package final class APIMetrics: Sendable {
                 counter("podbridge_schedule_pushes_total", [("outcome", p.outcome.rawValue)]).increment()
             case .wake(let w):
                 counter("podbridge_wake_events_total", [("kind", w.kind.rawValue)]).increment()
-            case .clockSet, .linkProblem, .presence, .preliminaryStage, .scheduleAcknowledged, .powerSet:
+            case .clockSet, .linkProblem, .presence, .preliminaryStage, .scheduleAcknowledged, .powerSet, .powerReported:
                 break
             }
         }

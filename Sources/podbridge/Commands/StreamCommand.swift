@@ -121,6 +121,8 @@ final class StreamView {
     let interval: Duration
     private var lastPrint = ContinuousClock.now
     private var streaming = false
+    /// The power mask the pod last reported, to say a change (its own schedule's too) once.
+    private var powerMask: UInt8?
 
     init(readings: LiveReadings, analyzer: FrontEndLiveAnalyzer? = nil, interval: Duration) {
         self.readings = readings
@@ -157,6 +159,11 @@ final class StreamView {
             say("pod rebooted: handshake, clock and schedules again")
         case .clockInvalid:
             say("pod lost its clock without a reset (GET_STATUS): its alarms fail until a hub sets it again")
+        case .status(let status):
+            guard status.powerMask != powerMask else { return }
+            powerMask = status.powerMask
+            say("power: " + BedSide.allCases.map { "\($0) \(status.powerMask & (1 << UInt8($0.index)) != 0 ? "on" : "off")" }
+                .joined(separator: ", "))
         case .refused(let error, let retryIn):
             say("pod refused: \(error); asking again in \(retryIn.components.seconds) s")
         case .disconnected(let reason):
