@@ -50,6 +50,15 @@ import Testing
         let power = try await hub.request(.POST, "/api/v1/pods/API-CTL/power", body: #"{"side": "right", "on": true, "level": 40}"#)
         #expect(power.status == 200 && power.json?["answer"] as? String == "ack", "\(power.body)")
         #expect(hub.pod.snapshot.powerOn == [leftPower, true])
+        // `/pods` says what the pod is doing: the left side as its status reported it, the right
+        // as it acknowledged the command.
+        let powerKnown = await eventually {
+            let pod = (try? await hub.get("/api/v1/pods"))?.json.flatMap { ($0["pods"] as? [[String: Any]])?.first }
+            let power = pod?["power"] as? [String: Any]
+            return power?.count == 2 && power?["left"] as? Bool == leftPower && power?["right"] as? Bool == true
+        }
+        let pods = try await hub.get("/api/v1/pods").body
+        #expect(powerKnown, "\(pods)")
         let snooze = try await hub.request(.POST, "/api/v1/pods/API-CTL/alarm/snooze", body: #"{"side": "left", "seconds": 60}"#)
         #expect(snooze.status == 200 && snooze.json?["answer"] as? String == "nack", "nothing rings: \(snooze.body)")
         // Stop is CLEAR_ALARM, which clears the pod's alarm too: the hub arms it again (at 22:00

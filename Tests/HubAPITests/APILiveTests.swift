@@ -79,6 +79,15 @@ import Testing
         let export = try await hub.get("/api/v1/export?date=\(wakeDate)&side=left&format=csv")
         #expect(export.status == 200 && export.contentType?.hasPrefix("text/csv") == true && export.body.contains(wakeDate))
 
+        // The side's power switched: both streams say so.
+        let power = try await hub.request(.POST, "/api/v1/pods/API-LIVE/power", body: #"{"side": "right", "on": true, "level": 40}"#)
+        #expect(power.json?["answer"] as? String == "ack", "\(power.body)")
+        for client in [sse, ws] {
+            #expect(await eventually(60) {
+                client.messages(ofType: "power").contains { $0["side"] as? String == "right" && $0["on"] as? Bool == true }
+            }, "power messages: \(client.messages(ofType: "power"))")
+        }
+
         // Every live message a client got is a second the pipeline published, with its values.
         recorder.finish()
         var truth: [String: LiveSecond] = [:]

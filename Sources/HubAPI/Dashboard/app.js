@@ -165,7 +165,7 @@ function handle(m) {
     case "stage": showStage(m); break;
     case "pod_connected": setStatus("connected", `pod ${m.serial} connected`); loadPods(); break;
     case "pod_disconnected": setStatus("disconnected", `pod ${m.serial} disconnected`); showGone(m.serial); loadPods(); break;
-    case "link_problem": loadPods(); break;
+    case "link_problem": case "power": loadPods(); break;
     case "night_finished": loadNights(); break;
     case "wake": if (["out_of_bed", "back_in_bed", "decided"].includes(m.kind)) loadNights(); break;
     case "schedule_pushed": case "alarm": loadSchedule(); break;
@@ -380,7 +380,9 @@ async function loadPods() {
       el("td", {}, p.connected ? `connected since ${moment(p.since, { dateStyle: "medium", timeStyle: "short" })}` : `not connected${p.disconnectReason ? ` (${p.disconnectReason})` : ""}`,
         el("div", { class: "muted" }, [p.firmware && `firmware ${p.firmware}`, p.sides && `${p.sides} sides × ${p.channelsPerSide} channels`,
           p.counters && `${p.counters.frames} frames, ${p.counters.crcErrors} CRC errors, ${p.counters.droppedFrames} dropped, ${p.counters.reconnects} reconnects`,
-          p.clock.set ? "clock set" : "clock not set"].filter(Boolean).join(" · ")))));
+          p.clock.set ? "clock set" : "clock not set",
+          p.connected && p.power && `power ${Object.entries(p.power).map(([side, on]) => `${side} ${on ? "on" : "off"}`).join(", ")}`]
+          .filter(Boolean).join(" · ")))));
     $("pods").replaceChildren(...lead, el("div", { class: "card" }, el("table", {}, ...rows)));
     const connected = pods.find((p) => p.connected);
     setStatus(connected ? "connected" : "disconnected",

@@ -22,6 +22,8 @@ package struct LiveMessage: Codable, Sendable, Equatable {
     package var reason: String?
     // stage
     package var stage: String?
+    // power
+    package var on: Bool?
     // alarm, schedule_pushed
     package var kind: String?
     package var command: String?
@@ -146,7 +148,12 @@ package struct LiveMessage: Codable, Sendable, Equatable {
             snoozes = r.snoozes
             outOfBedAt = r.outOfBedAt.map { Self.rfc3339(Double($0)) }
             returnsToBed = r.returnsToBed
-        case .clockSet, .linkCounters, .scheduleAcknowledged, .powerSet, .powerReported:
+        case .powerSet(let serial, let side, let on, _), .powerReported(let serial, let side, let on):
+            self.init(type: "power")
+            self.serial = serial
+            self.side = side.description
+            self.on = on
+        case .clockSet, .linkCounters, .scheduleAcknowledged:
             return nil
         }
     }

@@ -159,6 +159,14 @@ package struct PodBody: Codable, Sendable {
     package var bootCount: Int?
     package var counters: Counters?
     package var clock: Clock
+    /// Whether each side's power is on, as the pod last acknowledged or reported it (its
+    /// status is asked a second after it connects); a side not yet known is left out.
+    package var power: SidePower?
+
+    package struct SidePower: Codable, Sendable {
+        var left: Bool?
+        var right: Bool?
+    }
 
     init(_ s: HubState.PodState) {
         serial = s.pod.serial
@@ -178,6 +186,7 @@ package struct PodBody: Codable, Sendable {
         clock = Clock(set: s.clock != nil, utcOffsetMinutes: s.clock.map { Int($0.utcOffsetMinutes) },
                       anchorTick: s.clock?.tick,
                       anchorTime: s.clock.map { LiveMessage.rfc3339(Double($0.unixMillis) / 1000) })
+        power = s.power.isEmpty ? nil : SidePower(left: s.power[.left], right: s.power[.right])
     }
 
     init(stored: PodRecord) {
