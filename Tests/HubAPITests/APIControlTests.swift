@@ -252,4 +252,48 @@ import Testing
         #expect(listened.value == nil)
         try daemon.store.close()
     }
+
+    /// A day holding several sessions (the night, a nap, a session still open): the night's
+    /// detail is the longest final one, and `?session=` picks any of them by the list's id, so
+    /// a client shows one session's summary with that same session's hypnogram.
+    @Test func aDayOfSeveralSessionsGivesTheNightOrTheSessionAsked() async throws {
+        let dir = try TempDir()
+        try FileManager.default.createDirectory(atPath: dir.path("state"), withIntermediateDirectories: true)
+        let store = try NightStore(path: dir.path("state/podbridge.sqlite"), timeZone: .gmt)
+        let day = Int64(1_794_787_200)  // 2026-11-16 00:00 UTC
+        func record(from start: Int64, minutes: Int, final: Bool) -> NightRecord {
+            let epochs = (0..<(minutes * 2)).map { EpochRecord(start: start + Int64($0) * 30, stage: .core) }
+            let m = Double(minutes)
+            return NightRecord(podSerial: "API-DAY", side: .left, start: start, end: start + Int64(minutes) * 60, epochs: epochs,
+                               metrics: NightMetrics(timeInBedMinutes: m, totalSleepMinutes: m, efficiency: 100, onsetLatencyMinutes: 0,
+                                                     wasoMinutes: 0, awakenings: 0, awakeMinutes: 0, coreMinutes: m, deepMinutes: 0,
+                                                     remMinutes: 0, awakePercent: 0, corePercent: 100, deepPercent: 0, remPercent: 0,
+                                                     meanHeartRate: 55, meanHRV: nil, meanBreathingRate: 13, score: minutes / 10),
+                               isFinal: final)
+        }
+        _ = try await store.save(record(from: day - 3600, minutes: 360, final: true))          // 23:00–05:00, the night
+        _ = try await store.save(record(from: day + 13 * 3600, minutes: 40, final: true))      // 13:00–13:40, a nap
+        _ = try await store.save(record(from: day + 14 * 3600, minutes: 480, final: false))    // 14:00–22:00, still open
+        try store.close()
+        let hub = try await APITestHub.start(serial: "API-DAY", speed: 1, directory: dir)
+        let list = try #require(try await hub.get("/api/v1/nights?from=2026-11-16&to=2026-11-16&side=left").json?["nights"] as? [[String: Any]])
+        #expect(list.count == 3, "\(list)")
+        func id(minutes: Double) throws -> Int {
+            try #require(list.first { ($0["metrics"] as? [String: Any])?["timeInBedMinutes"] as? Double == minutes }?["id"] as? Int)
+        }
+        let (nightID, napID, openID) = (try id(minutes: 360), try id(minutes: 40), try id(minutes: 480))
+        let night = try await hub.get("/api/v1/nights/2026-11-16/left")
+        #expect(night.status == 200 && (night.json?["night"] as? [String: Any])?["id"] as? Int == nightID,
+                "the night is the longest final session: \(night.body.prefix(300))")
+        let nap = try await hub.get("/api/v1/nights/2026-11-16/left?session=\(napID)")
+        #expect(nap.status == 200 && (nap.json?["night"] as? [String: Any])?["id"] as? Int == napID, "\(nap.body.prefix(300))")
+        #expect((nap.json?["epochs"] as? [Any])?.count == 80)
+        let open = try await hub.get("/api/v1/nights/2026-11-16/left?session=\(openID)")
+        #expect(open.status == 200 && (open.json?["night"] as? [String: Any])?["final"] as? Bool == false)
+        #expect(try await hub.get("/api/v1/nights/2026-11-16/left?session=999999").status == 404)
+        #expect(try await hub.get("/api/v1/nights/2026-11-17/left?session=\(napID)").status == 404)
+        #expect(try await hub.get("/api/v1/nights/2026-11-16/left?session=nap").status == 400)
+        #expect(try await hub.get("/api/v1/nights/2026-11-16/left?sessions=1").status == 400)
+        await hub.stop()
+    }
 }

@@ -255,9 +255,14 @@ async function loadNights() {
     const finals = list.nights.filter((n) => n.final);
     const cards = [];
     for (const side of ["left", "right"]) {
-      const last = finals.filter((n) => n.side === side).sort((a, b) => a.end < b.end ? 1 : -1)[0];
+      // The newest wake date's night: its longest session (not a nap ending later that day),
+      // and the detail of that same session.
+      const ofSide = finals.filter((n) => n.side === side);
+      const newest = ofSide.reduce((date, n) => n.wakeDate > date ? n.wakeDate : date, "");
+      const last = ofSide.filter((n) => n.wakeDate === newest)
+        .sort((a, b) => b.metrics.timeInBedMinutes - a.metrics.timeInBedMinutes)[0];
       if (!last) continue;
-      const detail = await api(`/api/v1/nights/${last.wakeDate}/${side}`);
+      const detail = await api(`/api/v1/nights/${last.wakeDate}/${side}?session=${last.id}`);
       cards.push(el("div", { class: "card night", "data-side": side },
         el("h3", {}, `${side} · night to ${last.wakeDate} · ${clock(last.start, last.timeZone)}–${clock(last.end, last.timeZone)}`,
           el("span", { class: "score", title: "score out of 100" }, String(last.score))),

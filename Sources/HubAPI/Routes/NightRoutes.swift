@@ -46,18 +46,34 @@ package struct NightRoutes: Sendable {
     }
 
     func detail(_ request: Request, _ context: APIRequestContext) async throws -> Response {
-        _ = try RequestInput.query(request, allowed: [])
+        let q = try RequestInput.query(request, allowed: ["session"])
         let dateText = context.parameters.get("wakeDate") ?? ""
         guard let date = try RequestInput.date(dateText, name: "wakeDate") else { throw APIError.badRequest("no wake date") }
         guard let side = try RequestInput.side(context.parameters.get("side")) else { throw APIError.badRequest("no side") }
-        // Several sessions may end on one day (a nap): the night is the longest.
         let sessions = try await store.sessions(wakeDatesFrom: date, to: date, side: side)
-        guard let night = sessions.max(by: { $0.metrics.timeInBedMinutes < $1.metrics.timeInBedMinutes }) else {
-            throw APIError.notFound("no night of \(side.rawValue) waking on \(date)")
+        let night: StoredSession
+        if let text = q["session"] {
+            // One session of several (a nap, a night split by a long time out of bed), by the
+            // `id` the list gives: the summary a client shows and its detail are the same session.
+            guard let id = Int64(text), id > 0 else { throw APIError.badRequest("session must be a session id from /nights, got '\(text)'") }
+            guard let chosen = sessions.first(where: { $0.id == id }) else {
+                throw APIError.notFound("no session \(id) of \(side.rawValue) waking on \(date)")
+            }
+            night = chosen
+        } else {
+            guard let chosen = Self.night(of: sessions) else { throw APIError.notFound("no night of \(side.rawValue) waking on \(date)") }
+            night = chosen
         }
         let wake = try await store.wakeRecord(podSerial: night.podSerial, side: side, wakeDate: date, nightEnd: night.end)
         return try Response.json(NightDetailBody(session: night, blocks: try await store.blocks(sessionID: night.id),
                                          epochs: try await store.epochs(sessionID: night.id), wake: wake))
+    }
+
+    /// The night of a day's sessions: the longest final one (a nap, or a night still open after
+    /// a finished one, is not the night), else the longest.
+    package static func night(of sessions: [StoredSession]) -> StoredSession? {
+        let finals = sessions.filter(\.isFinal)
+        return (finals.isEmpty ? sessions : finals).max { $0.metrics.timeInBedMinutes < $1.metrics.timeInBedMinutes }
     }
 
     /// The same selections and formats as `podbridge export`.
