@@ -167,16 +167,27 @@ import Testing
         let dir = try TempDir()
         let later = dir.path("pod-later")
         let hub = try await APITestHub.start(serial: "API-LATE", speed: 10, directory: dir) { $0.pod.path = later }
+        // Nothing at the path: no pod yet, not a pod found and refused (the log says to check
+        // pod.path).
+        #expect(await eventually { hub.lines.all.contains { $0.contains("The device is not there") } }, "\(hub.lines.all.suffix(10))")
+        let none = try await hub.get("/readyz")
+        #expect(none.status == 503 && none.body.contains("is it plugged in") && !none.body.contains("cannot be used"), "\(none.body)")
+        #expect(try await hub.get("/api/v1/pods").json?["linkProblem"] == nil)
+        // Something there that is no pod's tty: found, and refused.
+        FileManager.default.createFile(atPath: later, contents: Data("not a pod".utf8))
         #expect(await eventually { hub.daemon.bus.state.linkProblem != nil }, "\(hub.lines.all.suffix(10))")
         let ready = try await hub.get("/readyz")
         #expect(ready.status == 503)
         let reason = ready.json?["detail"] as? String ?? ready.body
-        #expect(reason.contains("the pod was found but cannot be used") && reason.contains("not there"), "\(ready.body)")
+        #expect(reason.contains("the pod was found but cannot be used") && reason.contains("the pod link failed"), "\(ready.body)")
         #expect(!reason.contains("is it plugged in"), "\(ready.body)")
         let pods = try await hub.get("/api/v1/pods")
         let problem = try #require(pods.json?["linkProblem"] as? [String: Any], "\(pods.body)")
-        #expect((problem["detail"] as? String)?.contains(later) == true, "\(pods.body)")
+        #expect((problem["detail"] as? String)?.contains("tcgetattr") == true, "\(pods.body)")
         #expect(problem["since"] is String)
+        // Taken away again: the problem is over, as for an unplugged pod.
+        try FileManager.default.removeItem(atPath: later)
+        #expect(await eventually { hub.daemon.bus.state.linkProblem == nil }, "\(hub.lines.all.suffix(10))")
 
         // The pod appears where the hub looks: it connects, and the problem is over.
         try FileManager.default.createSymbolicLink(atPath: later, withDestinationPath: dir.path("pod-link"))

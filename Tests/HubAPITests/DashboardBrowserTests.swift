@@ -267,8 +267,10 @@ import Testing
                     return problem.map { seen[1].contains($0) } ?? seen[1].isEmpty
                 }
             }
-            #expect(await showing("pod cannot be used", "The device is not there"), "\(seen)")
-            // Another failure (a file that is no tty) reaches the open page through the stream.
+            // Nothing at the pod's path is no pod, not one refused.
+            #expect(await showing("no pod seen yet", nil), "\(seen)")
+            // Something there that is no tty: refused, and the reason reaches the open page
+            // through the stream.
             FileManager.default.createFile(atPath: path, contents: Data("not a pod".utf8))
             #expect(await showing("pod cannot be used", "the pod link failed"), "\(seen); \(hub.lines.all.suffix(6))")
             try await page.screenshot(to: dir.appendingPathComponent("dashboard-pod-unusable.png"))

@@ -37,4 +37,15 @@ enum LinkFailureAdvice {
             return "the pod link failed: \(failure); the hub keeps retrying"
         }
     }
+
+    /// Whether the failure is of a device that is there (refused, held, silent), as opposed to
+    /// one that is not (no such file: unplugged, or a pod.path nothing was ever plugged in at).
+    static func podIsThere(_ failure: LinkFailure) -> Bool {
+        switch failure {
+        case .transport(let error), .link(.disconnected(let error)):
+            return error.meaning != .notFound && error.meaning != .gone
+        case .link:
+            return true
+        }
+    }
 }

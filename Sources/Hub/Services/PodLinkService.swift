@@ -204,8 +204,11 @@ package final class PodLinkService: Service, Sendable {
                 if reason != lastFailure {
                     let advice = LinkFailureAdvice.advice(for: reason)
                     if let advice { reporter.warning(advice) }
-                    if advice != nil || service.bus.state.linkProblem != nil {
-                        service.bus.publish(.linkProblem(detail: advice, at: service.clock.now()))
+                    // A device that is not there is no pod (unplugged, or not yet), not one the
+                    // hub found and cannot use: the log says to check pod.path, the API does not.
+                    let problem = LinkFailureAdvice.podIsThere(reason) ? advice : nil
+                    if problem != nil || service.bus.state.linkProblem != nil {
+                        service.bus.publish(.linkProblem(detail: problem, at: service.clock.now()))
                     }
                 }
                 lastFailure = reason
