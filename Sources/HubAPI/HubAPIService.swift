@@ -56,7 +56,7 @@ package struct HubAPIService: Service {
             throw ConfigurationError.badValue(key: "api.token", reason: "refusing to listen on \(address) without a token")
         }
         let metrics = APIMetrics()
-        let router = try makeRouter(token: token, metrics: metrics)
+        let router = try makeRouter(token: token, listenHost: address.host, metrics: metrics)
         let listening = Flag()
         let reporter = self.reporter
         let onListening = self.onListening
@@ -94,12 +94,16 @@ package struct HubAPIService: Service {
         }
     }
 
-    func makeRouter(token: String?, metrics: APIMetrics) throws -> Router<APIRequestContext> {
+    func makeRouter(token: String?, listenHost: String, metrics: APIMetrics) throws -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
         // Order matters: errors become JSON outermost, so auth failures and 404s are JSON too.
         router.add(middleware: MetricsMiddleware(metrics: metrics))
         router.add(middleware: JSONErrorMiddleware())
-        if let token { router.add(middleware: BearerAuthMiddleware(token: token)) }
+        if let token {
+            router.add(middleware: BearerAuthMiddleware(token: token))
+        } else {
+            router.add(middleware: LoopbackOnlyMiddleware(listenHost: listenHost))
+        }
         let statics = try StaticRoutes()
         // A known path with another method: 405 with `Allow` (after auth: no token, no map of the API).
         router.add(middleware: try MethodNotAllowedMiddleware(

@@ -123,7 +123,7 @@ import Testing
         let (probeStatus, probe) = try await runTool(["python3", "-c", """
             import socket
             s = socket.create_connection(("\(url.host ?? "")", \(url.port ?? 0)), 10)
-            s.sendall(b"PUT /api/v1/schedule/manual HTTP/1.1\\r\\nHost: hub\\r\\nContent-Type: application/json\\r\\n"
+            s.sendall(b"PUT /api/v1/schedule/manual HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nContent-Type: application/json\\r\\n"
                       b"Content-Length: 99999999999\\r\\n\\r\\n")
             s.settimeout(20)
             print(s.recv(4096).decode().split("\\r\\n")[0])
@@ -305,6 +305,59 @@ import Testing
         #expect(try await hub.get("/api/v1/nights/2026-11-17/left?session=\(napID)").status == 404)
         #expect(try await hub.get("/api/v1/nights/2026-11-16/left?session=nap").status == 400)
         #expect(try await hub.get("/api/v1/nights/2026-11-16/left?sessions=1").status == 400)
+        await hub.stop()
+    }
+
+    /// Without a token the API is this machine's alone: a page elsewhere cannot post commands
+    /// through the user's browser (cross-site), read it under a name of its own (DNS rebinding),
+    /// and a proxy cannot pass the LAN in. What the dashboard and local tools send still works.
+    @Test func withoutATokenOtherSitesNamesAndProxiesAreRefused() async throws {
+        // Noon: no power window of the default schedule switches the pod while this runs.
+        let hub = try await APITestHub.start(serial: "API-SITE", speed: 10, start: Date(timeIntervalSince1970: 1_794_830_400))
+        #expect(await eventually { hub.daemon.control.connectedSerials == ["API-SITE"] }, "\(hub.lines.all.suffix(10))")
+        let url = try #require(URL(string: hub.base))
+        // Each request as a browser or proxy would send it: status and the error's detail.
+        func send(_ method: String, _ path: String, headers: [String: String], body: String? = nil) async throws -> String {
+            let (status, output) = try await runTool(["python3", "-c", """
+                import http.client, json, sys
+                c = http.client.HTTPConnection("\(url.host ?? "")", \(url.port ?? 0), timeout=20)
+                c.putrequest(sys.argv[1], sys.argv[2], skip_host=True, skip_accept_encoding=True)
+                headers = json.loads(sys.argv[3])
+                body = sys.argv[4].encode() if len(sys.argv) > 4 else None
+                for k, v in headers.items(): c.putheader(k, v)
+                if body is not None: c.putheader("Content-Length", str(len(body)))
+                c.endheaders(body)
+                r = c.getresponse()
+                print(r.status, r.read().decode())
+                """, method, path, String(decoding: try JSONSerialization.data(withJSONObject: headers), as: UTF8.self)]
+                + (body.map { [$0] } ?? []), deadline: 60)
+            #expect(status == 0, "\(output)")
+            return output
+        }
+        let own = "127.0.0.1:\(url.port ?? 0)"
+        let power = "/api/v1/pods/API-SITE/power"
+        let on = #"{"side": "right", "on": true, "level": 30}"#
+        // A page on another site posting a command as text/plain (no preflight): refused, unsent.
+        let forged = try await send("POST", power, headers: ["Host": own, "Origin": "http://evil.example",
+                                                              "Content-Type": "text/plain"], body: on)
+        #expect(forged.hasPrefix("403") && forged.contains("cross-site"), "\(forged)")
+        #expect(hub.pod.snapshot.powerOn.last == false)
+        // A name of the attacker's pointing at 127.0.0.1: nothing is read.
+        let rebound = try await send("GET", "/api/v1/pods", headers: ["Host": "rebind.evil.example:\(url.port ?? 0)"])
+        #expect(rebound.hasPrefix("403") && rebound.contains("api.token"), "\(rebound)")
+        // Through a proxy, which passes the LAN in.
+        let proxied = try await send("GET", "/api/v1/pods", headers: ["Host": own, "X-Forwarded-For": "192.168.1.20"])
+        #expect(proxied.hasPrefix("403") && proxied.contains("proxy"), "\(proxied)")
+        // The dashboard's own request (its origin is the hub's), a local tool (no Origin), and
+        // localhost and [::1] as names: answered.
+        let page = try await send("POST", power, headers: ["Host": own, "Origin": "http://\(own)", "Content-Type": "application/json"],
+                                  body: on)
+        #expect(page.hasPrefix("200") && page.contains("ack"), "\(page)")
+        #expect(hub.pod.snapshot.powerOn.last == true)
+        #expect(try await send("GET", "/api/v1/pods", headers: ["Host": "localhost:\(url.port ?? 0)"]).hasPrefix("200"))
+        #expect(try await send("GET", "/readyz", headers: ["Host": "[::1]:\(url.port ?? 0)"]).hasPrefix("200"))
+        #expect(try await send("GET", "/api/v1/pods", headers: ["Host": own, "Origin": "http://evil.example"]).hasPrefix("200"),
+                "a read carries no change; the browser keeps its answer from the other site")
         await hub.stop()
     }
 }

@@ -64,6 +64,7 @@ package struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         switch status.code {
         case 400: "bad_request"
         case 401: "unauthorized"
+        case 403: "forbidden"
         case 404: "not_found"
         case 405: "method_not_allowed"
         case 413: "body_too_large"
