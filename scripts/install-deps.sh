@@ -20,7 +20,7 @@ packages=(
   sqlite3                                        # a second process holding the database's write lock (upload tests)
   libmosquitto-dev mosquitto mosquitto-clients   # MQTT: the client library; the broker the tests and demo start; mosquitto_sub (demo)
   chromium                                       # the dashboard test's headless browser
-  wrk curl                                       # make bench: API latency under load, live clients
+  wrk curl                                       # make bench: API latency under load, live clients; curl: the tests' raw SSE reader
   python3-pip                                    # schemathesis (below), when no pip is installed
 )
 [ "${1:-}" = "--hub" ] && packages=("${hub_packages[@]}")

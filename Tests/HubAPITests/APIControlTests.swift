@@ -360,4 +360,16 @@ import Testing
                 "a read carries no change; the browser keeps its answer from the other site")
         await hub.stop()
     }
+
+    /// An SSE stream with nothing to say still sends a comment line every 15 s, so a reverse
+    /// proxy (nginx closes a response silent for 60 s) keeps it open; EventSource ignores it.
+    @Test func anIdleEventStreamKeepsAlive() async throws {
+        let dir = try TempDir()
+        // No pod at the path: no readings, the stream's only message is its hello.
+        let hub = try await APITestHub.start(serial: "API-IDLE", speed: 1, directory: dir) { $0.pod.path = dir.path("no-pod") }
+        let (_, output) = try await runTool(["curl", "-sN", "--max-time", "17", hub.base + "/api/v1/live/events"], deadline: 60)
+        #expect(output.contains("event: hello"), "\(output)")
+        #expect(output.components(separatedBy: "\n").contains(": keep-alive"), "\(output)")
+        await hub.stop()
+    }
 }

@@ -32,9 +32,13 @@ package final class LiveClients: Sendable {
     /// The subscriptions of the clients attached now, so shutdown can end them all; nil once closed.
     private let open = Mutex<[Int: HubSubscription]?>([:])
 
+    /// How often a stream with a keep-alive (SSE) sends it.
+    let keepAliveEvery: Duration
+
     package init(bus: HubBus, queueSize: Int = 256, maxBehind: Int = 512, checkEvery: Duration = .seconds(1),
-                 sendBuffer: Int = 32 * 1024) {
+                 sendBuffer: Int = 32 * 1024, keepAliveEvery: Duration = .seconds(15)) {
         self.bus = bus
+        self.keepAliveEvery = keepAliveEvery
         self.sendBuffer = sendBuffer
         self.queueSize = queueSize
         self.maxBehind = maxBehind
@@ -50,8 +54,11 @@ package final class LiveClients: Sendable {
     }
 
     /// Streams the bus to one client until it goes away, is cut off, or the task is cancelled.
-    /// `write` sends one JSON message (and throws once the connection is gone).
-    package func serve(_ kind: Kind, channel: any Channel, write: (LiveMessage) async throws -> Void) async throws {
+    /// `write` sends one JSON message (and throws once the connection is gone); with
+    /// `keepsAlive` it is also asked for a `.keepAlive` every `keepAliveEvery` (SSE's comment
+    /// line: a stream without events for a minute is otherwise cut by a proxy's read timeout).
+    package func serve(_ kind: Kind, channel: any Channel, keepsAlive: Bool = false,
+                       write: (Output) async throws -> Void) async throws {
         let id = nextID.add(1, ordering: .relaxed).newValue
         let subscription = bus.subscribe(name: "api-\(kind.rawValue)-\(id)", bufferSize: queueSize)
         let accepted = open.withLock { open -> Bool in
@@ -75,13 +82,32 @@ package final class LiveClients: Sendable {
         }
         let maxBehind = self.maxBehind
         let checkEvery = self.checkEvery
+        let keepAliveEvery = self.keepAliveEvery
+        // The bus's events and the keep-alive's beats in one sequence, written in turn. Its buffer
+        // is the client's queue, as the subscription's is: full, the oldest is dropped and counted.
+        let (items, feed) = AsyncStream<Item>.makeStream(bufferingPolicy: .bufferingNewest(queueSize))
+        let droppedHere = DropCount()
+        let dropped: @Sendable () -> Int = { subscription.dropped + droppedHere.value }
         try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await event in subscription {
+                    if case .dropped = feed.yield(.event(event)) { droppedHere.add() }
+                }
+                feed.finish()
+            }
+            if keepsAlive {
+                group.addTask {
+                    while (try? await Task.sleep(for: keepAliveEvery)) != nil {
+                        if case .dropped = feed.yield(.keepAlive) { droppedHere.add() }
+                    }
+                }
+            }
             // The watchdog: dropped events piling up with no write getting through means the
             // client is stuck (or its writes are); closing the channel ends a stuck write too.
             group.addTask {
                 while !Task.isCancelled {
                     try await Task.sleep(for: checkEvery)
-                    if subscription.dropped - progress.droppedAtLastWrite >= maxBehind {
+                    if dropped() - progress.droppedAtLastWrite >= maxBehind {
                         self.slowDisconnects.add(1, ordering: .relaxed)
                         // Reset, not FIN: a FIN would wait behind the unread bytes for as
                         // long as the client does not read, and the socket would keep them.
@@ -96,22 +122,39 @@ package final class LiveClients: Sendable {
             defer { group.cancelAll() }
             var hello = LiveMessage(type: "hello")
             hello.detail = "podbridge live stream: one message per event (docs/api.md)"
-            try await write(hello)
+            try await write(.message(hello))
             var reported = 0
-            for await event in subscription {
-                let dropped = subscription.dropped
-                if dropped > reported {
+            for await item in items {
+                let droppedSoFar = dropped()
+                if droppedSoFar > reported {
                     var missed = LiveMessage(type: "missed")
-                    missed.missed = dropped - reported
-                    try await write(missed)
-                    reported = dropped
+                    missed.missed = droppedSoFar - reported
+                    try await write(.message(missed))
+                    reported = droppedSoFar
                 }
-                guard let message = LiveMessage(event) else { continue }
-                try await write(message)
-                progress.wrote(droppedSoFar: dropped)
-                messagesSent.add(1, ordering: .relaxed)
+                switch item {
+                case .keepAlive:
+                    try await write(.keepAlive)
+                case .event(let event):
+                    guard let message = LiveMessage(event) else { continue }
+                    try await write(.message(message))
+                    progress.wrote(droppedSoFar: droppedSoFar)
+                    messagesSent.add(1, ordering: .relaxed)
+                }
             }
         }
+    }
+
+    /// What a stream writes: a message, or (SSE) the keep-alive.
+    package enum Output: Sendable {
+        case message(LiveMessage)
+        case keepAlive
+    }
+
+    /// What a client's stream carries: the bus's events, and the keep-alive's beats.
+    private enum Item: Sendable {
+        case event(HubEvent)
+        case keepAlive
     }
 
     private func count(_ kind: Kind, _ delta: Int) {
@@ -130,6 +173,13 @@ package final class LiveClients: Sendable {
             return open.map { Array($0.values) } ?? []
         }
         for s in subscriptions { s.finish() }
+    }
+
+    /// Items a client's own queue dropped (beyond what its bus subscription dropped).
+    final class DropCount: Sendable {
+        private let count = Atomic<Int>(0)
+        var value: Int { count.load(ordering: .relaxed) }
+        func add() { count.add(1, ordering: .relaxed) }
     }
 
     /// How far one client's writes got, shared with its watchdog.

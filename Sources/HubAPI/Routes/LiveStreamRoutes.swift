@@ -17,9 +17,16 @@ package struct LiveStreamRoutes: Sendable {
             headers[.cacheControl] = "no-cache"
             return Response(status: .ok, headers: headers, body: ResponseBody { writer in
                 var sequence = 0
-                try await clients.serve(.sse, channel: channel) { message in
-                    sequence += 1
-                    try await writer.write(ByteBuffer(string: "id: \(sequence)\nevent: \(message.type)\ndata: \(message.json())\n\n"))
+                try await clients.serve(.sse, channel: channel, keepsAlive: true) { output in
+                    switch output {
+                    case .message(let message):
+                        sequence += 1
+                        try await writer.write(ByteBuffer(string: "id: \(sequence)\nevent: \(message.type)\ndata: \(message.json())\n\n"))
+                    case .keepAlive:
+                        // A comment line: EventSource ignores it, and a proxy sees the stream
+                        // alive (nginx closes one silent for 60 s by default).
+                        try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                    }
                 }
                 try await writer.finish(nil)
             })
@@ -36,8 +43,8 @@ package struct LiveStreamRoutes: Sendable {
             let channel = context.requestContext.channel
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    try? await self.clients.serve(.ws, channel: channel) { message in
-                        try await outbound.write(.text(message.json()))
+                    try? await self.clients.serve(.ws, channel: channel) { output in
+                        if case .message(let message) = output { try await outbound.write(.text(message.json())) }
                     }
                     // The hub is stopping (or the client was cut off): say goodbye.
                     try? await outbound.close(.goingAway, reason: "stream ended")
