@@ -4,9 +4,10 @@ import Synchronization
 
 /// The clients of the live streams (SSE and WebSocket) and what they missed.
 ///
-/// Each client is its own `HubBus` subscriber with a bounded buffer of `queueSize` events:
-/// publishing never waits for a client. When a client does not keep up, the bus drops its
-/// oldest events and counts them; the client is told (`{"type":"missed"}`) once it reads
+/// Each client is its own `HubBus` subscriber with a bounded buffer of `queueSize` events,
+/// passed on to a queue of its own as big (where SSE's keep-alive beats join them): publishing
+/// never waits for a client. When a client does not keep up, its queue drops the oldest events
+/// and counts them; the client is told (`{"type":"missed"}`) once it reads
 /// again, and a client that has made no progress while `maxBehind` events were dropped is
 /// disconnected (its connection closed), so a dead or stuck reader costs one bounded
 /// buffer and never the pipeline. The socket's send buffer is bounded too (`sendBuffer`):
@@ -30,7 +31,7 @@ package final class LiveClients: Sendable {
     private let slowDisconnects = Atomic<Int>(0)
     private let messagesSent = Atomic<Int>(0)
     /// The subscriptions of the clients attached now, so shutdown can end them all; nil once closed.
-    private let open = Mutex<[Int: HubSubscription]?>([:])
+    private let open = Mutex<[Int: (subscription: HubSubscription, dropped: DropCount)]?>([:])
 
     /// How often a stream with a keep-alive (SSE) sends it.
     let keepAliveEvery: Duration
@@ -47,6 +48,7 @@ package final class LiveClients: Sendable {
 
     package var stats: LiveClientStats {
         let live = bus.subscriberStats().filter { $0.name.hasPrefix("api-") }.reduce(0) { $0 + $1.dropped }
+            + open.withLock { ($0 ?? [:]).values.reduce(0) { $0 + $1.dropped.value } }
         return LiveClientStats(sseClients: sseCount.load(ordering: .relaxed), wsClients: wsCount.load(ordering: .relaxed),
                      missed: missedByEnded.load(ordering: .relaxed) + live,
                      slowDisconnects: slowDisconnects.load(ordering: .relaxed),
@@ -61,9 +63,10 @@ package final class LiveClients: Sendable {
                        write: (Output) async throws -> Void) async throws {
         let id = nextID.add(1, ordering: .relaxed).newValue
         let subscription = bus.subscribe(name: "api-\(kind.rawValue)-\(id)", bufferSize: queueSize)
+        let droppedHere = DropCount()
         let accepted = open.withLock { open -> Bool in
             guard open != nil else { return false }
-            open![id] = subscription
+            open![id] = (subscription, droppedHere)
             return true
         }
         // Shutting down: the stream ends at once (after the hello).
@@ -76,7 +79,7 @@ package final class LiveClients: Sendable {
                                      value: ChannelOptions.Types.WriteBufferWaterMark(low: sendBuffer / 2, high: sendBuffer)).get()
         defer {
             count(kind, -1)
-            missedByEnded.add(subscription.dropped, ordering: .relaxed)
+            missedByEnded.add(subscription.dropped + droppedHere.value, ordering: .relaxed)
             subscription.finish()
             open.withLock { _ = $0?.removeValue(forKey: id) }
         }
@@ -86,7 +89,6 @@ package final class LiveClients: Sendable {
         // The bus's events and the keep-alive's beats in one sequence, written in turn. Its buffer
         // is the client's queue, as the subscription's is: full, the oldest is dropped and counted.
         let (items, feed) = AsyncStream<Item>.makeStream(bufferingPolicy: .bufferingNewest(queueSize))
-        let droppedHere = DropCount()
         let dropped: @Sendable () -> Int = { subscription.dropped + droppedHere.value }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -170,7 +172,7 @@ package final class LiveClients: Sendable {
     package func closeAll() {
         let subscriptions = open.withLock { open -> [HubSubscription] in
             defer { open = nil }
-            return open.map { Array($0.values) } ?? []
+            return open.map { $0.values.map(\.subscription) } ?? []
         }
         for s in subscriptions { s.finish() }
     }
