@@ -12,9 +12,11 @@ package final class HubStateLock: Sendable {
     package let path: String
     private let fd: Mutex<Int32?>
 
-    /// Takes the lock, or throws `HubStateLockError.held` naming the hub that has it.
+    /// Takes the lock, or throws `HubStateLockError.held` naming the hub that has it. The lock
+    /// sits beside the file the database path leads to, through any symbolic link: a hub given a
+    /// link to another's database is that hub's second.
     package init(database: String) throws {
-        path = database + ".lock"
+        path = URL(fileURLWithPath: database).resolvingSymlinksInPath().path + ".lock"
         let descriptor: Int32
         do {
             descriptor = try SystemCalls.open(path, flags: O_RDWR | O_CREAT | O_CLOEXEC, mode: 0o644)

@@ -19,6 +19,22 @@ import Testing
         second.release()
     }
 
+    /// A link to a database (or to its directory) leads to the same hub's lock: a second hub
+    /// given `--db alias.sqlite` would otherwise run beside the first on its file.
+    @Test func aLinkToTheDatabaseIsTheSameDatabase() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("podbridge-lock-\(UUID())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let database = dir.appendingPathComponent("podbridge.sqlite").path
+        FileManager.default.createFile(atPath: database, contents: Data())
+        let alias = dir.appendingPathComponent("alias.sqlite").path
+        try FileManager.default.createSymbolicLink(atPath: alias, withDestinationPath: "podbridge.sqlite")
+        let first = try HubStateLock(database: database)
+        #expect(throws: HubStateLockError.held(database: alias, pid: getpid())) { try HubStateLock(database: alias) }
+        #expect(!FileManager.default.fileExists(atPath: alias + ".lock"))
+        first.release()
+    }
+
     @Test func aLockThatCannotBeMadeSaysWhere() throws {
         let database = "/nonexistent-\(UUID())/podbridge.sqlite"
         #expect {
