@@ -13,6 +13,10 @@ package struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
     /// `127.0.0.1:8380`, `[::1]:8380`, `0.0.0.0:80`, `localhost:0` (0: any free port).
     package init(parsing text: String) throws(ParseError) {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.contains("://") || trimmed.contains("/") {
+            // A URL (as the hub prints its own) is not an address to listen on.
+            throw ParseError(description: "expected host:port (such as 127.0.0.1:8380), not a URL: '\(text)'")
+        }
         var hostPart: Substring
         let portPart: Substring
         if trimmed.hasPrefix("["), let close = trimmed.firstIndex(of: "]") {

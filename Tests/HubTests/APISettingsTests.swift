@@ -17,6 +17,14 @@ import Testing
         for bad in ["8380", "127.0.0.1", "127.0.0.1:http", "127.0.0.1:70000", "[::1]8380"] {
             #expect(throws: ListenAddress.ParseError.self, "\(bad)") { try ListenAddress(parsing: bad) }
         }
+        // The URL the hub prints, given back: named as a URL, not taken for a host "http" (which
+        // was then refused for want of a token).
+        #expect { try ListenAddress(parsing: "http://127.0.0.1:8380") } throws: { error in
+            (error as? ListenAddress.ParseError)?.description.contains("not a URL") == true
+        }
+        var c = HubConfiguration()
+        c.api.listen = "http://127.0.0.1:8380/"
+        #expect { try c.validate() } throws: { "\($0)".contains("api.listen") && "\($0)".contains("not a URL") }
     }
 
     @Test func aNonLoopbackListenNeedsAToken() throws {
