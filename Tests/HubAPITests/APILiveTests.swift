@@ -43,6 +43,13 @@ import Testing
                        #"podbridge_link_timeouts_total{pod="API-LIVE"} 0"#] {
             #expect(early.contains(series), "\(series) missing from \(early.prefix(3000))")
         }
+        // Every family says what it is (Prometheus and Grafana show it; promtool requires it).
+        let families = early.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { $0.split(separator: " ")[2] }
+        #expect(families.count > 20, "\(early.prefix(2000))")
+        for family in families {
+            let help = early.split(separator: "\n").first { $0.hasPrefix("# HELP \(family) ") }
+            #expect((help?.count ?? 0) > "# HELP \(family) ".count + 5, "no help for \(family)")
+        }
         // GET /live: the newest second per side, as the bus's state has it.
         let live = try await hub.get("/api/v1/live")
         #expect(live.status == 200)

@@ -1,31 +1,57 @@
 import Foundation
 import Hub
 import Hummingbird
-import CoreMetrics
-import Metrics
 import PodDevice
 import Prometheus
 import SleepStore
 
-/// The hub's Prometheus metrics (`/metrics`): swift-metrics objects on a registry of this
-/// server's own (no global bootstrap, so tests can run several hubs in one process), fed
+/// The hub's Prometheus metrics (`/metrics`): swift-prometheus objects, each family with its
+/// help text, on a registry of this server's own (no global bootstrap, so tests can run several
+/// hubs in one process), fed
 /// from the bus (link counters, readings, nights), from the store at scrape time (outbox)
 /// and from the API itself (requests by route and status, live clients).
 package final class APIMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
-    let factory: PrometheusMetricsFactory
 
-    package init() {
-        factory = PrometheusMetricsFactory(registry: registry)
+    package init() {}
+
+    func counter(_ name: String, _ dimensions: [(String, String)] = []) -> Prometheus.Counter {
+        registry.makeCounter(name: name, labels: dimensions, help: Self.help[name] ?? "")
     }
 
-    func counter(_ name: String, _ dimensions: [(String, String)] = []) -> CoreMetrics.Counter {
-        CoreMetrics.Counter(label: name, dimensions: dimensions, factory: factory)
+    func gauge(_ name: String, _ dimensions: [(String, String)] = []) -> Prometheus.Gauge {
+        registry.makeGauge(name: name, labels: dimensions, help: Self.help[name] ?? "")
     }
 
-    func gauge(_ name: String, _ dimensions: [(String, String)] = []) -> CoreMetrics.Gauge {
-        CoreMetrics.Gauge(label: name, dimensions: dimensions, factory: factory)
-    }
+    /// Each family's `# HELP` line: what a dashboard's author reads in Prometheus and Grafana.
+    static let help: [String: String] = [
+        "podbridge_api_requests_total": "HTTP requests answered, by route pattern and status",
+        "podbridge_link_frames_total": "Frames received from the pod",
+        "podbridge_link_bytes_total": "Bytes received from the pod",
+        "podbridge_link_crc_errors_total": "Frames from the pod dropped for a bad CRC",
+        "podbridge_link_decode_errors_total": "Frames from the pod that could not be decoded (malformed or of an unknown type)",
+        "podbridge_link_dropped_frames_total": "Frames the pod could not send (its transmit queue was full) or lost on the way (sequence gaps)",
+        "podbridge_link_reconnects_total": "Times the link to the pod was opened again",
+        "podbridge_link_timeouts_total": "Requests to the pod that went unanswered",
+        "podbridge_pod_reboots_total": "Pod resets seen by the hub (its BOOT event or a new boot count)",
+        "podbridge_pod_connected": "1 while the pod's link is up, 0 when it is down",
+        "podbridge_side_present": "1 while someone is on the side, 0 when not (the newest second)",
+        "podbridge_side_heart_rate_bpm": "Heart rate on the side, beats per minute (NaN without a reading)",
+        "podbridge_side_breathing_rate_bpm": "Breathing rate on the side, breaths per minute (NaN without a reading)",
+        "podbridge_side_movement": "Movement index on the side (0 still)",
+        "podbridge_side_signal_quality": "Signal quality on the side, 0 to 1",
+        "podbridge_nights_stored_total": "Nights stored as final, by side",
+        "podbridge_alarm_events_total": "Alarm events from the pod, by kind",
+        "podbridge_schedule_pushes_total": "Schedule, alarm and clock commands sent to the pod, by outcome",
+        "podbridge_wake_events_total": "Smart-wake events, by kind",
+        "podbridge_outbox_depth": "Sleep sessions waiting to be uploaded",
+        "podbridge_upload_failures": "Sleep sessions whose upload failed for good",
+        "podbridge_uploads_delivered": "Sleep sessions uploaded",
+        "podbridge_api_live_clients": "Live-stream clients attached, by stream",
+        "podbridge_api_live_missed_events": "Live-stream events dropped for clients that did not keep up, since the hub started",
+        "podbridge_api_live_slow_disconnects": "Live-stream clients cut off for falling too far behind, since the hub started",
+        "podbridge_bus_dropped_events": "Events the hub's own subscribers dropped, since the hub started",
+    ]
 
     /// One answered request; `route` is the route's pattern, never the raw path (bounded labels).
     func request(route: String, status: Int) {
@@ -71,16 +97,16 @@ package final class APIMetrics: Sendable {
                 add("podbridge_pod_reboots_total", c.podReboots, before.podReboots)
             case .live(let serial, let side, let s):
                 let d = [("pod", serial), ("side", side.description)]
-                gauge("podbridge_side_present", d).record(s.present ? 1 : 0)
+                gauge("podbridge_side_present", d).record(Int64(s.present ? 1 : 0))
                 gauge("podbridge_side_heart_rate_bpm", d).record(s.heartRate ?? .nan)
                 gauge("podbridge_side_breathing_rate_bpm", d).record(s.breathingRate ?? .nan)
                 gauge("podbridge_side_movement", d).record(s.movement)
                 gauge("podbridge_side_signal_quality", d).record(s.quality)
             case .podConnected(let pod, _, _):
-                gauge("podbridge_pod_connected", [("pod", pod.serial)]).record(1)
+                gauge("podbridge_pod_connected", [("pod", pod.serial)]).record(Int64(1))
                 for name in Self.linkCounters { _ = counter(name, [("pod", pod.serial)]) }
             case .podDisconnected(let serial, _, _):
-                gauge("podbridge_pod_connected", [("pod", serial)]).record(0)
+                gauge("podbridge_pod_connected", [("pod", serial)]).record(Int64(0))
             case .nightFinished(let n):
                 counter("podbridge_nights_stored_total", [("side", n.side.description)]).increment()
             case .alarm(let a):
@@ -98,19 +124,19 @@ package final class APIMetrics: Sendable {
     /// The Prometheus text, with the values read now (outbox, live clients, bus drops).
     func render(store: NightStore, clients: LiveClients?, bus: HubBus?) async -> String {
         if let outbox = try? await store.outboxSummary() {
-            gauge("podbridge_outbox_depth").record(outbox.pendingDue + outbox.pendingLater + outbox.inFlight)
-            gauge("podbridge_upload_failures").record(outbox.failed)
-            gauge("podbridge_uploads_delivered").record(outbox.delivered)
+            gauge("podbridge_outbox_depth").record(Int64(outbox.pendingDue + outbox.pendingLater + outbox.inFlight))
+            gauge("podbridge_upload_failures").record(Int64(outbox.failed))
+            gauge("podbridge_uploads_delivered").record(Int64(outbox.delivered))
         }
         if let stats = clients?.stats {
-            gauge("podbridge_api_live_clients", [("stream", "sse")]).record(stats.sseClients)
-            gauge("podbridge_api_live_clients", [("stream", "ws")]).record(stats.wsClients)
-            gauge("podbridge_api_live_missed_events").record(stats.missed)
-            gauge("podbridge_api_live_slow_disconnects").record(stats.slowDisconnects)
+            gauge("podbridge_api_live_clients", [("stream", "sse")]).record(Int64(stats.sseClients))
+            gauge("podbridge_api_live_clients", [("stream", "ws")]).record(Int64(stats.wsClients))
+            gauge("podbridge_api_live_missed_events").record(Int64(stats.missed))
+            gauge("podbridge_api_live_slow_disconnects").record(Int64(stats.slowDisconnects))
         }
         if let bus {
             for s in bus.subscriberStats() where !s.name.hasPrefix("api-") {
-                gauge("podbridge_bus_dropped_events", [("subscriber", s.name)]).record(s.dropped)
+                gauge("podbridge_bus_dropped_events", [("subscriber", s.name)]).record(Int64(s.dropped))
             }
         }
         return registry.emitToString()
