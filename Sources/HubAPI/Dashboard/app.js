@@ -339,17 +339,31 @@ async function loadSchedule() {
         side.manual ? el("div", { class: "muted" }, `manual: ${side.manual.weekdayBedtime}–${side.manual.weekdayWake}, weekend ${side.manual.weekendBedtime}–${side.manual.weekendWake}`) : "",
         side.inference ? el("div", { class: "muted" }, `inference: ${side.inference.summary} — ${side.inference.reason}`) : "")));
     $("schedule").replaceChildren(el("div", { class: "card" }, el("table", {}, ...rows)));
-    // The form starts from the manual schedule in force, until the user edits it.
-    const manual = s.sides.find((side) => side.manual)?.manual;
-    const form = $("schedule-form");
-    if (manual && !form.dataset.edited) {
-      form.elements.bedtime.value = manual.weekdayBedtime;
-      form.elements.wake.value = manual.weekdayWake;
-    }
+    manuals = new Map(s.sides.filter((side) => side.manual).map((side) => [side.side, side.manual]));
+    fillScheduleForm();
   } catch (e) {
     // 404: no pod known yet, which the placeholder says; anything else is a failure.
     if (!/no pod/i.test(e.message)) showFailure("schedule", "the schedule", e);
   }
+}
+
+// The form starts from the manual schedule in force (the chosen side's, for "both" the first
+// side's), weekend included, until the user edits it. Empty weekend fields mean "as on
+// weekdays", so they are filled only when the weekend differs: a weekday time changed and
+// submitted keeps the stored weekend (it used to be overwritten with the weekday times).
+let manuals = new Map();
+function fillScheduleForm() {
+  const form = $("schedule-form");
+  if (form.dataset.edited) return;
+  const side = form.elements.side.value;
+  const manual = manuals.get(side) || (side === "both" ? manuals.get("left") || manuals.get("right") : null);
+  if (!manual) return;
+  form.elements.bedtime.value = manual.weekdayBedtime;
+  form.elements.wake.value = manual.weekdayWake;
+  const differs = manual.weekendBedtime !== manual.weekdayBedtime || manual.weekendWake !== manual.weekdayWake;
+  form.elements.weekendBedtime.value = differs ? manual.weekendBedtime : "";
+  form.elements.weekendWake.value = differs ? manual.weekendWake : "";
+  if (differs) form.querySelector("details").open = true;
 }
 
 async function changeSchedule(method, body) {
@@ -406,8 +420,10 @@ $("schedule-form").addEventListener("submit", (e) => {
   changeSchedule("PUT", body);
 });
 $("schedule-form").addEventListener("input", (e) => {
-  e.currentTarget.dataset.edited = "true";
   $("schedule-result").textContent = "";
+  // Choosing the side shows that side's schedule; editing a time keeps the form as edited.
+  if (e.target.name === "side") fillScheduleForm();
+  else e.currentTarget.dataset.edited = "true";
 });
 $("schedule-clear").addEventListener("click", () => changeSchedule("DELETE", { side: new FormData($("schedule-form")).get("side") }));
 $("auth-form").addEventListener("submit", (e) => {
