@@ -76,16 +76,21 @@ function tile(serial, side) {
   // Left before right, whichever side's reading came first.
   const after = [...$("live").children].find((c) => c.dataset.key > key);
   $("live").insertBefore(card, after || null);
-  const t = { card, hr, br, mv, presence, time, stage: null, last: null };
+  const t = { card, hr, br, mv, presence, time, stage: null, last: null, arrived: performance.now() };
   sides.set(key, t);
   return t;
 }
 
-function showLive(m) {
+function showLive(m, fromStream = false) {
   // `/live` keeps a pod's last second after it went away (connected false): that is no reading.
   if (m.connected === false) { showGone(m.serial, m.side, m.time); return; }
   const t = tile(m.serial, m.side);
+  // A side gone silent (the watchdog below) comes back with a newer second, not with `/live`'s
+  // copy of the last one it had: a hub whose pod stalled still answers that.
+  if (t.card.dataset.silent && !fromStream && t.last && Date.parse(m.time) <= Date.parse(t.last)) return;
+  t.arrived = performance.now();
   delete t.card.dataset.stale;
+  delete t.card.dataset.silent;
   t.card.dataset.present = m.present;
   // `/live` carries the night's preliminary stage; the stream's `live` messages do not, its
   // `stage` messages do (showStage), so the last one is kept until the sleeper leaves.
@@ -108,10 +113,11 @@ function showStage(m) {
 
 // The pod went away, or the page lost the hub: the tiles say so and keep no value that would
 // read as live, only when the last reading was.
-function showGone(serial, side, time, why = "pod disconnected") {
-  const tiles = side ? [tile(serial, side)]
+function showGone(serial, side, time, why = "pod disconnected", only = null) {
+  const tiles = only ? [only] : side ? [tile(serial, side)]
     : [...sides.entries()].filter(([k]) => serial === null || k.startsWith(`${serial}/`)).map(([, t]) => t);
   for (const t of tiles) {
+    delete t.card.dataset.silent;
     t.card.dataset.present = false;
     t.card.dataset.stale = true;
     t.presence.textContent = why;
@@ -126,13 +132,17 @@ function showGone(serial, side, time, why = "pod disconnected") {
 // Once connected the pill says what the hub says of its pod (loadPods); when the stream ends
 // (the hub stopped or the network went) the tiles stop reading as live until it is back.
 let streaming = false, streamedBefore = false;
+let streamControl = null, streamOpened = 0, lastMessage = 0, silenceAborted = false;
 async function stream() {
   if (streaming) return;
   streaming = true;
   for (;;) {
     try {
       const headers = token ? { Authorization: `Bearer ${token}` } : {};
-      const response = await fetch("/api/v1/live/events", { headers });
+      streamControl = new AbortController();
+      streamOpened = performance.now();
+      silenceAborted = false;
+      const response = await fetch("/api/v1/live/events", { headers, signal: streamControl.signal });
       if (response.status === 401) { needToken(); streaming = false; return; }
       if (!response.ok) throw new Error(response.statusText);
       // start() loads them with the page; a reconnect catches up on what the gap missed.
@@ -143,6 +153,7 @@ async function stream() {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
+        lastMessage = performance.now();
         buffer += value;
         let cut;
         while ((cut = buffer.indexOf("\n\n")) >= 0) {
@@ -153,15 +164,45 @@ async function stream() {
         }
       }
     } catch (e) { /* reconnect below */ }
-    showGone(null, null, null, "no connection to the hub");
-    setStatus("disconnected", "hub not reachable, reconnecting…");
-    await new Promise((r) => setTimeout(r, 2000));
+    // Closed by the watchdog for its silence: the tiles already say how long no reading came;
+    // whether the hub is there at all the next attempt finds out.
+    if (!silenceAborted) {
+      showGone(null, null, null, "no connection to the hub");
+      setStatus("disconnected", "hub not reachable, reconnecting…");
+      await new Promise((r) => setTimeout(r, 2000));
+    }
   }
 }
 
+// A hub that hangs (frozen, or a network that drops packets without a reset) ends no stream:
+// the last numbers would stay up as live. While a side shows readings its `live` message comes
+// every second, so a side silent for SILENCE_MS is greyed out ("no reading for N s") and the
+// stream is opened again; the next second that arrives brings the side back.
+const SILENCE_MS = 10000;
+function watchSilence() {
+  const now = performance.now();
+  let silent = 0;
+  for (const t of sides.values()) {
+    if (t.card.dataset.stale && !t.card.dataset.silent) continue;   // gone for a reason already shown
+    const quiet = now - t.arrived;
+    if (quiet < SILENCE_MS) continue;
+    silent = Math.max(silent, quiet);
+    showGone(null, null, null, `no reading for ${Math.floor(quiet / 1000)} s`, t);
+    t.card.dataset.silent = true;
+  }
+  if (!silent) return;
+  setStatus("disconnected", `no reading for ${Math.floor(silent / 1000)} s, reconnecting…`);
+  if (streamControl && now - Math.max(streamOpened, lastMessage) >= SILENCE_MS) {
+    silenceAborted = true;
+    streamControl.abort();
+    streamControl = null;
+  }
+}
+setInterval(watchSilence, 1000);
+
 function handle(m) {
   switch (m.type) {
-    case "live": showLive(m); setStatus("connected", `pod ${m.serial} live`); break;
+    case "live": showLive(m, true); if (![...sides.values()].some((t) => t.card.dataset.silent)) setStatus("connected", `pod ${m.serial} live`); break;
     case "stage": showStage(m); break;
     case "pod_connected": setStatus("connected", `pod ${m.serial} connected`); loadPods(); break;
     case "pod_disconnected": setStatus("disconnected", `pod ${m.serial} disconnected`); showGone(m.serial); loadPods(); break;
