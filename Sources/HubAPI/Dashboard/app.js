@@ -331,40 +331,63 @@ function dayNumber(date) {
 // Sleep time bars, score dots and mean heart rate per night, one chart per side. The 14 slots
 // are the 14 days up to the newest night of either side, so a night sits on its own day: a
 // missed night leaves its day empty and both sides' charts share one axis.
-function trend(nights) {
+// A day may hold several sessions (a nap, a night split by getting up): its entry is the
+// longest, as the night detail (`/nights/{wakeDate}/{side}`) chooses.
+function nightPerDay(nights) {
+  const byDay = new Map();
+  const length = (n) => Date.parse(n.end) - Date.parse(n.start);
+  for (const n of nights) {
+    const key = `${n.side}/${n.wakeDate}`;
+    if (!byDay.has(key) || length(n) > length(byDay.get(key))) byDay.set(key, n);
+  }
+  return [...byDay.values()];
+}
+
+function trend(all) {
   const box = $("trend");
+  const nights = nightPerDay(all);
+  if (!nights.length) { box.replaceChildren(el("p", { class: "muted" }, "No nights yet.")); return; }
   box.replaceChildren();
-  if (!nights.length) return;
   const newest = Math.max(...nights.map((n) => dayNumber(n.wakeDate)));
   const slotOf = (n) => 13 - (newest - dayNumber(n.wakeDate));
   for (const side of ["left", "right"]) {
     const list = nights.filter((n) => n.side === side && slotOf(n) >= 0);
     if (!list.length) continue;
-    const width = chartWidth("trend"), height = 180, bottom = 22, top = 30, w = width / 14;
-    const svg = svgEl("svg", { viewBox: `0 0 ${width} ${height}`, class: "trend", role: "img", "aria-label": `14-night trend, ${side}` });
+    const width = chartWidth("trend"), height = 196, bottom = 36, top = 34, w = width / 14;
+    const svg = svgEl("svg", { viewBox: `0 0 ${width} ${height}`, class: "trend", role: "group", "aria-label": `14-night trend, ${side}` });
     const maxMin = Math.max(600, ...list.map((n) => n.metrics.totalSleepMinutes));
+    // The values are printed, not only drawn (a phone has no hover): score and heart rate in
+    // rows above the bars, the hours asleep under each bar above its day; a tap on a day
+    // writes the whole night out under the chart.
+    const readout = el("p", { class: "readout muted", "aria-live": "polite" }, "Tap a day for its night.");
+    const row = (y, text, cls, cx) => { const t = svgEl("text", { x: cx, y, class: cls, "text-anchor": "middle" }); t.textContent = text; svg.append(t); };
     list.forEach((n) => {
       const h = (height - bottom - top) * n.metrics.totalSleepMinutes / maxMin;
-      const slot = slotOf(n), x = slot * w + w * 0.15;
+      const slot = slotOf(n), x = slot * w + w * 0.15, cx = x + w * 0.35;
+      const summary = `${n.wakeDate}: ${hm(n.metrics.totalSleepMinutes)} asleep, score ${n.score}, heart ${fmt(n.metrics.meanHeartRate)} bpm`;
       const bar = svgEl("rect", { x, y: height - bottom - h, width: w * 0.7, height: h, rx: 3, fill: "var(--core)", opacity: 0.75,
-        "data-date": n.wakeDate, "data-slot": slot });
+        "data-date": n.wakeDate, "data-slot": slot, "data-side": side });
       const title = svgEl("title");
-      title.textContent = `${n.wakeDate}: ${hm(n.metrics.totalSleepMinutes)} asleep, score ${n.score}, heart ${fmt(n.metrics.meanHeartRate)} bpm`;
+      title.textContent = summary;
       bar.append(title);
       svg.append(bar);
       const sy = height - bottom - (height - bottom - top) * n.score / 100;
-      svg.append(svgEl("circle", { cx: x + w * 0.35, cy: sy, r: 4, fill: "var(--awake)" }));
-      const label = svgEl("text", { x: x + w * 0.35, y: height - 6, class: "axis", "text-anchor": "middle" });
-      label.textContent = n.wakeDate.slice(8);
-      svg.append(label);
-      if (n.metrics.meanHeartRate) {
-        // On a row of its own above the bars: beside a bar's top it sat under the score's dot.
-        const hr = svgEl("text", { x: x + w * 0.35, y: 14, class: "axis", "text-anchor": "middle" });
-        hr.textContent = fmt(n.metrics.meanHeartRate);
-        svg.append(hr);
-      }
+      svg.append(svgEl("circle", { cx, cy: sy, r: 4, fill: "var(--awake)" }));
+      row(12, String(n.score), "value-label score-label", cx);
+      if (n.metrics.meanHeartRate) row(27, fmt(n.metrics.meanHeartRate), "axis", cx);
+      row(height - 22, (n.metrics.totalSleepMinutes / 60).toFixed(1), "value-label hours-label", cx);
+      row(height - 6, n.wakeDate.slice(8), "axis", cx);
+      // The whole day's column answers a tap, not only the bar.
+      const hit = svgEl("rect", { x: slot * w, y: 0, width: w, height, fill: "transparent", class: "hit", tabindex: 0,
+        role: "button", "aria-label": summary, "data-date": n.wakeDate });
+      const show = () => { readout.textContent = summary; for (const o of svg.querySelectorAll(".hit")) o.classList.toggle("chosen", o === hit); };
+      hit.addEventListener("click", show);
+      hit.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); show(); } });
+      svg.append(hit);
     });
-    box.append(el("div", { class: "card night" }, el("h3", {}, `${side}: sleep time (bars), score (dots), heart rate (bpm)`), svg));
+    box.append(el("div", { class: "card night trend-card" },
+      el("h3", {}, side), el("p", { class: "legend-text muted" }, "score (top row, dots) · heart rate bpm (second row) · hours asleep (bars, printed below)"),
+      svg, readout));
   }
 }
 
