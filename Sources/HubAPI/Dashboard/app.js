@@ -294,27 +294,44 @@ async function loadNights() {
     const list = await api("/api/v1/nights");
     if (list.timeZone) hubZone = list.timeZone;
     const finals = list.nights.filter((n) => n.final);
-    const cards = [];
+    const shown = [];
     for (const side of ["left", "right"]) {
       const last = finals.filter((n) => n.side === side).sort((a, b) => a.end < b.end ? 1 : -1)[0];
       if (!last) continue;
       const detail = await api(`/api/v1/nights/${last.wakeDate}/${side}`);
-      cards.push(el("div", { class: "card night", "data-side": side },
-        el("h3", {}, `${side} · night to ${last.wakeDate} · ${clock(last.start, last.timeZone)}–${clock(last.end, last.timeZone)}`,
-          el("span", { class: "score", title: "score out of 100" }, String(last.score))),
-        hypnogram(detail), legend(), metricsGrid(last),
-        ...(detail.wake ? [el("p", { class: "wake", title: "smart wake: the window, why the alarm rang when it did, repeats and snoozes" },
-          detail.wake.summary)] : [])));
+      shown.push({ side, last, detail });
     }
     if (load !== nightsLoad) return;
-    if (cards.length) $("nights").replaceChildren(...cards);
-    trend(finals);
+    drawn = { shown, finals };
+    drawNights();
   } catch (e) {
     if (load !== nightsLoad) return;
+    drawn = null;
     showFailure("nights", "the nights", e);
     showFailure("trend", "the nights", e);
   }
 }
+
+// What the charts were last drawn from: a width change (a phone turned) draws them again at
+// the new width, whose labels would otherwise shrink or grow with the old drawing.
+let drawn = null, drawnWidth = 0;
+function drawNights() {
+  if (!drawn) return;
+  drawnWidth = chartWidth("nights");
+  const cards = drawn.shown.map(({ side, last, detail }) => el("div", { class: "card night", "data-side": side },
+    el("h3", {}, `${side} · night to ${last.wakeDate} · ${clock(last.start, last.timeZone)}–${clock(last.end, last.timeZone)}`,
+      el("span", { class: "score", role: "img", "aria-label": `score ${last.score} of 100`, title: "score out of 100" }, String(last.score))),
+    hypnogram(detail), legend(), metricsGrid(last),
+    ...(detail.wake ? [el("p", { class: "wake", title: "smart wake: the window, why the alarm rang when it did, repeats and snoozes" },
+      detail.wake.summary)] : [])));
+  $("nights").replaceChildren(...(cards.length ? cards : [el("p", { class: "muted" }, "No night stored yet.")]));
+  trend(drawn.finals);
+}
+let resizing;
+window.addEventListener("resize", () => {
+  clearTimeout(resizing);
+  resizing = setTimeout(() => { if (drawn && chartWidth("nights") !== drawnWidth) drawNights(); }, 200);
+});
 
 function legend() {
   const box = el("div", { class: "legend" });
