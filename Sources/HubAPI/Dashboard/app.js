@@ -35,6 +35,12 @@ const zoned = (options, zone) => {
 };
 const clock = (iso, zone) => iso ? new Date(iso).toLocaleTimeString([], zoned({ hour: "2-digit", minute: "2-digit" }, zone)) : "–";
 const moment = (iso, options) => new Date(iso).toLocaleString([], zoned(options));
+// The zone comes with the nights; the pods' answer may come first and is drawn again with it.
+function setHubZone(zone) {
+  if (!zone || zone === hubZone) return;
+  hubZone = zone;
+  if (podsAnswer) drawPods(podsAnswer, false);
+}
 
 class TokenNeeded extends Error {}
 
@@ -169,6 +175,7 @@ async function stream() {
     if (!silenceAborted) {
       showGone(null, null, null, "no connection to the hub");
       setStatus("disconnected", "hub not reachable, reconnecting…");
+      podsStale();
       await new Promise((r) => setTimeout(r, 2000));
     }
   }
@@ -216,6 +223,7 @@ function handle(m) {
 // Without the token nothing loads: say so where the connection state is shown, not "connecting…".
 function needToken() {
   $("auth").hidden = false;
+  for (const p of document.querySelectorAll("[data-loading]")) p.textContent = "waiting for the token";
   setStatus("disconnected", token ? "token refused" : "token needed");
 }
 
@@ -292,7 +300,7 @@ async function loadNights() {
   const load = ++nightsLoad;
   try {
     const list = await api("/api/v1/nights");
-    if (list.timeZone) hubZone = list.timeZone;
+    setHubZone(list.timeZone);
     const finals = list.nights.filter((n) => n.final);
     const shown = [];
     for (const side of ["left", "right"]) {
@@ -423,8 +431,9 @@ async function loadSchedule() {
     manuals = new Map(s.sides.filter((side) => side.manual).map((side) => [side.side, side.manual]));
     fillScheduleForm();
   } catch (e) {
-    // 404: no pod known yet, which the placeholder says; anything else is a failure.
-    if (!/no pod/i.test(e.message)) showFailure("schedule", "the schedule", e);
+    // 404: no pod known yet; anything else is a failure.
+    if (/no pod/i.test(e.message)) $("schedule").replaceChildren(el("p", { class: "muted" }, "No pod known yet."));
+    else showFailure("schedule", "the schedule", e);
   }
 }
 
@@ -458,35 +467,55 @@ async function changeSchedule(method, body) {
   } catch (e) { result.textContent = `Not changed: ${e.message}`; }
 }
 
+let podsAnswer = null;
 async function loadPods() {
   try {
-    const { pods, linkProblem } = await api("/api/v1/pods");
-    // A pod found but refused (permission, another program, no HELLO) says why, not "no pod".
-    const problem = linkProblem ? el("div", { class: "card", role: "alert", id: "link-problem" },
-      el("strong", { class: "error" }, "The hub cannot use the pod it found"), el("div", {}, linkProblem.detail),
-      el("div", { class: "muted" }, `since ${moment(linkProblem.since, { dateStyle: "medium", timeStyle: "short" })}`)) : null;
-    const lead = problem ? [problem] : [];
-    if (!pods.length) {
-      $("pods").replaceChildren(...lead);
-      setStatus("disconnected", problem ? "pod cannot be used" : "no pod seen yet");
-      return;
-    }
-    const rows = pods.map((p) => el("tr", {}, el("th", {}, p.serial),
-      el("td", {}, p.connected ? `connected since ${moment(p.since, { dateStyle: "medium", timeStyle: "short" })}` : `not connected${p.disconnectReason ? ` (${p.disconnectReason})` : ""}`,
-        el("div", { class: "muted" }, [p.firmware && `firmware ${p.firmware}`, p.sides && `${p.sides} sides × ${p.channelsPerSide} channels`,
-          p.counters && `${p.counters.frames} frames, ${p.counters.crcErrors} CRC errors, ${p.counters.droppedFrames} dropped, ${p.counters.reconnects} reconnects`,
-          p.clock.set ? "clock set" : "clock not set",
-          p.connected && p.power && `power ${Object.entries(p.power).map(([side, on]) => `${side} ${on ? "on" : "off"}`).join(", ")}`]
-          .filter(Boolean).join(" · ")))));
-    $("pods").replaceChildren(...lead, el("div", { class: "card" }, el("table", {}, ...rows)));
-    const connected = pods.find((p) => p.connected);
-    setStatus(connected ? "connected" : "disconnected",
-      connected ? `pod ${connected.serial} connected` : problem ? "pod cannot be used" : "no pod connected");
+    const answer = await api("/api/v1/pods");
+    podsAnswer = answer;
+    drawPods(answer);
   } catch (e) { showFailure("pods", "the pods", e); }
 }
 
+// The hub lost: what the Pod section shows is what it last knew, and says so.
+function podsStale() {
+  const box = $("pods");
+  if (!podsAnswer || box.dataset.stale) return;
+  box.dataset.stale = "true";
+  box.prepend(el("p", { class: "muted", id: "pods-stale" }, "Last known state: the hub is not reachable."));
+  for (const td of box.querySelectorAll("td[data-connected]")) td.firstChild.textContent = `last known: ${td.firstChild.textContent}`;
+}
+
+function drawPods({ pods, linkProblem }, withStatus = true) {
+  delete $("pods").dataset.stale;
+  // A pod found but refused (permission, another program, no HELLO) says why, not "no pod".
+  const problem = linkProblem ? el("div", { class: "card", role: "alert", id: "link-problem" },
+    el("strong", { class: "error" }, "The hub cannot use the pod it found"), el("div", {}, linkProblem.detail),
+    el("div", { class: "muted" }, `since ${moment(linkProblem.since, { dateStyle: "medium", timeStyle: "short" })}`)) : null;
+  const lead = problem ? [problem] : [];
+  if (!pods.length) {
+    $("pods").replaceChildren(...lead, ...(problem ? [] : [el("p", { class: "muted" }, "No pod seen yet.")]));
+    if (withStatus) setStatus("disconnected", problem ? "pod cannot be used" : "no pod seen yet");
+    return;
+  }
+  const rows = pods.map((p) => el("tr", {}, el("th", {}, p.serial),
+    el("td", { "data-connected": p.connected }, p.connected ? `connected since ${moment(p.since, { dateStyle: "medium", timeStyle: "short" })}` : `not connected${p.disconnectReason ? ` (${p.disconnectReason})` : ""}`,
+      el("div", { class: "muted" }, [p.firmware && `firmware ${p.firmware}`, p.sides && `${p.sides} sides × ${p.channelsPerSide} channels`,
+        p.counters && `${p.counters.frames} frames, ${p.counters.crcErrors} CRC errors, ${p.counters.droppedFrames} dropped, ${p.counters.reconnects} reconnects`,
+        p.clock.set ? "clock set" : "clock not set",
+        p.connected && p.power && `power ${Object.entries(p.power).map(([side, on]) => `${side} ${on ? "on" : "off"}`).join(", ")}`]
+        .filter(Boolean).join(" · ")))));
+  $("pods").replaceChildren(...lead, el("div", { class: "card" }, el("table", {}, ...rows)));
+  const connected = pods.find((p) => p.connected);
+  if (withStatus) setStatus(connected ? "connected" : "disconnected",
+    connected ? `pod ${connected.serial} connected` : problem ? "pod cannot be used" : "no pod connected");
+}
+
 async function loadLive() {
-  try { for (const s of (await api("/api/v1/live")).sides) showLive(s); } catch (e) {
+  try {
+    const answer = await api("/api/v1/live");
+    for (const s of answer.sides) showLive(s);
+    if (!sides.size) $("live").replaceChildren(el("p", { class: "muted" }, "No reading yet."));
+  } catch (e) {
     // Tiles already shown keep the stream's readings; an empty section says why it is empty.
     if (!sides.size) showFailure("live", "the live readings", e);
   }
@@ -512,6 +541,7 @@ $("auth-form").addEventListener("submit", (e) => {
   token = $("auth-token").value;
   localStorage.setItem("podbridge-token", token);
   $("auth").hidden = true;
+  for (const p of document.querySelectorAll("[data-loading]")) p.textContent = "loading…";
   setStatus("unknown", "connecting…");
   start();
 });
