@@ -70,7 +70,9 @@ function tile(serial, side) {
   $("live").querySelector(":scope > p")?.remove();
   const value = (name, unit) => {
     const v = el("span", { class: "value", "data-reading": name }, "–");
-    return [el("div", { class: "reading" }, v, el("span", { class: "unit" }, unit)), v];
+    // "breaths/min" may break after its slash on a narrow tile, not inside a word.
+    const parts = unit.split("/").flatMap((p, i) => i ? [el("wbr"), `/${p}`] : [p]);
+    return [el("div", { class: "reading" }, v, el("span", { class: "unit" }, ...parts)), v];
   };
   const [hrBox, hr] = value("heartRate", "heart bpm");
   const [brBox, br] = value("breathingRate", "breaths/min");
