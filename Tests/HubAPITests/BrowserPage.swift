@@ -25,6 +25,7 @@ final class BrowserPage: Sendable {
         let replies = Mutex<[Int: String]>([:])
         let nextID = Mutex(0)
         let failing = Mutex<[String: Int]>([:])
+        let delayed = Mutex<[String: Double]>([:])
     }
 
     /// Starts chromium with a page of `width`×`height` CSS pixels (a phone when narrow), the
@@ -77,6 +78,7 @@ final class BrowserPage: Sendable {
                                       let url = (params["request"] as? [String: Any])?["url"] as? String {
                                 // Answered here, at once: the page's fetch waits on it.
                                 let status = state.failing.withLock { $0.first { url.contains($0.key) }?.value }
+                                let delay = state.delayed.withLock { $0.first { url.contains($0.key) }?.value }
                                 let reply: [String: Any] = if let status {
                                     ["id": -1, "method": "Fetch.fulfillRequest", "params": [
                                         "requestId": id, "responseCode": status,
@@ -86,7 +88,12 @@ final class BrowserPage: Sendable {
                                     ["id": -1, "method": "Fetch.continueRequest", "params": ["requestId": id]]
                                 }
                                 let text = String(decoding: try JSONSerialization.data(withJSONObject: reply), as: UTF8.self)
-                                try await writer.write(.text(text))
+                                if let delay {
+                                    // Let through later, without holding up the session's other answers.
+                                    Task { try? await Task.sleep(for: .seconds(delay)); outbound.yield(text) }
+                                } else {
+                                    try await writer.write(.text(text))
+                                }
                             }
                         }
                     }
@@ -141,6 +148,28 @@ final class BrowserPage: Sendable {
     func failRequests(containing patterns: [String], status: Int) async throws {
         state.failing.withLock { $0 = Dictionary(patterns.map { ($0, status) }, uniquingKeysWith: { a, _ in a }) }
         try await call("Fetch.enable", ["patterns": [["urlPattern": "*/api/v1/*"]]])
+    }
+
+    /// Requests whose URL contains one of `patterns` reach the hub only `seconds` later from now
+    /// on (an answer that comes after another one, every time).
+    func delayRequests(containing patterns: [String], seconds: Double) async throws {
+        state.delayed.withLock { $0 = Dictionary(patterns.map { ($0, seconds) }, uniquingKeysWith: { a, _ in a }) }
+        try await call("Fetch.enable", ["patterns": [["urlPattern": "*/api/v1/*"]]])
+    }
+
+    /// Requests go to the hub as they are again.
+    func stopInterceptingRequests() async throws {
+        state.delayed.withLock { $0 = [:] }
+        state.failing.withLock { $0 = [:] }
+        try await call("Fetch.disable")
+    }
+
+    /// The page's viewport from now on: `width`×`height` CSS pixels (a phone when narrow), as a
+    /// phone turned or zoomed in gives.
+    func resize(width: Int, height: Int) async throws {
+        let mobile = width < 600
+        try await call("Emulation.setDeviceMetricsOverride",
+                       ["width": width, "height": height, "deviceScaleFactor": mobile ? 2 : 1, "mobile": mobile])
     }
 
     /// A PNG of the page as shown, for a person to look at.

@@ -35,6 +35,12 @@ const zoned = (options, zone) => {
 };
 const clock = (iso, zone) => iso ? new Date(iso).toLocaleTimeString([], zoned({ hour: "2-digit", minute: "2-digit" }, zone)) : "–";
 const moment = (iso, options) => new Date(iso).toLocaleString([], zoned(options));
+// The zone comes with the nights; the pods' answer may come first and is drawn again with it.
+function setHubZone(zone) {
+  if (!zone || zone === hubZone) return;
+  hubZone = zone;
+  if (podsAnswer) drawPods(podsAnswer, false);
+}
 
 class TokenNeeded extends Error {}
 
@@ -64,7 +70,9 @@ function tile(serial, side) {
   $("live").querySelector(":scope > p")?.remove();
   const value = (name, unit) => {
     const v = el("span", { class: "value", "data-reading": name }, "–");
-    return [el("div", { class: "reading" }, v, el("span", { class: "unit" }, unit)), v];
+    // "breaths/min" may break after its slash on a narrow tile, not inside a word.
+    const parts = unit.split("/").flatMap((p, i) => i ? [el("wbr"), `/${p}`] : [p]);
+    return [el("div", { class: "reading" }, v, el("span", { class: "unit" }, ...parts)), v];
   };
   const [hrBox, hr] = value("heartRate", "heart bpm");
   const [brBox, br] = value("breathingRate", "breaths/min");
@@ -76,16 +84,21 @@ function tile(serial, side) {
   // Left before right, whichever side's reading came first.
   const after = [...$("live").children].find((c) => c.dataset.key > key);
   $("live").insertBefore(card, after || null);
-  const t = { card, hr, br, mv, presence, time, stage: null, last: null };
+  const t = { card, hr, br, mv, presence, time, stage: null, last: null, arrived: performance.now() };
   sides.set(key, t);
   return t;
 }
 
-function showLive(m) {
+function showLive(m, fromStream = false) {
   // `/live` keeps a pod's last second after it went away (connected false): that is no reading.
   if (m.connected === false) { showGone(m.serial, m.side, m.time); return; }
   const t = tile(m.serial, m.side);
+  // A side gone silent (the watchdog below) comes back with a newer second, not with `/live`'s
+  // copy of the last one it had: a hub whose pod stalled still answers that.
+  if (t.card.dataset.silent && !fromStream && t.last && Date.parse(m.time) <= Date.parse(t.last)) return;
+  t.arrived = performance.now();
   delete t.card.dataset.stale;
+  delete t.card.dataset.silent;
   t.card.dataset.present = m.present;
   // `/live` carries the night's preliminary stage; the stream's `live` messages do not, its
   // `stage` messages do (showStage), so the last one is kept until the sleeper leaves.
@@ -108,10 +121,11 @@ function showStage(m) {
 
 // The pod went away, or the page lost the hub: the tiles say so and keep no value that would
 // read as live, only when the last reading was.
-function showGone(serial, side, time, why = "pod disconnected") {
-  const tiles = side ? [tile(serial, side)]
+function showGone(serial, side, time, why = "pod disconnected", only = null) {
+  const tiles = only ? [only] : side ? [tile(serial, side)]
     : [...sides.entries()].filter(([k]) => serial === null || k.startsWith(`${serial}/`)).map(([, t]) => t);
   for (const t of tiles) {
+    delete t.card.dataset.silent;
     t.card.dataset.present = false;
     t.card.dataset.stale = true;
     t.presence.textContent = why;
@@ -126,13 +140,17 @@ function showGone(serial, side, time, why = "pod disconnected") {
 // Once connected the pill says what the hub says of its pod (loadPods); when the stream ends
 // (the hub stopped or the network went) the tiles stop reading as live until it is back.
 let streaming = false, streamedBefore = false;
+let streamControl = null, streamOpened = 0, lastMessage = 0, silenceAborted = false;
 async function stream() {
   if (streaming) return;
   streaming = true;
   for (;;) {
     try {
       const headers = token ? { Authorization: `Bearer ${token}` } : {};
-      const response = await fetch("/api/v1/live/events", { headers });
+      streamControl = new AbortController();
+      streamOpened = performance.now();
+      silenceAborted = false;
+      const response = await fetch("/api/v1/live/events", { headers, signal: streamControl.signal });
       if (response.status === 401) { needToken(); streaming = false; return; }
       if (!response.ok) throw new Error(response.statusText);
       // start() loads them with the page; a reconnect catches up on what the gap missed.
@@ -143,6 +161,7 @@ async function stream() {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
+        lastMessage = performance.now();
         buffer += value;
         let cut;
         while ((cut = buffer.indexOf("\n\n")) >= 0) {
@@ -153,15 +172,46 @@ async function stream() {
         }
       }
     } catch (e) { /* reconnect below */ }
-    showGone(null, null, null, "no connection to the hub");
-    setStatus("disconnected", "hub not reachable, reconnecting…");
-    await new Promise((r) => setTimeout(r, 2000));
+    // Closed by the watchdog for its silence: the tiles already say how long no reading came;
+    // whether the hub is there at all the next attempt finds out.
+    if (!silenceAborted) {
+      showGone(null, null, null, "no connection to the hub");
+      setStatus("disconnected", "hub not reachable, reconnecting…");
+      podsStale();
+      await new Promise((r) => setTimeout(r, 2000));
+    }
   }
 }
 
+// A hub that hangs (frozen, or a network that drops packets without a reset) ends no stream:
+// the last numbers would stay up as live. While a side shows readings its `live` message comes
+// every second, so a side silent for SILENCE_MS is greyed out ("no reading for N s") and the
+// stream is opened again; the next second that arrives brings the side back.
+const SILENCE_MS = 10000;
+function watchSilence() {
+  const now = performance.now();
+  let silent = 0;
+  for (const t of sides.values()) {
+    if (t.card.dataset.stale && !t.card.dataset.silent) continue;   // gone for a reason already shown
+    const quiet = now - t.arrived;
+    if (quiet < SILENCE_MS) continue;
+    silent = Math.max(silent, quiet);
+    showGone(null, null, null, `no reading for ${Math.floor(quiet / 1000)} s`, t);
+    t.card.dataset.silent = true;
+  }
+  if (!silent) return;
+  setStatus("disconnected", `no reading for ${Math.floor(silent / 1000)} s, reconnecting…`);
+  if (streamControl && now - Math.max(streamOpened, lastMessage) >= SILENCE_MS) {
+    silenceAborted = true;
+    streamControl.abort();
+    streamControl = null;
+  }
+}
+setInterval(watchSilence, 1000);
+
 function handle(m) {
   switch (m.type) {
-    case "live": showLive(m); setStatus("connected", `pod ${m.serial} live`); break;
+    case "live": showLive(m, true); if (![...sides.values()].some((t) => t.card.dataset.silent)) setStatus("connected", `pod ${m.serial} live`); break;
     case "stage": showStage(m); break;
     case "pod_connected": setStatus("connected", `pod ${m.serial} connected`); loadPods(); break;
     case "pod_disconnected": setStatus("disconnected", `pod ${m.serial} disconnected`); showGone(m.serial); loadPods(); break;
@@ -175,6 +225,7 @@ function handle(m) {
 // Without the token nothing loads: say so where the connection state is shown, not "connecting…".
 function needToken() {
   $("auth").hidden = false;
+  for (const p of document.querySelectorAll("[data-loading]")) p.textContent = "waiting for the token";
   setStatus("disconnected", token ? "token refused" : "token needed");
 }
 
@@ -251,9 +302,9 @@ async function loadNights() {
   const load = ++nightsLoad;
   try {
     const list = await api("/api/v1/nights");
-    if (list.timeZone) hubZone = list.timeZone;
+    setHubZone(list.timeZone);
     const finals = list.nights.filter((n) => n.final);
-    const cards = [];
+    const shown = [];
     for (const side of ["left", "right"]) {
       // The newest wake date's night: its longest session (not a nap ending later that day),
       // and the detail of that same session.
@@ -263,22 +314,39 @@ async function loadNights() {
         .sort((a, b) => b.metrics.timeInBedMinutes - a.metrics.timeInBedMinutes)[0];
       if (!last) continue;
       const detail = await api(`/api/v1/nights/${last.wakeDate}/${side}?session=${last.id}`);
-      cards.push(el("div", { class: "card night", "data-side": side },
-        el("h3", {}, `${side} · night to ${last.wakeDate} · ${clock(last.start, last.timeZone)}–${clock(last.end, last.timeZone)}`,
-          el("span", { class: "score", title: "score out of 100" }, String(last.score))),
-        hypnogram(detail), legend(), metricsGrid(last),
-        ...(detail.wake ? [el("p", { class: "wake", title: "smart wake: the window, why the alarm rang when it did, repeats and snoozes" },
-          detail.wake.summary)] : [])));
+      shown.push({ side, last, detail });
     }
     if (load !== nightsLoad) return;
-    if (cards.length) $("nights").replaceChildren(...cards);
-    trend(finals);
+    drawn = { shown, finals };
+    drawNights();
   } catch (e) {
     if (load !== nightsLoad) return;
+    drawn = null;
     showFailure("nights", "the nights", e);
     showFailure("trend", "the nights", e);
   }
 }
+
+// What the charts were last drawn from: a width change (a phone turned) draws them again at
+// the new width, whose labels would otherwise shrink or grow with the old drawing.
+let drawn = null, drawnWidth = 0;
+function drawNights() {
+  if (!drawn) return;
+  drawnWidth = chartWidth("nights");
+  const cards = drawn.shown.map(({ side, last, detail }) => el("div", { class: "card night", "data-side": side },
+    el("h3", {}, `${side} · night to ${last.wakeDate} · ${clock(last.start, last.timeZone)}–${clock(last.end, last.timeZone)}`,
+      el("span", { class: "score", role: "img", "aria-label": `score ${last.score} of 100`, title: "score out of 100" }, String(last.score))),
+    hypnogram(detail), legend(), metricsGrid(last),
+    ...(detail.wake ? [el("p", { class: "wake", title: "smart wake: the window, why the alarm rang when it did, repeats and snoozes" },
+      detail.wake.summary)] : [])));
+  $("nights").replaceChildren(...(cards.length ? cards : [el("p", { class: "muted" }, "No night stored yet.")]));
+  trend(drawn.finals);
+}
+let resizing;
+window.addEventListener("resize", () => {
+  clearTimeout(resizing);
+  resizing = setTimeout(() => { if (drawn && chartWidth("nights") !== drawnWidth) drawNights(); }, 200);
+});
 
 function legend() {
   const box = el("div", { class: "legend" });
@@ -295,40 +363,63 @@ function dayNumber(date) {
 // Sleep time bars, score dots and mean heart rate per night, one chart per side. The 14 slots
 // are the 14 days up to the newest night of either side, so a night sits on its own day: a
 // missed night leaves its day empty and both sides' charts share one axis.
-function trend(nights) {
+// A day may hold several sessions (a nap, a night split by getting up): its entry is the
+// longest, as the night detail (`/nights/{wakeDate}/{side}`) chooses.
+function nightPerDay(nights) {
+  const byDay = new Map();
+  const length = (n) => Date.parse(n.end) - Date.parse(n.start);
+  for (const n of nights) {
+    const key = `${n.side}/${n.wakeDate}`;
+    if (!byDay.has(key) || length(n) > length(byDay.get(key))) byDay.set(key, n);
+  }
+  return [...byDay.values()];
+}
+
+function trend(all) {
   const box = $("trend");
+  const nights = nightPerDay(all);
+  if (!nights.length) { box.replaceChildren(el("p", { class: "muted" }, "No nights yet.")); return; }
   box.replaceChildren();
-  if (!nights.length) return;
   const newest = Math.max(...nights.map((n) => dayNumber(n.wakeDate)));
   const slotOf = (n) => 13 - (newest - dayNumber(n.wakeDate));
   for (const side of ["left", "right"]) {
     const list = nights.filter((n) => n.side === side && slotOf(n) >= 0);
     if (!list.length) continue;
-    const width = chartWidth("trend"), height = 180, bottom = 22, top = 30, w = width / 14;
-    const svg = svgEl("svg", { viewBox: `0 0 ${width} ${height}`, class: "trend", role: "img", "aria-label": `14-night trend, ${side}` });
+    const width = chartWidth("trend"), height = 196, bottom = 36, top = 34, w = width / 14;
+    const svg = svgEl("svg", { viewBox: `0 0 ${width} ${height}`, class: "trend", role: "group", "aria-label": `14-night trend, ${side}` });
     const maxMin = Math.max(600, ...list.map((n) => n.metrics.totalSleepMinutes));
+    // The values are printed, not only drawn (a phone has no hover): score and heart rate in
+    // rows above the bars, the hours asleep under each bar above its day; a tap on a day
+    // writes the whole night out under the chart.
+    const readout = el("p", { class: "readout muted", "aria-live": "polite" }, "Tap a day for its night.");
+    const row = (y, text, cls, cx) => { const t = svgEl("text", { x: cx, y, class: cls, "text-anchor": "middle" }); t.textContent = text; svg.append(t); };
     list.forEach((n) => {
       const h = (height - bottom - top) * n.metrics.totalSleepMinutes / maxMin;
-      const slot = slotOf(n), x = slot * w + w * 0.15;
+      const slot = slotOf(n), x = slot * w + w * 0.15, cx = x + w * 0.35;
+      const summary = `${n.wakeDate}: ${hm(n.metrics.totalSleepMinutes)} asleep, score ${n.score}, heart ${fmt(n.metrics.meanHeartRate)} bpm`;
       const bar = svgEl("rect", { x, y: height - bottom - h, width: w * 0.7, height: h, rx: 3, fill: "var(--core)", opacity: 0.75,
-        "data-date": n.wakeDate, "data-slot": slot });
+        "data-date": n.wakeDate, "data-slot": slot, "data-side": side });
       const title = svgEl("title");
-      title.textContent = `${n.wakeDate}: ${hm(n.metrics.totalSleepMinutes)} asleep, score ${n.score}, heart ${fmt(n.metrics.meanHeartRate)} bpm`;
+      title.textContent = summary;
       bar.append(title);
       svg.append(bar);
       const sy = height - bottom - (height - bottom - top) * n.score / 100;
-      svg.append(svgEl("circle", { cx: x + w * 0.35, cy: sy, r: 4, fill: "var(--awake)" }));
-      const label = svgEl("text", { x: x + w * 0.35, y: height - 6, class: "axis", "text-anchor": "middle" });
-      label.textContent = n.wakeDate.slice(8);
-      svg.append(label);
-      if (n.metrics.meanHeartRate) {
-        // On a row of its own above the bars: beside a bar's top it sat under the score's dot.
-        const hr = svgEl("text", { x: x + w * 0.35, y: 14, class: "axis", "text-anchor": "middle" });
-        hr.textContent = fmt(n.metrics.meanHeartRate);
-        svg.append(hr);
-      }
+      svg.append(svgEl("circle", { cx, cy: sy, r: 4, fill: "var(--awake)" }));
+      row(12, String(n.score), "value-label score-label", cx);
+      if (n.metrics.meanHeartRate) row(27, fmt(n.metrics.meanHeartRate), "axis", cx);
+      row(height - 22, (n.metrics.totalSleepMinutes / 60).toFixed(1), "value-label hours-label", cx);
+      row(height - 6, n.wakeDate.slice(8), "axis", cx);
+      // The whole day's column answers a tap, not only the bar.
+      const hit = svgEl("rect", { x: slot * w, y: 0, width: w, height, fill: "transparent", class: "hit", tabindex: 0,
+        role: "button", "aria-label": summary, "data-date": n.wakeDate });
+      const show = () => { readout.textContent = summary; for (const o of svg.querySelectorAll(".hit")) o.classList.toggle("chosen", o === hit); };
+      hit.addEventListener("click", show);
+      hit.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); show(); } });
+      svg.append(hit);
     });
-    box.append(el("div", { class: "card night" }, el("h3", {}, `${side}: sleep time (bars), score (dots), heart rate (bpm)`), svg));
+    box.append(el("div", { class: "card night trend-card" },
+      el("h3", {}, side), el("p", { class: "legend-text muted" }, "score (top row, dots) · heart rate bpm (second row) · hours asleep (bars, printed below)"),
+      svg, readout));
   }
 }
 
@@ -344,17 +435,32 @@ async function loadSchedule() {
         side.manual ? el("div", { class: "muted" }, `manual: ${side.manual.weekdayBedtime}–${side.manual.weekdayWake}, weekend ${side.manual.weekendBedtime}–${side.manual.weekendWake}`) : "",
         side.inference ? el("div", { class: "muted" }, `inference: ${side.inference.summary} — ${side.inference.reason}`) : "")));
     $("schedule").replaceChildren(el("div", { class: "card" }, el("table", {}, ...rows)));
-    // The form starts from the manual schedule in force, until the user edits it.
-    const manual = s.sides.find((side) => side.manual)?.manual;
-    const form = $("schedule-form");
-    if (manual && !form.dataset.edited) {
-      form.elements.bedtime.value = manual.weekdayBedtime;
-      form.elements.wake.value = manual.weekdayWake;
-    }
+    manuals = new Map(s.sides.filter((side) => side.manual).map((side) => [side.side, side.manual]));
+    fillScheduleForm();
   } catch (e) {
-    // 404: no pod known yet, which the placeholder says; anything else is a failure.
-    if (!/no pod/i.test(e.message)) showFailure("schedule", "the schedule", e);
+    // 404: no pod known yet; anything else is a failure.
+    if (/no pod/i.test(e.message)) $("schedule").replaceChildren(el("p", { class: "muted" }, "No pod known yet."));
+    else showFailure("schedule", "the schedule", e);
   }
+}
+
+// The form starts from the manual schedule in force (the chosen side's, for "both" the first
+// side's), weekend included, until the user edits it. Empty weekend fields mean "as on
+// weekdays", so they are filled only when the weekend differs: a weekday time changed and
+// submitted keeps the stored weekend (it used to be overwritten with the weekday times).
+let manuals = new Map();
+function fillScheduleForm() {
+  const form = $("schedule-form");
+  if (form.dataset.edited) return;
+  const side = form.elements.side.value;
+  const manual = manuals.get(side) || (side === "both" ? manuals.get("left") || manuals.get("right") : null);
+  if (!manual) return;
+  form.elements.bedtime.value = manual.weekdayBedtime;
+  form.elements.wake.value = manual.weekdayWake;
+  const differs = manual.weekendBedtime !== manual.weekdayBedtime || manual.weekendWake !== manual.weekdayWake;
+  form.elements.weekendBedtime.value = differs ? manual.weekendBedtime : "";
+  form.elements.weekendWake.value = differs ? manual.weekendWake : "";
+  if (differs) form.querySelector("details").open = true;
 }
 
 async function changeSchedule(method, body) {
@@ -368,35 +474,55 @@ async function changeSchedule(method, body) {
   } catch (e) { result.textContent = `Not changed: ${e.message}`; }
 }
 
+let podsAnswer = null;
 async function loadPods() {
   try {
-    const { pods, linkProblem } = await api("/api/v1/pods");
-    // A pod found but refused (permission, another program, no HELLO) says why, not "no pod".
-    const problem = linkProblem ? el("div", { class: "card", role: "alert", id: "link-problem" },
-      el("strong", { class: "error" }, "The hub cannot use the pod it found"), el("div", {}, linkProblem.detail),
-      el("div", { class: "muted" }, `since ${moment(linkProblem.since, { dateStyle: "medium", timeStyle: "short" })}`)) : null;
-    const lead = problem ? [problem] : [];
-    if (!pods.length) {
-      $("pods").replaceChildren(...lead);
-      setStatus("disconnected", problem ? "pod cannot be used" : "no pod seen yet");
-      return;
-    }
-    const rows = pods.map((p) => el("tr", {}, el("th", {}, p.serial),
-      el("td", {}, p.connected ? `connected since ${moment(p.since, { dateStyle: "medium", timeStyle: "short" })}` : `not connected${p.disconnectReason ? ` (${p.disconnectReason})` : ""}`,
-        el("div", { class: "muted" }, [p.firmware && `firmware ${p.firmware}`, p.sides && `${p.sides} sides × ${p.channelsPerSide} channels`,
-          p.counters && `${p.counters.frames} frames, ${p.counters.crcErrors} CRC errors, ${p.counters.droppedFrames} dropped, ${p.counters.reconnects} reconnects`,
-          p.clock.set ? "clock set" : "clock not set",
-          p.connected && p.power && `power ${Object.entries(p.power).map(([side, on]) => `${side} ${on ? "on" : "off"}`).join(", ")}`]
-          .filter(Boolean).join(" · ")))));
-    $("pods").replaceChildren(...lead, el("div", { class: "card" }, el("table", {}, ...rows)));
-    const connected = pods.find((p) => p.connected);
-    setStatus(connected ? "connected" : "disconnected",
-      connected ? `pod ${connected.serial} connected` : problem ? "pod cannot be used" : "no pod connected");
+    const answer = await api("/api/v1/pods");
+    podsAnswer = answer;
+    drawPods(answer);
   } catch (e) { showFailure("pods", "the pods", e); }
 }
 
+// The hub lost: what the Pod section shows is what it last knew, and says so.
+function podsStale() {
+  const box = $("pods");
+  if (!podsAnswer || box.dataset.stale) return;
+  box.dataset.stale = "true";
+  box.prepend(el("p", { class: "muted", id: "pods-stale" }, "Last known state: the hub is not reachable."));
+  for (const td of box.querySelectorAll("td[data-connected]")) td.firstChild.textContent = `last known: ${td.firstChild.textContent}`;
+}
+
+function drawPods({ pods, linkProblem }, withStatus = true) {
+  delete $("pods").dataset.stale;
+  // A pod found but refused (permission, another program, no HELLO) says why, not "no pod".
+  const problem = linkProblem ? el("div", { class: "card", role: "alert", id: "link-problem" },
+    el("strong", { class: "error" }, "The hub cannot use the pod it found"), el("div", {}, linkProblem.detail),
+    el("div", { class: "muted" }, `since ${moment(linkProblem.since, { dateStyle: "medium", timeStyle: "short" })}`)) : null;
+  const lead = problem ? [problem] : [];
+  if (!pods.length) {
+    $("pods").replaceChildren(...lead, ...(problem ? [] : [el("p", { class: "muted" }, "No pod seen yet.")]));
+    if (withStatus) setStatus("disconnected", problem ? "pod cannot be used" : "no pod seen yet");
+    return;
+  }
+  const rows = pods.map((p) => el("tr", {}, el("th", {}, p.serial),
+    el("td", { "data-connected": p.connected }, p.connected ? `connected since ${moment(p.since, { dateStyle: "medium", timeStyle: "short" })}` : `not connected${p.disconnectReason ? ` (${p.disconnectReason})` : ""}`,
+      el("div", { class: "muted" }, [p.firmware && `firmware ${p.firmware}`, p.sides && `${p.sides} sides × ${p.channelsPerSide} channels`,
+        p.counters && `${p.counters.frames} frames, ${p.counters.crcErrors} CRC errors, ${p.counters.droppedFrames} dropped, ${p.counters.reconnects} reconnects`,
+        p.clock.set ? "clock set" : "clock not set",
+        p.connected && p.power && `power ${Object.entries(p.power).map(([side, on]) => `${side} ${on ? "on" : "off"}`).join(", ")}`]
+        .filter(Boolean).join(" · ")))));
+  $("pods").replaceChildren(...lead, el("div", { class: "card" }, el("table", {}, ...rows)));
+  const connected = pods.find((p) => p.connected);
+  if (withStatus) setStatus(connected ? "connected" : "disconnected",
+    connected ? `pod ${connected.serial} connected` : problem ? "pod cannot be used" : "no pod connected");
+}
+
 async function loadLive() {
-  try { for (const s of (await api("/api/v1/live")).sides) showLive(s); } catch (e) {
+  try {
+    const answer = await api("/api/v1/live");
+    for (const s of answer.sides) showLive(s);
+    if (!sides.size) $("live").replaceChildren(el("p", { class: "muted" }, "No reading yet."));
+  } catch (e) {
     // Tiles already shown keep the stream's readings; an empty section says why it is empty.
     if (!sides.size) showFailure("live", "the live readings", e);
   }
@@ -411,8 +537,10 @@ $("schedule-form").addEventListener("submit", (e) => {
   changeSchedule("PUT", body);
 });
 $("schedule-form").addEventListener("input", (e) => {
-  e.currentTarget.dataset.edited = "true";
   $("schedule-result").textContent = "";
+  // Choosing the side shows that side's schedule; editing a time keeps the form as edited.
+  if (e.target.name === "side") fillScheduleForm();
+  else e.currentTarget.dataset.edited = "true";
 });
 $("schedule-clear").addEventListener("click", () => changeSchedule("DELETE", { side: new FormData($("schedule-form")).get("side") }));
 $("auth-form").addEventListener("submit", (e) => {
@@ -420,6 +548,7 @@ $("auth-form").addEventListener("submit", (e) => {
   token = $("auth-token").value;
   localStorage.setItem("podbridge-token", token);
   $("auth").hidden = true;
+  for (const p of document.querySelectorAll("[data-loading]")) p.textContent = "loading…";
   setStatus("unknown", "connecting…");
   start();
 });
