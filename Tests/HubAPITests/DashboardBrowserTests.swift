@@ -476,6 +476,24 @@ import Testing
         #expect(dom.contains(#"data-state="disconnected">token needed<"#), "status:\n\(dom.prefix(2000))")
         await hub.stop()
     }
+
+    /// Behind a reverse proxy on a sub-path (`/podbridge/` → the hub's `/`, docs/api.md) the
+    /// page must ask for its files, the API and the stream relative to itself: a root-absolute
+    /// `/api/v1/…` reaches the proxy's root, not the hub (the page stayed at "connecting…").
+    /// Checked through nginx by hand (2026-11-28); here, that nothing in the page is root-absolute.
+    @Test func thePageAsksForEverythingRelativeToItself() throws {
+        let dashboard = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/HubAPI/Dashboard").standardized
+        let html = try String(contentsOf: dashboard.appendingPathComponent("index.html"), encoding: .utf8)
+        let js = try String(contentsOf: dashboard.appendingPathComponent("app.js"), encoding: .utf8)
+        for attribute in ["href=\"/", "src=\"/", "action=\"/"] {
+            #expect(!html.contains(attribute), "index.html has a root-absolute \(attribute)…")
+        }
+        #expect(html.contains("src=\"dashboard/app.js\"") && html.contains("href=\"dashboard/style.css\""))
+        // Paths handed to fetch: api() strips a leading "/", so only direct fetches of "/…" are wrong.
+        #expect(!js.contains("fetch(\"/") && !js.contains("fetch(`/"), "app.js fetches a root-absolute path")
+        #expect(js.contains("fetch(path.replace(/^\\//, \"\")"), "api() no longer strips the leading slash")
+    }
 }
 
 /// A TCP port on 127.0.0.1 free a moment ago (for a helper process that wants one on its command line).

@@ -47,7 +47,9 @@ class TokenNeeded extends Error {}
 async function api(path, options = {}) {
   const headers = Object.assign({}, options.headers || {});
   if (token) headers.Authorization = `Bearer ${token}`;
-  const response = await fetch(path, Object.assign({}, options, { headers }));
+  // Relative to the page (no leading "/"), so a hub served on a sub-path behind a reverse
+  // proxy (`/podbridge/`) is asked at that path, not at the proxy's root.
+  const response = await fetch(path.replace(/^\//, ""), Object.assign({}, options, { headers }));
   if (response.status === 401) { needToken(); throw new TokenNeeded("token needed"); }
   const body = response.headers.get("content-type")?.includes("json") ? await response.json() : await response.text();
   if (!response.ok) throw new Error(body.detail || body.error || response.statusText);
@@ -150,7 +152,7 @@ async function stream() {
       streamControl = new AbortController();
       streamOpened = performance.now();
       silenceAborted = false;
-      const response = await fetch("/api/v1/live/events", { headers, signal: streamControl.signal });
+      const response = await fetch("api/v1/live/events", { headers, signal: streamControl.signal });
       if (response.status === 401) { needToken(); streaming = false; return; }
       if (!response.ok) throw new Error(response.statusText);
       // start() loads them with the page; a reconnect catches up on what the gap missed.
