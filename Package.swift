@@ -119,7 +119,7 @@ let package = Package(
             name: "podbridge",
             dependencies: [
                 "SleepDomain", "PodProtocol", "PodDevice", "VirtualPod", "NightModel", "SleepAnalysis", "SleepSchedule",
-                "SleepStore", "BackendUpload", "PodAnalysis", "Hub", "HubAPI", "HubMQTTService",
+                "SleepStore", "BackendUpload", "PodAnalysis", "Hub", "HubAPI", "HubMQTTService", "SystemCalls",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
