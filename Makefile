@@ -40,7 +40,7 @@ CLOCKED_WIDTH := SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=1
 # at up to 200x (docs/mqtt.md): solo too, and out of the parallel pass.
 MQTT_SUITES := HubMQTTTests.MQTTClientTests HubMQTTTests.MQTTHubTests
 SOLO_SUITES := HubTests.HubSoakTests HubAPITests.APIControlTests HubAPITests.APIConformanceTests \
-  HubAPITests.DashboardBrowserTests HubAPITests.APILiveTests HubAPITests.APILoadTests \
+  HubAPITests.DashboardBrowserTests HubAPITests.APILiveTests HubAPITests.APILoadTests HubAPITests.APIConnectionTests \
   $(MQTT_SUITES)
 
 test-unit:

@@ -102,6 +102,7 @@ let package = Package(
             .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], resources: [.copy("Dashboard"), .copy("openapi.json")], swiftSettings: strict),
@@ -119,7 +120,7 @@ let package = Package(
             name: "podbridge",
             dependencies: [
                 "SleepDomain", "PodProtocol", "PodDevice", "VirtualPod", "NightModel", "SleepAnalysis", "SleepSchedule",
-                "SleepStore", "BackendUpload", "PodAnalysis", "Hub", "HubAPI", "HubMQTTService",
+                "SleepStore", "BackendUpload", "PodAnalysis", "Hub", "HubAPI", "HubMQTTService", "SystemCalls",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -123,6 +123,9 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
         package var listen = "127.0.0.1:8380"
         /// Bearer token every request but `/healthz` must carry. Required off loopback.
         package var token: String?
+        /// A connection is closed when it has not sent a whole request head this long after it
+        /// opened or after its last answer (live streams are not cut by it; docs/api.md).
+        package var idleTimeoutSeconds: Double = 30
         package init() {}
     }
 
@@ -405,7 +408,8 @@ extension HubConfiguration {
         // Bounded: each becomes a sleep of whole nanoseconds, and 0 would spin.
         for (key, seconds, least) in [("pod.rescanSeconds", pod.rescanSeconds, 0.1),
                                       ("pod.reconnectMaxSeconds", pod.reconnectMaxSeconds, 0.1),
-                                      ("upload.pollSeconds", upload.pollSeconds, 1)] {
+                                      ("upload.pollSeconds", upload.pollSeconds, 1),
+                                      ("api.idleTimeoutSeconds", api.idleTimeoutSeconds, 0.1)] {
             guard seconds.isFinite, seconds >= least, seconds <= 86_400 else {
                 throw .badValue(key: key, reason: "\(least == 1 ? "1" : "0.1") … 86400 seconds, got \(seconds)")
             }

@@ -1,6 +1,7 @@
 import Foundation
 import Hub
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -21,6 +22,7 @@ package struct HubAPIService: Service {
     let clock: HubClock
     let clients: LiveClients
     let onListening: @Sendable (Int) -> Void
+    let limits: ConnectionLimits
 
     /// - Parameters:
     ///   - clientQueue: events buffered per live client before the oldest are dropped.
@@ -39,6 +41,9 @@ package struct HubAPIService: Service {
         self.clock = clock
         self.clients = LiveClients(bus: bus, queueSize: clientQueue, maxBehind: clientMaxBehind, sendBuffer: clientSendBuffer)
         self.onListening = onListening
+        var limits = ConnectionLimits()
+        limits.idleTimeout = .milliseconds(Int64((configuration.api.idleTimeoutSeconds * 1000).rounded()))
+        self.limits = limits
     }
 
     /// The live clients attached now and what they missed (also on `/metrics`).
@@ -60,10 +65,27 @@ package struct HubAPIService: Service {
         let listening = Flag()
         let reporter = self.reporter
         let onListening = self.onListening
+        // Hummingbird's HTTP/1 with WebSocket upgrade (what `.http1WebSocketUpgrade(webSocketRouter:)`
+        // builds), with an idle timeout between requests, and guarded until each connection's
+        // first request (ConnectionGuard): a connection that never sends a whole request is
+        // closed after the idle timeout and at once on shutdown, and one the parser refuses is
+        // answered and closed.
+        let limits = self.limits
+        let connections = OpenConnections()
+        let webSocketResponder = router.buildResponder()
+        let server = HTTPServerBuilder { responder in
+            GuardedHTTPChannel(
+                inner: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, webSocketResponder: webSocketResponder,
+                    configuration: .init(http1: .init(idleTimeout: .init(limits.idleTimeout)), ws: .init())),
+                limits: limits, connections: connections)
+        }
         let app = Application(
             router: AnsweringHead(router: router),
-            server: .http1WebSocketUpgrade(webSocketRouter: router),
-            configuration: .init(address: .hostname(address.host, port: address.port), serverName: "podbridge"),
+            server: server,
+            configuration: .init(address: .hostname(address.host, port: address.port), serverName: "podbridge",
+                                 availableConnectionsDelegate: MaximumAvailableConnections(limits.maxConnections,
+                                                                                           logger: reporter.logger)),
             onServerRunning: { channel in
                 listening.set()
                 let port = channel.localAddress?.port ?? address.port
@@ -86,6 +108,13 @@ package struct HubAPIService: Service {
                     }
                 } onGracefulShutdown: {
                     clients.closeAll()
+                    // Connections between requests and those with no whole request yet close
+                    // as the server quiesces; whatever is still open after the grace (a client
+                    // that stopped reading its answer) is closed too, so the hub stops promptly.
+                    Task {
+                        try? await Task.sleep(for: limits.shutdownGrace)
+                        connections.closeAll()
+                    }
                 }
             }
             // The server ends on graceful shutdown (or fails to bind); the metrics feed with it.

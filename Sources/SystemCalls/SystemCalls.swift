@@ -205,5 +205,25 @@ package enum SystemCalls {
         }
     }
 
+    /// Raises the soft limit of open descriptors (RLIMIT_NOFILE) to the hard limit and
+    /// returns both as they are then. The soft limit is 1024 by default (systemd's too), and
+    /// every client connection of the API is a descriptor: a burst of them must not leave the
+    /// pod's link, the database or MQTT without one (EMFILE).
+    package static func raiseOpenFileLimit() throws(SystemError) -> (soft: UInt64, hard: UInt64) {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else {
+            throw SystemError(call: "getrlimit(RLIMIT_NOFILE)", errno: Glibc.errno)
+        }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            guard setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &raised) == 0 else {
+                throw SystemError(call: "setrlimit(RLIMIT_NOFILE)", errno: Glibc.errno)
+            }
+            limit = raised
+        }
+        return (UInt64(limit.rlim_cur), UInt64(limit.rlim_max))
+    }
+
     package static func unlink(_ path: String) { _ = Glibc.unlink(path) }
 }

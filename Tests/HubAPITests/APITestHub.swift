@@ -37,6 +37,7 @@ struct APITestHub {
                       directory: TempDir? = nil,
                       start: Date = Date(timeIntervalSince1970: 1_794_866_400),
                       clientQueue: Int = 256, clientMaxBehind: Int = 512, clientSendBuffer: Int = 32 * 1024,
+                      stopSignals: AsyncStream<Int32>? = nil,
                       configure: (inout HubConfiguration) -> Void = { _ in }) async throws -> APITestHub {
         let dir = try directory ?? TempDir()
         let link = dir.path("pod-link")
@@ -69,7 +70,8 @@ struct APITestHub {
                                 reporter: reporter, clock: daemon.clock, clientQueue: clientQueue, clientMaxBehind: clientMaxBehind,
                                 clientSendBuffer: clientSendBuffer,
                                 onListening: { port.set($0) })
-        let task = Task { try await daemon.run(adding: [api], stopSignals: nil) }
+        // `stopSignals`: what `podbridge run` hands the daemon on SIGTERM (a graceful shutdown).
+        let task = Task { try await daemon.run(adding: [api], stopSignals: stopSignals) }
         guard await eventually(60, { port.value != nil }), let bound = port.value else {
             task.cancel()
             throw TestFailure("the API never listened; the hub said: \(lines.all.suffix(15))")

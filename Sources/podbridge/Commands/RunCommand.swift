@@ -6,6 +6,7 @@ import HubMQTTService
 import Logging
 import PodDevice
 import ServiceLifecycle
+import SystemCalls
 
 /// `podbridge run`: the hub daemon.
 struct RunCommand: AsyncParsableCommand {
@@ -88,6 +89,14 @@ struct RunCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "podbridge")
+        // Each API client is a descriptor: with the soft limit's default of 1024, a burst of
+        // connections used to leave the pod's link and the database none (EMFILE).
+        do {
+            let files = try SystemCalls.raiseOpenFileLimit()
+            logger.info("open files: up to \(files.soft) (hard limit \(files.hard))")
+        } catch {
+            logger.warning("could not raise the open files limit: \(error)")
+        }
         let clock = HubClock(start: clockStart.flatMap { ISO8601DateFormatter().date(from: $0) }, speed: clockSpeed)
         let reporter = HubReporter(logger: logger, console: console)
         if clock.isAccelerated {
