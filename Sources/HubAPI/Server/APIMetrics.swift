@@ -16,11 +16,16 @@ package final class APIMetrics: Sendable {
     package init() {}
 
     func counter(_ name: String, _ dimensions: [(String, String)] = []) -> Prometheus.Counter {
-        registry.makeCounter(name: name, labels: dimensions, help: Self.help[name] ?? "")
+        registry.makeCounter(descriptor: Self.descriptor(name), labels: dimensions)
     }
 
     func gauge(_ name: String, _ dimensions: [(String, String)] = []) -> Prometheus.Gauge {
-        registry.makeGauge(name: name, labels: dimensions, help: Self.help[name] ?? "")
+        registry.makeGauge(descriptor: Self.descriptor(name), labels: dimensions)
+    }
+
+    /// The whole name as the metric name (no namespace or unit parts to join), with its help.
+    static func descriptor(_ name: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help[name] ?? "")
     }
 
     /// Each family's `# HELP` line: what a dashboard's author reads in Prometheus and Grafana.
