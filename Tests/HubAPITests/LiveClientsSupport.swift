@@ -99,18 +99,10 @@ final class NeverReadingClient: Sendable {
     let fd: Int32
 
     init(port: Int, path: String = "/api/v1/live/events") throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket failed") }
-        var small: Int32 = 1024
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        fd = try connectedSocket(port: port) { fd in
+            var small: Int32 = 1024
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
         }
-        guard connected == 0 else { close(fd); throw TestFailure("connect failed: \(errno)") }
         let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n"
         _ = request.withCString { send(fd, $0, strlen($0), 0) }
     }
@@ -126,4 +118,21 @@ final class NeverReadingClient: Sendable {
     }
 
     deinit { close(fd) }
+}
+
+/// A TCP socket connected to 127.0.0.1:`port`, `configure`d before it connects (a small
+/// receive buffer, say).
+func connectedSocket(port: Int, configure: (Int32) -> Void = { _ in }) throws -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw TestFailure("socket failed: \(errno)") }
+    configure(fd)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else { close(fd); throw TestFailure("connect failed: \(errno)") }
+    return fd
 }
