@@ -35,6 +35,7 @@ func next(_ events: inout AsyncStream<LinkEvent>.Iterator, where match: (LinkEve
 }
 
 func isStreaming(_ e: LinkEvent) -> Bool { if case .streaming = e { true } else { false } }
+func isStatus(_ e: LinkEvent) -> Bool { if case .status = e { true } else { false } }
 func isRebooted(_ e: LinkEvent) -> Bool { if case .podRebooted = e { true } else { false } }
 func isRefused(_ e: LinkEvent) -> Bool { if case .refused = e { true } else { false } }
 
@@ -104,6 +105,7 @@ struct FaultRecoveryTests {
         defer { runner.cancel() }
         var events = connection.events.makeAsyncIterator()
         #expect(await next(&events, where: isStreaming) != nil)
+        #expect(await next(&events, where: isStatus) != nil)  // the start-up's status, answered
         let answered = pod.snapshot.requestsAnswered
         let alarm = AlarmSetting(side: .left, days: .everyDay, time: TimeOfDay("07:00")!, intensity: 50, pattern: .rise,
                                  durationSeconds: 60)
@@ -127,6 +129,9 @@ struct FaultRecoveryTests {
         defer { runner.cancel() }
         var events = connection.events.makeAsyncIterator()
         #expect(await next(&events, where: isStreaming) != nil)
+        // The status the link asks for just after start-up, answered before the answers slow
+        // down: the six pings are then the only requests (the next status is a minute on).
+        #expect(await next(&events, where: isStatus) != nil)
         let before = await connection.counters()
         pod.inject(.answerDelay(seconds: 0.5))  // = linkTiming.responseTimeout
         for i in 0..<6 {
