@@ -45,6 +45,36 @@ import SystemCalls
         #expect(reader.dropped == 0)
     }
 
+    @Test func aSubscribersOwnBeatsJoinItsEventsInOrderAndShareItsQueue() async {
+        let bus = HubBus()
+        let s = bus.subscribe(name: "beats", bufferSize: 4)
+        bus.publish(Self.live(1))
+        s.beat()
+        bus.publish(Self.live(2))
+        s.finish()
+        var read: [String] = []
+        for await delivery in s.deliveries {
+            switch delivery {
+            case .beat: read.append("beat")
+            case .event(let event): read.append(event == Self.live(1) ? "1" : event == Self.live(2) ? "2" : "?")
+            }
+        }
+        #expect(read == ["1", "beat", "2"])
+
+        // Reading events alone skips the beats; a beat into a full queue drops the oldest, counted.
+        let full = bus.subscribe(name: "full", bufferSize: 2)
+        bus.publish(Self.live(1))
+        bus.publish(Self.live(2))
+        full.beat()
+        full.beat()
+        bus.publish(Self.live(3))
+        #expect(full.dropped == 3)
+        full.finish()
+        var events: [HubEvent] = []
+        for await event in full { events.append(event) }
+        #expect(events == [Self.live(3)])
+    }
+
     @Test func aFinishedSubscriptionIsForgottenByTheBus() async {
         let bus = HubBus()
         let s = bus.subscribe(name: "gone")

@@ -14,7 +14,7 @@ import Synchronization
 package final class HubBus: Sendable {
     private struct Subscriber {
         let name: String
-        let continuation: AsyncStream<HubEvent>.Continuation
+        let continuation: AsyncStream<HubSubscription.Delivery>.Continuation
         let counters: SubscriptionCounters
     }
 
@@ -39,7 +39,7 @@ package final class HubBus: Sendable {
             return Array(inner.subscribers.values)
         }
         for target in targets {
-            switch target.continuation.yield(event) {
+            switch target.continuation.yield(.event(event)) {
             case .dropped:
                 let dropped = target.counters.countDrop()
                 if dropped == 1 || dropped == 10 || dropped == 100 || dropped % 1000 == 0 {
@@ -59,7 +59,8 @@ package final class HubBus: Sendable {
     /// `bufferSize` of them waiting unread. Ends when the subscription is finished or dropped
     /// (leaving its `for await` loop releases it).
     package func subscribe(name: String, bufferSize: Int = 1024) -> HubSubscription {
-        let (stream, continuation) = AsyncStream<HubEvent>.makeStream(bufferingPolicy: .bufferingNewest(max(1, bufferSize)))
+        let (stream, continuation) = AsyncStream<HubSubscription.Delivery>.makeStream(
+            bufferingPolicy: .bufferingNewest(max(1, bufferSize)))
         let counters = SubscriptionCounters()
         let id = inner.withLock { inner -> Int in
             let id = inner.nextID
@@ -85,22 +86,50 @@ package final class HubBus: Sendable {
 }
 
 /// One subscriber's view of the bus: an `AsyncSequence` of events, and how many it missed.
+///
+/// A subscriber that must also act when nothing happens (SSE's keep-alive) puts a `beat` into
+/// its own queue and reads `deliveries`: the beats and the events then share one bounded
+/// buffer, one drop count and one reader, in the order they came.
 package struct HubSubscription: AsyncSequence, Sendable {
     package typealias Element = HubEvent
-    package let name: String
-    private let events: AsyncStream<HubEvent>
-    private let counters: SubscriptionCounters
-    private let continuation: AsyncStream<HubEvent>.Continuation
+    /// What a subscriber's queue holds.
+    package enum Delivery: Sendable {
+        case event(HubEvent)
+        /// Put in by the subscriber itself (`beat()`), never by the bus.
+        case beat
+    }
 
-    init(name: String, events: AsyncStream<HubEvent>, counters: SubscriptionCounters,
-         continuation: AsyncStream<HubEvent>.Continuation) {
+    package let name: String
+    /// The events and the subscriber's own beats, in order.
+    package let deliveries: AsyncStream<Delivery>
+    private let counters: SubscriptionCounters
+    private let continuation: AsyncStream<Delivery>.Continuation
+
+    init(name: String, events: AsyncStream<Delivery>, counters: SubscriptionCounters,
+         continuation: AsyncStream<Delivery>.Continuation) {
         self.name = name
-        self.events = events
+        self.deliveries = events
         self.counters = counters
         self.continuation = continuation
     }
 
-    package func makeAsyncIterator() -> AsyncStream<HubEvent>.Iterator { events.makeAsyncIterator() }
+    /// The events alone (beats are skipped).
+    package struct AsyncIterator: AsyncIteratorProtocol {
+        var deliveries: AsyncStream<Delivery>.Iterator
+        package mutating func next() async -> HubEvent? {
+            while let delivery = await deliveries.next() {
+                if case .event(let event) = delivery { return event }
+            }
+            return nil
+        }
+    }
+
+    package func makeAsyncIterator() -> AsyncIterator { AsyncIterator(deliveries: deliveries.makeAsyncIterator()) }
+
+    /// Queues a beat behind the events waiting; a full queue drops its oldest and counts it.
+    package func beat() {
+        if case .dropped = continuation.yield(.beat) { _ = counters.countDrop() }
+    }
 
     /// Events this subscriber lost because its buffer was full.
     package var dropped: Int { counters.dropped }

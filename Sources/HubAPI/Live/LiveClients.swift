@@ -4,9 +4,8 @@ import Synchronization
 
 /// The clients of the live streams (SSE and WebSocket) and what they missed.
 ///
-/// Each client is its own `HubBus` subscriber with a bounded buffer of `queueSize` events,
-/// passed on to a queue of its own as big (where SSE's keep-alive beats join them): publishing
-/// never waits for a client. When a client does not keep up, its queue drops the oldest events
+/// Each client is its own `HubBus` subscriber with a bounded buffer of `queueSize` events
+/// (SSE's keep-alive beats join them there): publishing never waits for a client. When a client does not keep up, its queue drops the oldest events
 /// and counts them; the client is told (`{"type":"missed"}`) once it reads
 /// again, and a client that has made no progress while `maxBehind` events were dropped is
 /// disconnected (its connection closed), so a dead or stuck reader costs one bounded
@@ -31,7 +30,7 @@ package final class LiveClients: Sendable {
     private let slowDisconnects = Atomic<Int>(0)
     private let messagesSent = Atomic<Int>(0)
     /// The subscriptions of the clients attached now, so shutdown can end them all; nil once closed.
-    private let open = Mutex<[Int: (subscription: HubSubscription, dropped: DropCount)]?>([:])
+    private let open = Mutex<[Int: HubSubscription]?>([:])
 
     /// How often a stream with a keep-alive (SSE) sends it.
     let keepAliveEvery: Duration
@@ -48,7 +47,6 @@ package final class LiveClients: Sendable {
 
     package var stats: LiveClientStats {
         let live = bus.subscriberStats().filter { $0.name.hasPrefix("api-") }.reduce(0) { $0 + $1.dropped }
-            + open.withLock { ($0 ?? [:]).values.reduce(0) { $0 + $1.dropped.value } }
         return LiveClientStats(sseClients: sseCount.load(ordering: .relaxed), wsClients: wsCount.load(ordering: .relaxed),
                      missed: missedByEnded.load(ordering: .relaxed) + live,
                      slowDisconnects: slowDisconnects.load(ordering: .relaxed),
@@ -63,10 +61,9 @@ package final class LiveClients: Sendable {
                        write: (Output) async throws -> Void) async throws {
         let id = nextID.add(1, ordering: .relaxed).newValue
         let subscription = bus.subscribe(name: "api-\(kind.rawValue)-\(id)", bufferSize: queueSize)
-        let droppedHere = DropCount()
         let accepted = open.withLock { open -> Bool in
             guard open != nil else { return false }
-            open![id] = (subscription, droppedHere)
+            open![id] = subscription
             return true
         }
         // Shutting down: the stream ends at once (after the hello).
@@ -79,29 +76,17 @@ package final class LiveClients: Sendable {
                                      value: ChannelOptions.Types.WriteBufferWaterMark(low: sendBuffer / 2, high: sendBuffer)).get()
         defer {
             count(kind, -1)
-            missedByEnded.add(subscription.dropped + droppedHere.value, ordering: .relaxed)
+            missedByEnded.add(subscription.dropped, ordering: .relaxed)
             subscription.finish()
             open.withLock { _ = $0?.removeValue(forKey: id) }
         }
         let maxBehind = self.maxBehind
         let checkEvery = self.checkEvery
         let keepAliveEvery = self.keepAliveEvery
-        // The bus's events and the keep-alive's beats in one sequence, written in turn. Its buffer
-        // is the client's queue, as the subscription's is: full, the oldest is dropped and counted.
-        let (items, feed) = AsyncStream<Item>.makeStream(bufferingPolicy: .bufferingNewest(queueSize))
-        let dropped: @Sendable () -> Int = { subscription.dropped + droppedHere.value }
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await event in subscription {
-                    if case .dropped = feed.yield(.event(event)) { droppedHere.add() }
-                }
-                feed.finish()
-            }
             if keepsAlive {
                 group.addTask {
-                    while (try? await Task.sleep(for: keepAliveEvery)) != nil {
-                        if case .dropped = feed.yield(.keepAlive) { droppedHere.add() }
-                    }
+                    while (try? await Task.sleep(for: keepAliveEvery)) != nil { subscription.beat() }
                 }
             }
             // The watchdog: dropped events piling up with no write getting through means the
@@ -109,7 +94,7 @@ package final class LiveClients: Sendable {
             group.addTask {
                 while !Task.isCancelled {
                     try await Task.sleep(for: checkEvery)
-                    if dropped() - progress.droppedAtLastWrite >= maxBehind {
+                    if subscription.dropped - progress.droppedAtLastWrite >= maxBehind {
                         self.slowDisconnects.add(1, ordering: .relaxed)
                         // Reset, not FIN: a FIN would wait behind the unread bytes for as
                         // long as the client does not read, and the socket would keep them.
@@ -126,16 +111,16 @@ package final class LiveClients: Sendable {
             hello.detail = "podbridge live stream: one message per event (docs/api.md)"
             try await write(.message(hello))
             var reported = 0
-            for await item in items {
-                let droppedSoFar = dropped()
+            for await delivery in subscription.deliveries {
+                let droppedSoFar = subscription.dropped
                 if droppedSoFar > reported {
                     var missed = LiveMessage(type: "missed")
                     missed.missed = droppedSoFar - reported
                     try await write(.message(missed))
                     reported = droppedSoFar
                 }
-                switch item {
-                case .keepAlive:
+                switch delivery {
+                case .beat:
                     try await write(.keepAlive)
                 case .event(let event):
                     guard let message = LiveMessage(event) else { continue }
@@ -153,12 +138,6 @@ package final class LiveClients: Sendable {
         case keepAlive
     }
 
-    /// What a client's stream carries: the bus's events, and the keep-alive's beats.
-    private enum Item: Sendable {
-        case event(HubEvent)
-        case keepAlive
-    }
-
     private func count(_ kind: Kind, _ delta: Int) {
         switch kind {
         case .sse: sseCount.add(delta, ordering: .relaxed)
@@ -172,16 +151,9 @@ package final class LiveClients: Sendable {
     package func closeAll() {
         let subscriptions = open.withLock { open -> [HubSubscription] in
             defer { open = nil }
-            return open.map { $0.values.map(\.subscription) } ?? []
+            return open.map { Array($0.values) } ?? []
         }
         for s in subscriptions { s.finish() }
-    }
-
-    /// Items a client's own queue dropped (beyond what its bus subscription dropped).
-    final class DropCount: Sendable {
-        private let count = Atomic<Int>(0)
-        var value: Int { count.load(ordering: .relaxed) }
-        func add() { count.add(1, ordering: .relaxed) }
     }
 
     /// How far one client's writes got, shared with its watchdog.
