@@ -39,9 +39,17 @@ package struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         self.port = port
     }
 
-    /// Only this machine can connect: 127.0.0.0/8, ::1 or `localhost`.
-    package var isLoopback: Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    /// Only this machine can connect.
+    package var isLoopback: Bool { Self.isLoopback(host: host) }
+
+    /// A host only this machine reaches: an address in 127.0.0.0/8, `::1`, `localhost` or a name
+    /// under `.localhost` (RFC 6761: never resolved off the machine). A name such as
+    /// `127.example.com` is not one: it can resolve anywhere.
+    package static func isLoopback(host: String) -> Bool {
+        let h = host.lowercased()
+        if h == "localhost" || h.hasSuffix(".localhost") || h == "::1" { return true }
+        let octets = h.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 
     package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }

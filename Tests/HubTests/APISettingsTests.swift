@@ -14,6 +14,12 @@ import Testing
         #expect(try !ListenAddress(parsing: "0.0.0.0:8380").isLoopback)
         #expect(try !ListenAddress(parsing: ":8380").isLoopback)
         #expect(try !ListenAddress(parsing: "192.168.1.20:8380").isLoopback)
+        // A name that merely starts like a loopback address can resolve anywhere.
+        #expect(try !ListenAddress(parsing: "127.example.com:8380").isLoopback)
+        #expect(try !ListenAddress(parsing: "127.0.0.1.nip.io:8380").isLoopback)
+        #expect(try ListenAddress(parsing: "127.3.2.1:8380").isLoopback)
+        #expect(try ListenAddress(parsing: "LocalHost:8380").isLoopback)
+        #expect(try ListenAddress(parsing: "hub.localhost:8380").isLoopback)
         for bad in ["8380", "127.0.0.1", "127.0.0.1:http", "127.0.0.1:70000", "[::1]8380"] {
             #expect(throws: ListenAddress.ParseError.self, "\(bad)") { try ListenAddress(parsing: bad) }
         }

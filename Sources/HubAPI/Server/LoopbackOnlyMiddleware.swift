@@ -1,4 +1,5 @@
 import Hummingbird
+import Hub
 
 /// Without a token the API is for programs on this machine alone, and loopback alone does not
 /// ensure that: a web page the user opens elsewhere can make the browser send requests to
@@ -48,11 +49,9 @@ package struct LoopbackOnlyMiddleware<Context: RequestContext>: RouterMiddleware
         return String(authority.split(separator: ":", maxSplits: 1).first ?? "")
     }
 
+    /// A loopback host, or the one the hub listens on (itself loopback: see `ListenAddress`).
     static func isLoopback(_ host: String, listenHost: String) -> Bool {
-        let h = host.lowercased()
-        if h == "localhost" || h.hasSuffix(".localhost") || h == "::1" || h == hostName(listenHost).lowercased() { return true }
-        let octets = h.split(separator: ".", omittingEmptySubsequences: false)
-        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+        ListenAddress.isLoopback(host: host) || host.lowercased() == hostName(listenHost).lowercased()
     }
 
     /// An origin on this machine: a loopback host, and the request's own authority when it has one
