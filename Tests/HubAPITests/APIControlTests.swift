@@ -174,7 +174,7 @@ import Testing
         #expect(none.status == 503 && none.body.contains("is it plugged in") && !none.body.contains("cannot be used"), "\(none.body)")
         #expect(try await hub.get("/api/v1/pods").json?["linkProblem"] == nil)
         // Something there that is no pod's tty: found, and refused.
-        FileManager.default.createFile(atPath: later, contents: Data("not a pod".utf8))
+        _ = FileManager.default.createFile(atPath: later, contents: Data("not a pod".utf8))
         #expect(await eventually { hub.daemon.bus.state.linkProblem != nil }, "\(hub.lines.all.suffix(10))")
         let ready = try await hub.get("/readyz")
         #expect(ready.status == 503)

@@ -441,7 +441,7 @@ import Testing
             #expect(await showing("no pod seen yet", nil), "\(seen)")
             // Something there that is no tty: refused, and the reason reaches the open page
             // through the stream.
-            FileManager.default.createFile(atPath: path, contents: Data("not a pod".utf8))
+            _ = FileManager.default.createFile(atPath: path, contents: Data("not a pod".utf8))
             #expect(await showing("pod cannot be used", "the pod link failed"), "\(seen); \(hub.lines.all.suffix(6))")
             try await page.screenshot(to: dir.appendingPathComponent("dashboard-pod-unusable.png"))
             try FileManager.default.removeItem(atPath: path)

@@ -27,8 +27,27 @@ package struct APIError: Error, HTTPResponseError, CustomStringConvertible {
 
     package var description: String { "\(status.code) \(error): \(detail)" }
 
+    /// The JSON body every error answer carries, on every path (a handler's, or the connection
+    /// guard's for a request that never reached one).
+    package var body: Data { (try? JSONEncoder().encode(["error": error, "detail": detail])) ?? Data() }
+
+    /// The code of an error answered with `status` for want of a more telling one.
+    package static func code(for status: HTTPResponse.Status) -> String {
+        switch status.code {
+        case 400: "bad_request"
+        case 401: "unauthorized"
+        case 403: "forbidden"
+        case 404: "not_found"
+        case 405: "method_not_allowed"
+        case 413: "body_too_large"
+        case 415: "unsupported_media_type"
+        case 431: "header_too_large"
+        case 501: "not_implemented"
+        default: status.code >= 500 ? "internal" : "bad_request"
+        }
+    }
+
     package func response(from request: Request, context: some RequestContext) throws -> Response {
-        let body = (try? JSONEncoder().encode(["error": error, "detail": detail])) ?? Data()
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer realm=\"podbridge\"" }
@@ -48,28 +67,15 @@ package struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as APIError {
             throw error
         } catch let error as HTTPError {
-            throw APIError(error.status, Self.code(error.status), error.body ?? error.status.reasonPhrase,
+            throw APIError(error.status, APIError.code(for: error.status), error.body ?? error.status.reasonPhrase,
                            headers: error.headers)
         } catch let error as any HTTPResponseError {
-            throw APIError(error.status, Self.code(error.status), "\(error)")
+            throw APIError(error.status, APIError.code(for: error.status), "\(error)")
         } catch is CancellationError {
             throw CancellationError()
         } catch {
             context.logger.error("unhandled error: \(error)")
             throw APIError.internalError("\(error)")
-        }
-    }
-
-    static func code(_ status: HTTPResponse.Status) -> String {
-        switch status.code {
-        case 400: "bad_request"
-        case 401: "unauthorized"
-        case 403: "forbidden"
-        case 404: "not_found"
-        case 405: "method_not_allowed"
-        case 413: "body_too_large"
-        case 415: "unsupported_media_type"
-        default: status.code >= 500 ? "internal" : "bad_request"
         }
     }
 }

@@ -221,10 +221,10 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         state = .ending
         timer?.cancel()
         timer = nil
-        let (status, detail) = Self.status(for: error, firstLine: firstLine)
-        logger.debug("unparseable request (\(error)): answered \(status) and closing")
-        let body = (try? JSONEncoder().encode(["error": status.code == 400 ? "bad_request" : Self.code(status), "detail": detail])) ?? Data()
-        var head = "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n"
+        let refusal = Self.refusal(of: error, firstLine: firstLine)
+        logger.debug("unparseable request (\(error)): answered \(refusal) and closing")
+        let body = refusal.body
+        var head = "HTTP/1.1 \(refusal.status.code) \(refusal.status.reasonPhrase)\r\n"
         head += "Content-Type: application/json; charset=utf-8\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
         var buffer = context.channel.allocator.buffer(capacity: head.utf8.count + body.count)
         buffer.writeString(head)
@@ -242,27 +242,20 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     /// 431 for a head over the size limit; 501 for a well-formed request line with a method
     /// the server does not know; 400 for anything else (bytes that are not HTTP/1: a TLS
     /// handshake, garbage; a bad header or Content-Length).
-    static func status(for error: HTTPParserError, firstLine: [UInt8]) -> (HTTPResponseStatus, String) {
-        switch error {
+    static func refusal(of error: HTTPParserError, firstLine: [UInt8]) -> APIError {
+        let (status, detail): (HTTPResponse.Status, String) = switch error {
         case .headerOverflow:
-            return (.requestHeaderFieldsTooLarge, "the request head is larger than the server accepts")
+            (.requestHeaderFieldsTooLarge, "the request head is larger than the server accepts")
         case .invalidMethod where looksLikeRequestLine(firstLine):
-            return (.notImplemented, "the method is not one the server knows")
+            (.notImplemented, "the method is not one the server knows")
         case .invalidMethod, .invalidVersion, .invalidURL, .invalidConstant:
-            return (.badRequest, "this is not an HTTP/1.1 request")
+            (.badRequest, "this is not an HTTP/1.1 request")
         case .invalidContentLength, .unexpectedContentLength:
-            return (.badRequest, "the request's Content-Length is not valid")
+            (.badRequest, "the request's Content-Length is not valid")
         default:
-            return (.badRequest, "the request could not be parsed (\(error))")
+            (.badRequest, "the request could not be parsed (\(error))")
         }
-    }
-
-    private static func code(_ status: HTTPResponseStatus) -> String {
-        switch status.code {
-        case 431: "header_too_large"
-        case 501: "not_implemented"
-        default: "bad_request"
-        }
+        return APIError(status, APIError.code(for: status), detail)
     }
 
     /// `TOKEN SP target SP HTTP/1.x` (the line may be cut short of the version).
