@@ -499,9 +499,21 @@ extension HubConfiguration {
     package var mqttClientID: String {
         if let id = mqtt.clientID { return id }
         let host = "podbridge-" + ProcessInfo.processInfo.hostName.prefix { $0 != "." }
-        guard mqtt.baseTopic != MQTTSettings().baseTopic else { return host }
+        guard mqtt.baseTopic != MQTTSettings().baseTopic else { return Self.brokerSafeClientID(host) }
         let base = mqtt.baseTopic.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") ? $0 : "-" }
-        return host + "-" + String(base)
+        return Self.brokerSafeClientID(host + "-" + String(base))
+    }
+
+    /// MQTT 3.1.1 obliges a broker to accept client ids of 1–23 characters only, so a longer
+    /// default is cut to 16 and ended with 6 hex digits of its FNV-1a hash: two defaults that
+    /// differ past the cut (two base topics on one host) still differ, and an id stays the same
+    /// across restarts.
+    static func brokerSafeClientID(_ id: String) -> String {
+        guard id.utf8.count > 23 else { return id }
+        var hash: UInt32 = 0x811C_9DC5
+        for byte in id.utf8 { hash = (hash ^ UInt32(byte)) &* 0x0100_0193 }
+        let digits = String(hash & 0xFF_FFFF, radix: 16)
+        return String(id.utf8.prefix(16))! + "-" + String(repeating: "0", count: 6 - digits.count) + digits
     }
 }
 

@@ -181,12 +181,28 @@ import Testing
         var second = HubConfiguration()
         second.mqtt.baseTopic = "home/bed 2"
         let host = "podbridge-" + ProcessInfo.processInfo.hostName.prefix { $0 != "." }
-        #expect(first.mqttClientID == host)
-        #expect(second.mqttClientID == host + "-home-bed-2")
+        #expect(first.mqttClientID == HubConfiguration.brokerSafeClientID(host))
+        #expect(second.mqttClientID == HubConfiguration.brokerSafeClientID(host + "-home-bed-2"))
         first.mqtt.baseTopic = "podbridge-left"
-        #expect(first.mqttClientID == host + "-podbridge-left" && first.mqttClientID != second.mqttClientID)
+        #expect(first.mqttClientID == HubConfiguration.brokerSafeClientID(host + "-podbridge-left"))
+        #expect(first.mqttClientID != second.mqttClientID)
+        #expect(first.mqttClientID.utf8.count <= 23 && second.mqttClientID.utf8.count <= 23)
         second.mqtt.clientID = "hub-2"
         #expect(second.mqttClientID == "hub-2")
+    }
+
+    /// A broker need only take ids of up to 23 characters (MQTT 3.1.1): a longer default is cut
+    /// and marked with its hash, so it stays distinct and stable.
+    @Test func aLongDefaultClientIDIsCutToWhatEveryBrokerTakes() {
+        #expect(HubConfiguration.brokerSafeClientID("podbridge-box") == "podbridge-box")
+        #expect(HubConfiguration.brokerSafeClientID("podbridge-1234567890123") == "podbridge-1234567890123")
+        let left = HubConfiguration.brokerSafeClientID("podbridge-bedroom-hub-podbridge-left")
+        let right = HubConfiguration.brokerSafeClientID("podbridge-bedroom-hub-podbridge-right")
+        #expect(left.utf8.count == 23 && right.utf8.count == 23 && left != right)
+        #expect(left.hasPrefix("podbridge-bedroo-"))
+        #expect(left == HubConfiguration.brokerSafeClientID("podbridge-bedroom-hub-podbridge-left"))
+        // FNV-1a 32 of the id, low 24 bits (computed apart, in Python): the same on every machine and run.
+        #expect(HubConfiguration.brokerSafeClientID("podbridge-aaaaaaaaaaaaaaaaaaaaaa") == "podbridge-aaaaaa-4b2fee")
     }
 
     @Test func mqttEnvironmentOverridesAndMistakes() throws {
