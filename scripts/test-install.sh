@@ -33,7 +33,7 @@ diff -r "$(dirname "$binary")/$bundle" "$lib/$bundle" > /dev/null && [ -f "$lib/
   || fail "web files: $(ls -lR "$lib" 2>&1 | head -20)"
 "$bin" --version > /dev/null && pass "installed binary runs" || fail "installed binary does not run"
 [ "$(mode "$unit")" = 644 ] && [ "$(mode "$rule")" = 644 ] && pass "unit and rule, mode 644" || fail "unit/rule modes"
-grep -qx 'ExecStart=/opt/podbridge/bin/podbridge run --no-console --log-level info' "$unit" \
+grep -qx 'ExecStart=/opt/podbridge/bin/podbridge run --no-console' "$unit" \
   && pass "the unit starts the installed binary" || fail "ExecStart: $(grep ExecStart "$unit")"
 diff <(grep -v '^ExecStart=' systemd/podbridge.service) <(grep -v '^ExecStart=' "$unit") > /dev/null \
   && pass "the unit is the repository's otherwise" || fail "the unit differs beyond ExecStart"

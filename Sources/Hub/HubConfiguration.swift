@@ -23,6 +23,12 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
     package var mqtt = MQTTSettings()
     /// Seconds between live-reading lines on the console.
     package var progressSeconds: Double = 2
+    /// The log's least level (`trace` … `critical`, as swift-log names them). Default: `info`
+    /// when standard error is the journal's (systemd), `warning` in a terminal, where the console
+    /// already prints each event.
+    package var logLevel: String?
+    /// What `logLevel` may be.
+    package static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
     package init() {}
 
@@ -180,7 +186,7 @@ package enum ConfigurationError: Error, CustomStringConvertible, Equatable {
 extension HubConfiguration {
     /// Keys whose default is absent (nil), so they do not appear in the encoded defaults.
     static let optionalKeys: Set<String> = [
-        "database", "timeZone", "pod.path", "pod.serial", "schedule.podTimeZone", "export.directory",
+        "database", "timeZone", "logLevel", "pod.path", "pod.serial", "schedule.podTimeZone", "export.directory",
         "upload.baseURL", "upload.token", "api.token",
         "mqtt.host", "mqtt.username", "mqtt.password", "mqtt.tls", "mqtt.clientID",
     ]
@@ -337,6 +343,7 @@ extension HubConfiguration {
         .init(name: "PODBRIDGE_STATE_DIRECTORY", key: "stateDirectory") { $0.stateDirectory = $1 },
         .init(name: "PODBRIDGE_DATABASE", key: "database") { $0.database = $1 },
         .init(name: "PODBRIDGE_TIME_ZONE", key: "timeZone") { $0.timeZone = $1 },
+        .init(name: "PODBRIDGE_LOG_LEVEL", key: "logLevel") { $0.logLevel = $1 },
         .init(name: "PODBRIDGE_POD_PATH", key: "pod.path") { $0.pod.path = $1 },
         .init(name: "PODBRIDGE_POD_SERIAL", key: "pod.serial") { $0.pod.serial = $1 },
         .init(name: "PODBRIDGE_UPLOAD_URL", key: "upload.baseURL") { $0.upload.baseURL = $1 },
@@ -386,6 +393,9 @@ extension HubConfiguration {
 
     package func validate() throws(ConfigurationError) {
         if let tz = timeZone, TimeZone(identifier: tz) == nil { throw .badValue(key: "timeZone", reason: "unknown zone '\(tz)'") }
+        if let logLevel, !Self.logLevels.contains(logLevel) {
+            throw .badValue(key: "logLevel", reason: "expected one of \(Self.logLevels.joined(separator: ", ")), got '\(logLevel)'")
+        }
         if let tz = schedule.podTimeZone, TimeZone(identifier: tz) == nil {
             throw .badValue(key: "schedule.podTimeZone", reason: "unknown zone '\(tz)'")
         }

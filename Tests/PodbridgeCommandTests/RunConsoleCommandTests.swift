@@ -83,7 +83,8 @@ import Testing
     @Test func underSystemdEachLogLineCarriesItsPriorityForTheJournal() async throws {
         // As systemd does: JOURNAL_STREAM names the stream by device and inode.
         let journal = ["/bin/sh", "-c", #"JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec "$0" "$@""#]
-        let r = try await runWithoutThePod(["--no-console", "--log-level", "info"], launcher: journal)
+        // No --log-level: under the journal the hub logs at info (the unit passes none).
+        let r = try await runWithoutThePod(["--no-console"], launcher: journal)
         #expect(r.status == 0, "stdout: \(r.stdout)\nstderr: \(r.stderr)")
         let lines = r.stderr.split(separator: "\n").map(String.init)
         let warning = lines.filter { $0.contains(CommandRunner.missingPod) }
@@ -93,5 +94,24 @@ import Testing
         // A stream that is not the journal's (a redirected child keeps the variable): plain lines.
         let elsewhere = try await runWithoutThePod(["--no-console"], launcher: ["/usr/bin/env", "JOURNAL_STREAM=1:1"])
         #expect(elsewhere.stderr.contains("warning") && !elsewhere.stderr.contains("<4>"), "stderr: \(elsewhere.stderr)")
+        #expect(!elsewhere.stderr.contains("using the pod at"), "a terminal's log is warnings and up: \(elsewhere.stderr)")
+    }
+
+    /// The log level is a setting like any other (a unit's command line is not for users to
+    /// edit): from the environment it quietens the journal, and a wrong one is named.
+    @Test func theLogLevelComesFromTheConfigurationToo() async throws {
+        let journal = ["/usr/bin/env", "PODBRIDGE_LOG_LEVEL=warning", "/bin/sh", "-c",
+                       #"JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec "$0" "$@""#]
+        let quiet = try await runWithoutThePod(["--no-console"], launcher: journal)
+        #expect(quiet.status == 0 && quiet.stderr.contains("<4>podbridge: "), "stderr: \(quiet.stderr)")
+        #expect(!quiet.stderr.contains("<6>"), "stderr: \(quiet.stderr)")
+        // The option still wins over the environment.
+        let loud = try await runWithoutThePod(["--no-console", "--log-level", "info"],
+                                              launcher: ["/usr/bin/env", "PODBRIDGE_LOG_LEVEL=error"])
+        #expect(loud.stderr.contains("using the pod at"), "stderr: \(loud.stderr)")
+        let wrong = try await CommandRunner.run(["run", "--no-api", "--path", "/nonexistent"],
+                                                environment: ["PODBRIDGE_LOG_LEVEL": "verbose"])
+        #expect(wrong.status == 1 && wrong.stderr.contains("logLevel (from $PODBRIDGE_LOG_LEVEL)")
+                && wrong.stderr.contains("'verbose'"), "status \(wrong.status), stderr: \(wrong.stderr)")
     }
 }

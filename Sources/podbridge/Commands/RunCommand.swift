@@ -46,15 +46,16 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Print what happens on standard output (off under systemd).")
     var console = true
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: String = "warning"
+    @Option(name: .customLong("log-level"),
+            help: "trace, debug, info, notice, warning, error or critical (configuration: logLevel; default info under systemd, else warning).")
+    var logLevel: String?
 
     func validate() throws {
         guard clockSpeed > 0 else { throw ValidationError("--clock-speed must be > 0") }
         if let clockStart, ISO8601DateFormatter().date(from: clockStart) == nil {
             throw ValidationError("--clock-start must be ISO 8601 with an offset, e.g. 2026-11-16T21:00:00+01:00")
         }
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        if let logLevel, Logger.Level(rawValue: logLevel) == nil { throw ValidationError("unknown --log-level '\(logLevel)'") }
         // The options' own mistakes are usage errors (64), named as options, not as the keys they set.
         if let tz, TimeZone(identifier: tz) == nil { throw ValidationError("unknown time zone '\(tz)' for --tz") }
         if let listen {
@@ -69,6 +70,7 @@ struct RunCommand: AsyncParsableCommand {
             if let tz { settings.timeZone = tz }
             if let listen { settings.api.listen = listen }
             if noAPI { settings.api.enabled = false }
+            if let logLevel { settings.logLevel = logLevel }
         }
     }
 
@@ -80,8 +82,9 @@ struct RunCommand: AsyncParsableCommand {
         if settings.api.enabled {
             do { _ = try StaticRoutes.resourceDirectory() } catch { throw CommandFailure("\(error)") }
         }
-        let level = Logger.Level(rawValue: logLevel) ?? .warning
         let journal = JournalLogHandler.stderrIsJournal()
+        // The journal keeps what a terminal's reader already saw on the console.
+        let level = settings.logLevel.flatMap(Logger.Level.init(rawValue:)) ?? (journal ? .info : .warning)
         LoggingSystem.bootstrap { label in
             if journal { return JournalLogHandler(label: label, logLevel: level) }
             var handler = StreamLogHandler.standardError(label: label)
