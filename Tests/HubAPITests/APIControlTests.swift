@@ -372,4 +372,46 @@ import Testing
         #expect(output.components(separatedBy: "\n").contains(": keep-alive"), "\(output)")
         await hub.stop()
     }
+
+    /// EventSource reconnects with the last id it saw: the stream picks up from there, each
+    /// event once, and says so when it cannot (ids of an earlier run of the hub).
+    @Test func anEventStreamResumesAfterTheLastEventItSaw() async throws {
+        let dir = try TempDir()
+        let hub = try await APITestHub.start(serial: "API-RESUME", speed: 1, directory: dir) { $0.pod.path = dir.path("no-pod") }
+        func reading(_ n: Int) -> HubEvent {
+            .live(serial: "RESUME", side: .left, LiveSecond(time: 1_800_000_000 + Double(n), present: true, heartRate: 50 + Double(n),
+                                                           breathingRate: 14, movement: 0.1, quality: 0.9))
+        }
+        func heartRates(_ client: StreamClient) -> [Double] {
+            client.messages(ofType: "live").filter { $0["serial"] as? String == "RESUME" }.compactMap { $0["heartRate"] as? Double }
+        }
+        let first = StreamClient.sse(hub.http, base: hub.base)
+        #expect(await eventually { first.count(ofType: "hello") == 1 })
+        hub.daemon.bus.publish(reading(0))
+        hub.daemon.bus.publish(reading(1))
+        #expect(await eventually { heartRates(first).count == 2 }, "\(first.messages)")
+        let seen = try #require(first.messages(ofType: "live").last?["_id"] as? String)
+        await first.close()
+
+        // While away: two more.
+        hub.daemon.bus.publish(reading(2))
+        hub.daemon.bus.publish(reading(3))
+        let again = StreamClient.sse(hub.http, base: hub.base, lastEventID: seen)
+        #expect(await eventually { heartRates(again).count == 2 }, "\(again.messages)")
+        hub.daemon.bus.publish(reading(4))
+        #expect(await eventually { heartRates(again).count == 3 }, "\(again.messages)")
+        #expect(heartRates(again) == [52, 53, 54], "each event since, once: \(again.messages)")
+        let ids = again.messages(ofType: "live").compactMap { ($0["_id"] as? String).flatMap(UInt64.init) }
+        #expect(ids.count == 3 && ids == ids.sorted() && ids.first! > UInt64(seen)!, "\(ids) after \(seen)")
+        #expect(again.count(ofType: "missed") == 0)
+        await again.close()
+
+        // An id of no run of this hub: told, and nothing replayed.
+        let stranger = StreamClient.sse(hub.http, base: hub.base, lastEventID: "17")
+        #expect(await eventually { stranger.count(ofType: "missed") == 1 }, "\(stranger.messages)")
+        #expect((stranger.messages(ofType: "missed").first?["detail"] as? String)?.contains("restarted") == true)
+        #expect(heartRates(stranger).isEmpty)
+        await stranger.close()
+        await hub.stop()
+    }
 }

@@ -31,8 +31,10 @@ final class StreamClient: Sendable {
     var hasEnded: Bool { ended.withLock { $0 } }
     func messages(ofType type: String) -> [[String: Any]] { messages.filter { $0["type"] as? String == type } }
 
-    private func add(_ text: Substring) {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else { return }
+    /// - Parameter id: the SSE `id:` of the message, kept as `_id` (none on housekeeping messages).
+    private func add(_ text: Substring, id: Substring? = nil) {
+        guard var object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else { return }
+        if let id { object["_id"] = String(id) }
         let type = object["type"] as? String ?? "?"
         let time = type == "live" ? object["time"] as? String : nil
         summary.withLock {
@@ -44,22 +46,26 @@ final class StreamClient: Sendable {
         received.withLock { $0.append(r) }
     }
 
-    /// `GET /api/v1/live/events`, parsed as Server-Sent Events.
-    static func sse(_ http: HTTPClient, base: String, token: String? = nil, keepMessages: Bool = true) -> StreamClient {
+    /// `GET /api/v1/live/events`, parsed as Server-Sent Events; with `lastEventID` as a
+    /// reconnecting EventSource asks.
+    static func sse(_ http: HTTPClient, base: String, token: String? = nil, lastEventID: String? = nil,
+                    keepMessages: Bool = true) -> StreamClient {
         let client = StreamClient(keepsMessages: keepMessages)
         let t = Task {
             defer { client.ended.withLock { $0 = true } }
             var request = HTTPClientRequest(url: base + "/api/v1/live/events")
             if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+            if let lastEventID { request.headers.add(name: "Last-Event-ID", value: lastEventID) }
             guard let response = try? await http.execute(request, timeout: .hours(1)), response.status == .ok else { return }
             var pending = ""
             do {
                 for try await buffer in response.body {
                     pending += String(buffer: buffer)
                     while let cut = pending.range(of: "\n\n") {
-                        let block = pending[..<cut.lowerBound]
-                        for line in block.split(separator: "\n") where line.hasPrefix("data: ") {
-                            client.add(line.dropFirst(6))
+                        let lines = pending[..<cut.lowerBound].split(separator: "\n")
+                        let id = lines.first { $0.hasPrefix("id: ") }?.dropFirst(4)
+                        for line in lines where line.hasPrefix("data: ") {
+                            client.add(line.dropFirst(6), id: id)
                         }
                         pending.removeSubrange(..<cut.upperBound)
                     }

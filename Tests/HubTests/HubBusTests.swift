@@ -56,7 +56,7 @@ import SystemCalls
         for await delivery in s.deliveries {
             switch delivery {
             case .beat: read.append("beat")
-            case .event(let event): read.append(event == Self.live(1) ? "1" : event == Self.live(2) ? "2" : "?")
+            case .event(let event, _): read.append(event == Self.live(1) ? "1" : event == Self.live(2) ? "2" : "?")
             }
         }
         #expect(read == ["1", "beat", "2"])
@@ -73,6 +73,45 @@ import SystemCalls
         var events: [HubEvent] = []
         for await event in full { events.append(event) }
         #expect(events == [Self.live(3)])
+    }
+
+    /// A client that lost its connection subscribes again after the last number it saw: it gets
+    /// each event since once, in order, and is told what the bus no longer kept.
+    @Test func aSubscriberCatchesUpAfterTheLastEventItSaw() async {
+        let bus = HubBus(replayCapacity: 5, firstSequence: 1000)
+        for t in 0..<3 { bus.publish(Self.live(Double(t))) }   // numbered 1000, 1001, 1002
+
+        let resumed = bus.subscribe(name: "again", after: 1000)
+        #expect(resumed.resumed == .complete)
+        bus.publish(Self.live(3))                               // 1003, queued behind the replay
+        resumed.finish()
+        var got: [(UInt64, HubEvent)] = []
+        for await delivery in resumed.deliveries {
+            if case .event(let event, let sequence) = delivery { got.append((sequence, event)) }
+        }
+        #expect(got.map(\.0) == [1001, 1002, 1003])
+        #expect(got.map(\.1) == [Self.live(1), Self.live(2), Self.live(3)])
+
+        // Eight events published (1000…1007), five kept (1003…1007): after 1000, two are gone.
+        for t in 4..<8 { bus.publish(Self.live(Double(t))) }
+        let late = bus.subscribe(name: "late", after: 1000)
+        #expect(late.resumed == .lost(2))
+        late.finish()
+        var numbers: [UInt64] = []
+        for await delivery in late.deliveries { if case .event(_, let n) = delivery { numbers.append(n) } }
+        #expect(numbers == [1003, 1004, 1005, 1006, 1007])
+
+        // Up to date: nothing to replay. A number of another run (earlier, or later than any yet): unknown, nothing replayed.
+        #expect(bus.subscribe(name: "current", after: 1007).resumed == .complete)
+        for foreign: UInt64 in [5, 1008, .max] {
+            let other = bus.subscribe(name: "other", after: foreign)
+            #expect(other.resumed == .unknown, "\(foreign)")
+            other.finish()
+            var any = false
+            for await _ in other.deliveries { any = true }
+            #expect(!any, "\(foreign)")
+        }
+        #expect(bus.subscribe(name: "fresh").resumed == nil)
     }
 
     @Test func aFinishedSubscriptionIsForgottenByTheBus() async {

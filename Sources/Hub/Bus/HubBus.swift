@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Synchronization
 
@@ -11,67 +12,106 @@ import Synchronization
 ///
 /// The bus also keeps the `HubState` snapshot: every event is applied to it before it is
 /// fanned out, so a reader of `state` never sees less than a subscriber has been sent.
+///
+/// Every event gets a sequence number, increasing for the life of the process and starting at
+/// its start time in microseconds, so numbers from an earlier run of the hub are all below this
+/// run's. The newest `replayCapacity` events are kept, so a client that lost its connection can
+/// subscribe again `after:` the last number it saw and miss nothing (SSE's Last-Event-ID).
 package final class HubBus: Sendable {
-    private struct Subscriber {
+    fileprivate struct Subscriber {
         let name: String
         let continuation: AsyncStream<HubSubscription.Delivery>.Continuation
         let counters: SubscriptionCounters
     }
 
-    private struct Inner {
+    fileprivate struct Inner {
         var subscribers: [Int: Subscriber] = [:]
         var nextID = 0
         var state = HubState()
+        /// The number the next event gets.
+        var nextSequence: UInt64
+        /// The newest events, oldest first, at most `replayCapacity`.
+        var recent: [(sequence: UInt64, event: HubEvent)] = []
+        var recentStart = 0
     }
 
-    private let inner = Mutex(Inner())
+    private let inner: Mutex<Inner>
     private let logger: Logger?
+    /// The first sequence number of this run.
+    package let firstSequence: UInt64
+    /// How many of the newest events a subscriber can catch up on.
+    package let replayCapacity: Int
 
-    /// - Parameter logger: where subscriber overflows are reported (nil: not logged).
-    package init(logger: Logger? = nil) {
+    /// - Parameters:
+    ///   - logger: where subscriber overflows are reported (nil: not logged).
+    ///   - replayCapacity: the newest events kept for `subscribe(after:)` (1024 is minutes of
+    ///     live readings of both sides, long enough for a phone to reconnect).
+    package init(logger: Logger? = nil, replayCapacity: Int = 1024,
+                 firstSequence: UInt64 = UInt64(max(1, Date().timeIntervalSince1970 * 1_000_000))) {
         self.logger = logger
+        self.replayCapacity = max(0, replayCapacity)
+        self.firstSequence = firstSequence
+        inner = Mutex(Inner(nextSequence: firstSequence))
     }
 
     /// Applies `event` to the state and hands it to every subscriber. Never blocks on a subscriber.
     package func publish(_ event: HubEvent) {
-        let targets = inner.withLock { inner -> [Subscriber] in
+        // Numbered and queued under the lock, so every subscriber gets the events in their
+        // numbers' order, and one that subscribes `after:` a number gets each once.
+        let warnings = inner.withLock { inner -> [(String, Int)] in
             inner.state.apply(event)
-            return Array(inner.subscribers.values)
-        }
-        for target in targets {
-            switch target.continuation.yield(.event(event)) {
-            case .dropped:
-                let dropped = target.counters.countDrop()
-                if dropped == 1 || dropped == 10 || dropped == 100 || dropped % 1000 == 0 {
-                    logger?.warning("event subscriber '\(target.name)' is falling behind: \(dropped) events dropped")
+            let sequence = inner.nextSequence
+            inner.nextSequence += 1
+            inner.remember(sequence, event, capacity: replayCapacity)
+            var warnings: [(String, Int)] = []
+            for target in inner.subscribers.values {
+                switch target.continuation.yield(.event(event, sequence: sequence)) {
+                case .dropped:
+                    let dropped = target.counters.countDrop()
+                    if dropped == 1 || dropped == 10 || dropped == 100 || dropped % 1000 == 0 { warnings.append((target.name, dropped)) }
+                case .enqueued:
+                    target.counters.countDelivered()
+                case .terminated:
+                    break
+                @unknown default:
+                    break
                 }
-            case .enqueued:
-                target.counters.countDelivered()
-            case .terminated:
-                break
-            @unknown default:
-                break
             }
+            return warnings
+        }
+        for (name, dropped) in warnings {
+            logger?.warning("event subscriber '\(name)' is falling behind: \(dropped) events dropped")
         }
     }
 
     /// A new subscriber that receives every event published from now on, up to
     /// `bufferSize` of them waiting unread. Ends when the subscription is finished or dropped
     /// (leaving its `for await` loop releases it).
-    package func subscribe(name: String, bufferSize: Int = 1024) -> HubSubscription {
+    ///
+    /// With `after`, the kept events numbered above it come first (as many as `bufferSize`
+    /// holds), and `resumed` says whether that covered everything since.
+    package func subscribe(name: String, bufferSize: Int = 1024, after: UInt64? = nil) -> HubSubscription {
         let (stream, continuation) = AsyncStream<HubSubscription.Delivery>.makeStream(
             bufferingPolicy: .bufferingNewest(max(1, bufferSize)))
         let counters = SubscriptionCounters()
-        let id = inner.withLock { inner -> Int in
+        let (id, resumed) = inner.withLock { inner -> (Int, HubSubscription.Resumption?) in
             let id = inner.nextID
             inner.nextID += 1
             inner.subscribers[id] = Subscriber(name: name, continuation: continuation, counters: counters)
-            return id
+            guard let after else { return (id, nil) }
+            // A number of another run tells nothing of what this one published since.
+            guard after >= firstSequence - 1, after < inner.nextSequence else { return (id, .unknown) }
+            let kept = inner.kept
+            let oldest = kept.first?.sequence ?? inner.nextSequence
+            for (sequence, event) in kept where sequence > after {
+                if case .dropped = continuation.yield(.event(event, sequence: sequence)) { _ = counters.countDrop() }
+            }
+            return (id, after + 1 >= oldest ? .complete : .lost(Int(oldest - after - 1)))
         }
         continuation.onTermination = { [weak self] _ in
             self?.inner.withLock { _ = $0.subscribers.removeValue(forKey: id) }
         }
-        return HubSubscription(name: name, events: stream, counters: counters, continuation: continuation)
+        return HubSubscription(name: name, events: stream, counters: counters, continuation: continuation, resumed: resumed)
     }
 
     /// What the hub knows now (pods, links, clocks, the newest live second per side).
@@ -85,6 +125,24 @@ package final class HubBus: Sendable {
     }
 }
 
+extension HubBus.Inner {
+    /// Keeps the newest `capacity` events in a ring.
+    fileprivate mutating func remember(_ sequence: UInt64, _ event: HubEvent, capacity: Int) {
+        guard capacity > 0 else { return }
+        if recent.count < capacity {
+            recent.append((sequence, event))
+        } else {
+            recent[recentStart] = (sequence, event)
+            recentStart = (recentStart + 1) % capacity
+        }
+    }
+
+    /// The kept events, oldest first.
+    fileprivate var kept: ArraySlice<(sequence: UInt64, event: HubEvent)> {
+        ArraySlice(recent[recentStart...] + recent[..<recentStart])
+    }
+}
+
 /// One subscriber's view of the bus: an `AsyncSequence` of events, and how many it missed.
 ///
 /// A subscriber that must also act when nothing happens (SSE's keep-alive) puts a `beat` into
@@ -94,20 +152,34 @@ package struct HubSubscription: AsyncSequence, Sendable {
     package typealias Element = HubEvent
     /// What a subscriber's queue holds.
     package enum Delivery: Sendable {
-        case event(HubEvent)
+        /// An event and its number on the bus.
+        case event(HubEvent, sequence: UInt64)
         /// Put in by the subscriber itself (`beat()`), never by the bus.
         case beat
     }
 
+    /// How a subscription `after:` a number caught up.
+    package enum Resumption: Sendable, Equatable {
+        /// Every event since that number is queued.
+        case complete
+        /// This many events since it were no longer kept.
+        case lost(Int)
+        /// The number is not one of this run (the hub restarted since, or it is made up).
+        case unknown
+    }
+
     package let name: String
+    /// For a subscription `after:` a number: whether the events since are all there.
+    package let resumed: Resumption?
     /// The events and the subscriber's own beats, in order.
     package let deliveries: AsyncStream<Delivery>
     private let counters: SubscriptionCounters
     private let continuation: AsyncStream<Delivery>.Continuation
 
     init(name: String, events: AsyncStream<Delivery>, counters: SubscriptionCounters,
-         continuation: AsyncStream<Delivery>.Continuation) {
+         continuation: AsyncStream<Delivery>.Continuation, resumed: Resumption? = nil) {
         self.name = name
+        self.resumed = resumed
         self.deliveries = events
         self.counters = counters
         self.continuation = continuation
@@ -118,7 +190,7 @@ package struct HubSubscription: AsyncSequence, Sendable {
         var deliveries: AsyncStream<Delivery>.Iterator
         package mutating func next() async -> HubEvent? {
             while let delivery = await deliveries.next() {
-                if case .event(let event) = delivery { return event }
+                if case .event(let event, _) = delivery { return event }
             }
             return nil
         }

@@ -57,10 +57,12 @@ package final class LiveClients: Sendable {
     /// `write` sends one JSON message (and throws once the connection is gone); with
     /// `keepsAlive` it is also asked for a `.keepAlive` every `keepAliveEvery` (SSE's comment
     /// line: a stream without events for a minute is otherwise cut by a proxy's read timeout).
-    package func serve(_ kind: Kind, channel: any Channel, keepsAlive: Bool = false,
+    /// With `after` (SSE's Last-Event-ID) the stream starts with the events since that one, as
+    /// far as the bus still keeps them, and says what it could not give (`missed`).
+    package func serve(_ kind: Kind, channel: any Channel, keepsAlive: Bool = false, after: UInt64? = nil,
                        write: (Output) async throws -> Void) async throws {
         let id = nextID.add(1, ordering: .relaxed).newValue
-        let subscription = bus.subscribe(name: "api-\(kind.rawValue)-\(id)", bufferSize: queueSize)
+        let subscription = bus.subscribe(name: "api-\(kind.rawValue)-\(id)", bufferSize: queueSize, after: after)
         let accepted = open.withLock { open -> Bool in
             guard open != nil else { return false }
             open![id] = subscription
@@ -109,22 +111,36 @@ package final class LiveClients: Sendable {
             defer { group.cancelAll() }
             var hello = LiveMessage(type: "hello")
             hello.detail = "podbridge live stream: one message per event (docs/api.md)"
-            try await write(.message(hello))
+            try await write(.message(hello, id: nil))
+            switch subscription.resumed {
+            case .lost(let count):
+                var missed = LiveMessage(type: "missed")
+                missed.missed = count
+                missed.detail = "the hub no longer keeps the \(count) events since the last one this client saw"
+                try await write(.message(missed, id: nil))
+            case .unknown:
+                var missed = LiveMessage(type: "missed")
+                missed.detail = "the last event this client saw is not one of this run of the hub (it restarted since): "
+                    + "re-read the state (/api/v1/pods)"
+                try await write(.message(missed, id: nil))
+            case .complete, nil:
+                break
+            }
             var reported = 0
             for await delivery in subscription.deliveries {
                 let droppedSoFar = subscription.dropped
                 if droppedSoFar > reported {
                     var missed = LiveMessage(type: "missed")
                     missed.missed = droppedSoFar - reported
-                    try await write(.message(missed))
+                    try await write(.message(missed, id: nil))
                     reported = droppedSoFar
                 }
                 switch delivery {
                 case .beat:
                     try await write(.keepAlive)
-                case .event(let event):
+                case .event(let event, let sequence):
                     guard let message = LiveMessage(event) else { continue }
-                    try await write(.message(message))
+                    try await write(.message(message, id: sequence))
                     progress.wrote(droppedSoFar: droppedSoFar)
                     messagesSent.add(1, ordering: .relaxed)
                 }
@@ -132,9 +148,10 @@ package final class LiveClients: Sendable {
         }
     }
 
-    /// What a stream writes: a message, or (SSE) the keep-alive.
+    /// What a stream writes: a message (an event's with its number on the bus, SSE's `id:`),
+    /// or (SSE) the keep-alive.
     package enum Output: Sendable {
-        case message(LiveMessage)
+        case message(LiveMessage, id: UInt64?)
         case keepAlive
     }
 

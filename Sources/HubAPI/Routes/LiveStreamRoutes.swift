@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import NIOCore
@@ -10,18 +11,23 @@ package struct LiveStreamRoutes: Sendable {
     func register(on group: RouterGroup<APIRequestContext>) {
         group.get("live/events") { request, context in
             _ = try RequestInput.query(request, allowed: [])
+            // EventSource sends the last id it saw when it reconnects; anything else that is
+            // not a number of ours is treated as unknown (`missed`), not refused.
+            let after = request.headers.first { $0.name.canonicalName == "last-event-id" }
+                .map { $0.value.trimmingCharacters(in: .whitespaces) }
+                .flatMap { $0.isEmpty ? nil : UInt64($0) ?? 0 }
             let clients = self.clients
             let channel = context.channel
             var headers = HTTPFields()
             headers[.contentType] = "text/event-stream"
             headers[.cacheControl] = "no-cache"
             return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-                var sequence = 0
-                try await clients.serve(.sse, channel: channel, keepsAlive: true) { output in
+                try await clients.serve(.sse, channel: channel, keepsAlive: true, after: after) { output in
                     switch output {
-                    case .message(let message):
-                        sequence += 1
-                        try await writer.write(ByteBuffer(string: "id: \(sequence)\nevent: \(message.type)\ndata: \(message.json())\n\n"))
+                    case .message(let message, let id):
+                        // Housekeeping messages carry no id: EventSource keeps the last event's.
+                        let idLine = id.map { "id: \($0)\n" } ?? ""
+                        try await writer.write(ByteBuffer(string: "\(idLine)event: \(message.type)\ndata: \(message.json())\n\n"))
                     case .keepAlive:
                         // A comment line: EventSource ignores it, and a proxy sees the stream
                         // alive (nginx closes one silent for 60 s by default).
@@ -44,7 +50,7 @@ package struct LiveStreamRoutes: Sendable {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     try? await self.clients.serve(.ws, channel: channel) { output in
-                        if case .message(let message) = output { try await outbound.write(.text(message.json())) }
+                        if case .message(let message, _) = output { try await outbound.write(.text(message.json())) }
                     }
                     // The hub is stopping (or the client was cut off): say goodbye.
                     try? await outbound.close(.goingAway, reason: "stream ended")
