@@ -155,23 +155,46 @@ package final class NightStore: Sendable {
     /// asked for, runs to the end even when the calling task is cancelled (as the blocking
     /// calls did), so a night kept or a claim released during shutdown is still written.
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            pool.asyncRead { db in continuation.resume(with: Result { try body(db.get()) }) }
+        try await Self.retryingWhenContended {
+            try await withCheckedThrowingContinuation { continuation in
+                self.pool.asyncRead { db in continuation.resume(with: Result { try body(db.get()) }) }
+            }
         }
     }
 
     /// Runs `body` in one write transaction, off the caller's actor.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            pool.asyncWrite(body) { _, result in
-                if case .failure(let error as DatabaseError) = result, Self.isStorageFailure(error) {
-                    self.writeFailure.withLock { $0 = "\(error)" }
-                } else if case .success = result {
-                    self.writeFailure.withLock { $0 = nil }
+        try await Self.retryingWhenContended {
+            try await withCheckedThrowingContinuation { continuation in
+                self.pool.asyncWrite(body) { _, result in
+                    if case .failure(let error as DatabaseError) = result, Self.isStorageFailure(error) {
+                        self.writeFailure.withLock { $0 = "\(error)" }
+                    } else if case .success = result {
+                        self.writeFailure.withLock { $0 = nil }
+                    }
+                    continuation.resume(with: result)
                 }
-                continuation.resume(with: result)
             }
         }
+    }
+
+    /// The pauses before each new attempt at an access SQLite refused with SQLITE_PROTOCOL.
+    static let contentionPauses: [Duration] = [.milliseconds(20), .milliseconds(100), .milliseconds(500)]
+
+    /// Runs `access` again, after a pause, when SQLite answers SQLITE_PROTOCOL: in WAL mode that
+    /// is a lock it could not take after its own retries under heavy contention (a loaded
+    /// machine, a slow card; the busy timeout does not cover it), and the transaction was rolled
+    /// back, so it can be run again whole. A night must not be lost to a moment of load.
+    static func retryingWhenContended<T>(pauses: [Duration] = contentionPauses,
+                                         _ access: () async throws -> T) async throws -> T {
+        for pause in pauses {
+            do {
+                return try await access()
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_PROTOCOL {
+                try? await Task.sleep(for: pause)
+            }
+        }
+        return try await access()
     }
 
     /// Why the last write failed for the file's sake (a full disk, a read-only or damaged
