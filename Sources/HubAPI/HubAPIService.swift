@@ -105,6 +105,10 @@ package struct HubAPIService: Service {
                         try await app.run()
                     } catch let error as IOError where !listening.isSet {
                         throw ListenError(address: settings.listen, errno: error.errnoCode)
+                    } catch is SocketAddressError.UnknownHost where !listening.isSet {
+                        throw ListenError(address: settings.listen, errno: nil)
+                    } catch SocketAddressError.unknown where !listening.isSet {
+                        throw ListenError(address: settings.listen, errno: nil)
                     }
                 } onGracefulShutdown: {
                     clients.closeAll()

@@ -68,4 +68,18 @@ import Testing
                 && r.stderr.contains("--no-api"), "stderr: \(r.stderr)")
         #expect(!r.stderr.contains("bind(descriptor"), "stderr: \(r.stderr)")
     }
+
+    /// A host name that resolves to nothing (`.invalid` never does, RFC 6761) is named as such,
+    /// not as NIO's "SocketAddressError.UnknownHost".
+    @Test func aListenHostWithNoAddressIsNamed() async throws {
+        let config = try emptyConfiguration()
+        let state = CommandRunner.temporaryFile("state")
+        defer { try? FileManager.default.removeItem(at: config); try? FileManager.default.removeItem(at: state) }
+        let r = try await CommandRunner.run(hubArguments(state, config: config, ["--listen", "nosuchhost.invalid:8399"]),
+                                            environment: ["PODBRIDGE_API_TOKEN": "a-token-for-the-test"])
+        #expect(r.status == 1, "stdout: \(r.stdout)\nstderr: \(r.stderr)")
+        #expect(r.stderr.contains("cannot serve the API on nosuchhost.invalid:8399: no address is known for that host name"),
+                "stderr: \(r.stderr)")
+        #expect(!r.stderr.contains("SocketAddressError"), "stderr: \(r.stderr)")
+    }
 }
