@@ -145,7 +145,7 @@ package struct HubAPIService: Service {
         // which a preflight (no token) would fail.
         router.add(middleware: MetricsMiddleware(metrics: metrics))
         if !allowedOrigins.isEmpty {
-            router.add(middleware: CORSMiddleware(origins: allowedOrigins, methods: methodNotAllowed.methods))
+            router.add(middleware: AllowedOriginsMiddleware(origins: allowedOrigins, methods: methodNotAllowed.methods))
         }
         router.add(middleware: JSONErrorMiddleware())
         if let token {

@@ -9,7 +9,7 @@ import Hummingbird
 /// read the error and sees only a failed fetch.
 /// No `Access-Control-Allow-Credentials`: the token is a header the page sets, not a cookie.
 /// Answers to requests without an `Origin`, or from another one, are left as they are.
-package struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
+package struct AllowedOriginsMiddleware<Context: RequestContext>: RouterMiddleware {
     /// Each as a browser sends it (`WebOrigin.description`).
     let origins: Set<String>
     let methods: String
