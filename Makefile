@@ -41,7 +41,7 @@ CLOCKED_WIDTH := SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=1
 MQTT_SUITES := HubMQTTTests.MQTTClientTests HubMQTTTests.MQTTHubTests
 SOLO_SUITES := HubTests.HubSoakTests HubAPITests.APIControlTests HubAPITests.APIConformanceTests \
   HubAPITests.DashboardBrowserTests HubAPITests.APILiveTests HubAPITests.APILoadTests HubAPITests.APIConnectionTests \
-  $(MQTT_SUITES)
+  HubAPITests.APICORSTests $(MQTT_SUITES)
 
 test-unit:
 	swift build --build-tests
@@ -109,7 +109,7 @@ fuzz: deps
 	$(call fuzz-link,decoder,-lPodProtocol -lSleepDomain Fuzz/DecoderFuzzer.swift)
 	$(call fuzz-link,capture,-lPodAnalysis -lSleepAnalysis -lPodProtocol -lSleepDomain Fuzz/CaptureFuzzer.swift)
 	$(call fuzz-link,input-formats,-lSleepAnalysis -lSleepDomain Fuzz/InputFormatsFuzzer.swift)
-	$(call fuzz-link,configuration,-lSleepSchedule -lSleepDomain Fuzz/ConfigurationFuzzer.swift Sources/Hub/HubConfiguration.swift Sources/Hub/ListenAddress.swift)
+	$(call fuzz-link,configuration,-lSleepSchedule -lSleepDomain Fuzz/ConfigurationFuzzer.swift Sources/Hub/HubConfiguration.swift Sources/Hub/ListenAddress.swift Sources/Hub/WebOrigin.swift)
 	scripts/fuzz-corpus.sh $(FUZZ_DIR)/corpus
 	@for t in $(FUZZ_TARGETS); do \
 	  echo "== fuzz $$t ($(FUZZ_TIME) s)"; \

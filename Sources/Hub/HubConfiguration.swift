@@ -132,6 +132,9 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
         /// A connection is closed when it has not sent a whole request head this long after it
         /// opened or after its last answer (live streams are not cut by it; docs/api.md).
         package var idleTimeoutSeconds: Double = 30
+        /// Web pages on other origins (`scheme://host[:port]`) that may call the API from the
+        /// browser (CORS): a Home Assistant card, a page of one's own. Needs `token`; no `*`.
+        package var allowedOrigins: [String] = []
         package init() {}
     }
 
@@ -351,6 +354,9 @@ extension HubConfiguration {
         .init(name: "PODBRIDGE_UPLOAD_TOKEN", key: "upload.token") { $0.upload.token = $1 },
         .init(name: "PODBRIDGE_API_LISTEN", key: "api.listen") { $0.api.listen = $1 },
         .init(name: "PODBRIDGE_API_TOKEN", key: "api.token") { $0.api.token = $1 },
+        .init(name: "PODBRIDGE_API_ALLOWED_ORIGINS", key: "api.allowedOrigins") {
+            $0.api.allowedOrigins = $1.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        },
         .init(name: "PODBRIDGE_MQTT_HOST", key: "mqtt.host") { $0.mqtt.host = $1 },
         .init(name: "PODBRIDGE_MQTT_PORT", key: "mqtt.port") { (config, value) throws(ConfigurationError) in
             guard let port = Int(value) else { throw .badValue(key: "mqtt.port (from $PODBRIDGE_MQTT_PORT)", reason: "not a number: '\(value)'") }
@@ -439,6 +445,15 @@ extension HubConfiguration {
             if !address.isLoopback && (api.token ?? "").isEmpty {
                 throw .badValue(key: "api.token", reason: "the API listens on \(api.listen), beyond this machine: "
                                 + "set a token (api.token or PODBRIDGE_API_TOKEN) or listen on 127.0.0.1")
+            }
+            for origin in api.allowedOrigins {
+                do { _ = try WebOrigin(parsing: origin) } catch { throw .badValue(key: "api.allowedOrigins", reason: error.description) }
+            }
+            // Without a token the hub refuses other sites' requests (LoopbackOnlyMiddleware): a
+            // page it let read its answers would read them with no token at all.
+            if !api.allowedOrigins.isEmpty && (api.token ?? "").isEmpty {
+                throw .badValue(key: "api.allowedOrigins", reason: "pages on other origins may use only an API with a token: "
+                                + "set a token (api.token or PODBRIDGE_API_TOKEN) or leave api.allowedOrigins empty")
             }
         }
         try validateMQTT()

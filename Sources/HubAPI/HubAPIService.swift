@@ -60,8 +60,18 @@ package struct HubAPIService: Service {
         guard address.isLoopback || token != nil else {
             throw ConfigurationError.badValue(key: "api.token", reason: "refusing to listen on \(address) without a token")
         }
+        var origins: Set<String> = []
+        for origin in settings.allowedOrigins {
+            do { origins.insert(try WebOrigin(parsing: origin).description) } catch {
+                throw ConfigurationError.badValue(key: "api.allowedOrigins", reason: error.description)
+            }
+        }
+        // Likewise: no other site's page reads an API without a token.
+        guard origins.isEmpty || token != nil else {
+            throw ConfigurationError.badValue(key: "api.allowedOrigins", reason: "refusing to serve other sites' pages without a token")
+        }
         let metrics = APIMetrics()
-        let router = try makeRouter(token: token, listenHost: address.host, metrics: metrics)
+        let router = try makeRouter(token: token, listenHost: address.host, allowedOrigins: origins, metrics: metrics)
         let listening = Flag()
         let reporter = self.reporter
         let onListening = self.onListening
@@ -127,20 +137,28 @@ package struct HubAPIService: Service {
         }
     }
 
-    func makeRouter(token: String?, listenHost: String, metrics: APIMetrics) throws -> Router<APIRequestContext> {
+    /// - Parameter allowedOrigins: `api.allowedOrigins` as browsers send them; empty: no CORS.
+    func makeRouter(token: String?, listenHost: String, allowedOrigins: Set<String>,
+                    metrics: APIMetrics) throws -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
-        // Order matters: errors become JSON outermost, so auth failures and 404s are JSON too.
+        let statics = try StaticRoutes()
+        let methodNotAllowed = try MethodNotAllowedMiddleware<APIRequestContext>(
+            openAPI: statics.openAPI, extra: ["/": ["GET"], "/dashboard/{file}": ["GET"]])
+        // Order matters: errors become JSON outermost, so auth failures and 404s are JSON too;
+        // CORS outside that, so those JSON errors carry its header, and before the token check,
+        // which a preflight (no token) would fail.
         router.add(middleware: MetricsMiddleware(metrics: metrics))
+        if !allowedOrigins.isEmpty {
+            router.add(middleware: AllowedOriginsMiddleware(origins: allowedOrigins, methods: methodNotAllowed.methods))
+        }
         router.add(middleware: JSONErrorMiddleware())
         if let token {
             router.add(middleware: BearerAuthMiddleware(token: token))
         } else {
             router.add(middleware: LoopbackOnlyMiddleware(listenHost: listenHost))
         }
-        let statics = try StaticRoutes()
         // A known path with another method: 405 with `Allow` (after auth: no token, no map of the API).
-        router.add(middleware: try MethodNotAllowedMiddleware(
-            openAPI: statics.openAPI, extra: ["/": ["GET"], "/dashboard/{file}": ["GET"]]))
+        router.add(middleware: methodNotAllowed)
         HealthRoutes(store: store, bus: bus).register(on: router)
         statics.register(on: router)
         router.get("metrics") { [store, bus, clients] _, _ in

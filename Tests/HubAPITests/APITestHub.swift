@@ -106,11 +106,13 @@ struct APITestHub {
         var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] }
     }
 
+    /// - Parameter headers: further request headers (a page's `Origin`).
     func request(_ method: HTTPMethod, _ path: String, body: String? = nil, token: String? = nil,
-                 contentType: String = "application/json") async throws -> Answer {
+                 contentType: String = "application/json", headers: [(String, String)] = []) async throws -> Answer {
         var request = HTTPClientRequest(url: base + path)
         request.method = method
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body {
             request.headers.add(name: "Content-Type", value: contentType)
             request.body = .bytes(ByteBuffer(string: body))

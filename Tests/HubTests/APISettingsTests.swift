@@ -2,8 +2,8 @@ import Foundation
 import Hub
 import Testing
 
-/// `api.listen` / `api.token`: parsed at load, and an API reachable from other machines
-/// without a token is refused before anything starts.
+/// `api.listen` / `api.token` / `api.allowedOrigins`: parsed at load, and an API reachable from
+/// other machines or other sites' pages without a token is refused before anything starts.
 @Suite struct APISettingsTests {
     @Test func listenAddressesParse() throws {
         let v4 = try ListenAddress(parsing: "127.0.0.1:8380")
@@ -62,5 +62,78 @@ import Testing
         #expect(loaded.api.listen == "127.0.0.1:0" && loaded.api.token == "abc" && loaded.api.enabled)
         try Data(#"{"api": {"listen": "nowhere"}}"#.utf8).write(to: file)
         #expect(throws: ConfigurationError.self) { try HubConfiguration.load(path: file.path) }
+    }
+
+    @Test func allowedOriginsAreWhatABrowserSends() throws {
+        #expect(try WebOrigin(parsing: "https://ha.example.org:8123").description == "https://ha.example.org:8123")
+        // The scheme's default port and upper case are not what a browser sends: written as it does.
+        #expect(try WebOrigin(parsing: "HTTPS://HA.Example.org:443").description == "https://ha.example.org")
+        #expect(try WebOrigin(parsing: "http://dash.example:80").description == "http://dash.example")
+        #expect(try WebOrigin(parsing: "http://dash.example:443").description == "http://dash.example:443")
+        #expect(try WebOrigin(parsing: "http://[FD00::2]:8123").description == "http://[fd00::2]:8123")
+        #expect(try WebOrigin(parsing: "http://192.168.1.20:8123").description == "http://192.168.1.20:8123")
+        for (bad, says) in [("*", "no wildcards"), ("https://*.example.org", "no wildcards"),
+                            ("https://ha.example.org/", "no trailing slash"), ("https://ha.example.org:8123/lovelace", "no path"),
+                            ("ha.example.org", "no scheme"), ("null", "no scheme"), ("ws://ha.example.org", "http or https"),
+                            ("https://", "no host"), ("https://:8123", "no host"), ("https://ha.example.org:", "port"),
+                            ("https://ha.example.org:0", "port"), ("https://ha.example.org:99999", "port"),
+                            ("https://fd00::2", "in brackets"), ("https://user@ha.example.org", "user name"),
+                            ("https://ha.example.org?x", "query"), ("https://bücher.example", "xn--"),
+                            ("https://ha example.org", "spaces"), ("https://[ha.example.org]", "IPv6")] {
+            #expect { try WebOrigin(parsing: bad) } throws: { error in
+                let text = "\(error)"
+                return text.contains(says) && text.contains("got '\(bad)'")
+            }
+        }
+    }
+
+    @Test func allowedOriginsAreCheckedAtLoadAndNeedAToken() throws {
+        var c = HubConfiguration()
+        #expect(c.api.allowedOrigins.isEmpty)
+        c.api.token = "s3cret"
+        c.api.allowedOrigins = ["https://ha.example.org:8123", "http://192.168.1.20:8123"]
+        try c.validate()
+        func refusal(_ config: HubConfiguration) -> String {
+            do { try config.validate(); return "accepted" } catch { return error.description }
+        }
+        for bad in ["*", "https://ha.example.org:8123/", "https://ha.example.org:8123/lovelace"] {
+            var wrong = c
+            wrong.api.allowedOrigins = ["https://ha.example.org:8123", bad]
+            let message = refusal(wrong)
+            #expect(message.hasPrefix("configuration: api.allowedOrigins: ") && message.contains("'\(bad)'"), "\(message)")
+        }
+        // Cross-site pages and no token: refused, as a non-loopback listen without one is.
+        var open = c
+        open.api.token = nil
+        #expect(refusal(open) == "configuration: api.allowedOrigins: pages on other origins may use only an API with a token: "
+                + "set a token (api.token or PODBRIDGE_API_TOKEN) or leave api.allowedOrigins empty")
+        open.api.token = ""
+        #expect(refusal(open).contains("api.allowedOrigins"))
+        // Off entirely: nothing listens, nothing to refuse.
+        open.api.enabled = false
+        try open.validate()
+    }
+
+    @Test func allowedOriginsComeFromTheFileOrTheEnvironment() throws {
+        var c = HubConfiguration()
+        try c.applyEnvironment(["PODBRIDGE_API_TOKEN": "t0k",
+                                "PODBRIDGE_API_ALLOWED_ORIGINS": " https://ha.example.org:8123, http://10.0.0.5:8123 ,"])
+        #expect(c.api.allowedOrigins == ["https://ha.example.org:8123", "http://10.0.0.5:8123"])
+        var bad = HubConfiguration()
+        var message = ""
+        do { try bad.applyEnvironment(["PODBRIDGE_API_ALLOWED_ORIGINS": "https://ha.example.org"]) } catch { message = error.description }
+        #expect(message.hasPrefix("configuration: api.allowedOrigins (from $PODBRIDGE_API_ALLOWED_ORIGINS): "
+                                  + "pages on other origins may use only an API with a token"), "\(message)")
+        let file = Data(#"{"api": {"token": "abc", "allowedOrigins": ["https://ha.example.org:8123"]}}"#.utf8)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("api-origins-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("config.json")
+        try file.write(to: path)
+        #expect(try HubConfiguration.load(path: path.path).api.allowedOrigins == ["https://ha.example.org:8123"])
+        try Data(#"{"api": {"token": "abc", "allowedOrigins": "https://ha.example.org:8123"}}"#.utf8).write(to: path)
+        #expect { try HubConfiguration.load(path: path.path) } throws: { "\($0)".contains("api.allowedOrigins: expected a list") }
+        try Data(#"{"api": {"token": "abc", "allowedOrigins": ["*"]}}"#.utf8).write(to: path)
+        #expect { try HubConfiguration.load(path: path.path) } throws: { "\($0)".contains("api.allowedOrigins: no wildcards") }
     }
 }

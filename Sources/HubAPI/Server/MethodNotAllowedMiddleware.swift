@@ -37,6 +37,9 @@ package struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddle
         }
     }
 
+    /// Every method some path has (a CORS preflight's answer).
+    package var methods: [String] { Array(Set(routes.flatMap(\.methods))).sorted() }
+
     static func segments(_ path: String) -> [String] {
         path.split(separator: "/" as Character, omittingEmptySubsequences: true).map { String($0) }
     }
