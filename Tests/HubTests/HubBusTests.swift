@@ -114,6 +114,28 @@ import SystemCalls
         #expect(bus.subscribe(name: "fresh").resumed == nil)
     }
 
+    /// Readers cancelled while events are published to them: cancelling a reader ends its
+    /// stream while the task's own lock is held, and publishing resumes readers under the bus's
+    /// lock, so the end of a stream must not take the bus's lock (MQTTHubTests hung on it once).
+    @Test func readersCancelledWhileEventsArePublishedNeitherHangNorStay() async {
+        let bus = HubBus()
+        let publishing = Task.detached {
+            var t = 0.0
+            while !Task.isCancelled { bus.publish(Self.live(t)); t += 1; await Task.yield() }
+        }
+        for round in 0..<300 {
+            let s = bus.subscribe(name: "reader-\(round)", bufferSize: 4)
+            let reader = Task.detached { for await _ in s {} }
+            await Task.yield()
+            reader.cancel()
+            await reader.value
+        }
+        publishing.cancel()
+        await publishing.value
+        bus.publish(Self.live(-1))
+        #expect(bus.subscriberStats().isEmpty)
+    }
+
     @Test func aFinishedSubscriptionIsForgottenByTheBus() async {
         let bus = HubBus()
         let s = bus.subscribe(name: "gone")

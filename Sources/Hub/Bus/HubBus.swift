@@ -64,6 +64,7 @@ package final class HubBus: Sendable {
             inner.nextSequence += 1
             inner.remember(sequence, event, capacity: replayCapacity)
             var warnings: [(String, Int)] = []
+            inner.forgetEnded()
             for target in inner.subscribers.values {
                 switch target.continuation.yield(.event(event, sequence: sequence)) {
                 case .dropped:
@@ -94,7 +95,7 @@ package final class HubBus: Sendable {
         let (stream, continuation) = AsyncStream<HubSubscription.Delivery>.makeStream(
             bufferingPolicy: .bufferingNewest(max(1, bufferSize)))
         let counters = SubscriptionCounters()
-        let (id, resumed) = inner.withLock { inner -> (Int, HubSubscription.Resumption?) in
+        let (_, resumed) = inner.withLock { inner -> (Int, HubSubscription.Resumption?) in
             let id = inner.nextID
             inner.nextID += 1
             inner.subscribers[id] = Subscriber(name: name, continuation: continuation, counters: counters)
@@ -108,9 +109,10 @@ package final class HubBus: Sendable {
             }
             return (id, after + 1 >= oldest ? .complete : .lost(Int(oldest - after - 1)))
         }
-        continuation.onTermination = { [weak self] _ in
-            self?.inner.withLock { _ = $0.subscribers.removeValue(forKey: id) }
-        }
+        // Never the bus's lock here: events are queued under it, and queuing one can wait for
+        // the reading task's own lock, which its cancellation holds while it runs this (a
+        // deadlock CI met). The bus forgets the subscriber at its next publish or look.
+        continuation.onTermination = { _ in counters.markEnded() }
         return HubSubscription(name: name, events: stream, counters: counters, continuation: continuation, resumed: resumed)
     }
 
@@ -120,12 +122,20 @@ package final class HubBus: Sendable {
     /// Per subscriber: name, events delivered, events dropped.
     package func subscriberStats() -> [SubscriberStats] {
         inner.withLock { inner in
-            inner.subscribers.values.map { SubscriberStats(name: $0.name, delivered: $0.counters.delivered, dropped: $0.counters.dropped) }
+            inner.forgetEnded()
+            return inner.subscribers.values.map {
+                SubscriberStats(name: $0.name, delivered: $0.counters.delivered, dropped: $0.counters.dropped)
+            }
         }.sorted { $0.name < $1.name }
     }
 }
 
 extension HubBus.Inner {
+    /// Drops the subscribers whose stream ended (finished, or its reader went away).
+    fileprivate mutating func forgetEnded() {
+        for (id, subscriber) in subscribers where subscriber.counters.isEnded { subscribers.removeValue(forKey: id) }
+    }
+
     /// Keeps the newest `capacity` events in a ring.
     fileprivate mutating func remember(_ sequence: UInt64, _ event: HubEvent, capacity: Int) {
         guard capacity > 0 else { return }
@@ -220,7 +230,11 @@ package struct SubscriberStats: Sendable, Hashable {
 final class SubscriptionCounters: Sendable {
     private let deliveredCount = Atomic<Int>(0)
     private let droppedCount = Atomic<Int>(0)
+    private let ended = Atomic<Bool>(false)
     var delivered: Int { deliveredCount.load(ordering: .relaxed) }
+    /// The subscriber's stream ended: the bus may forget it.
+    var isEnded: Bool { ended.load(ordering: .acquiring) }
+    func markEnded() { ended.store(true, ordering: .releasing) }
     var dropped: Int { droppedCount.load(ordering: .relaxed) }
     func countDelivered() { deliveredCount.add(1, ordering: .relaxed) }
     /// Returns the new drop count.
