@@ -9,7 +9,8 @@ import SleepSchedule
 package struct HubConfiguration: Codable, Sendable, Equatable {
     /// Where the database and exports live (systemd's StateDirectory).
     package var stateDirectory: String = "state"
-    /// SQLite file; default `<stateDirectory>/podbridge.sqlite`.
+    /// SQLite file; default `<stateDirectory>/podbridge.sqlite`. The exports follow it
+    /// (`exportDirectory`), so a hub given only `--db` writes nothing under `./state`.
     package var database: String?
     /// The hub's time zone: wake dates and exports. Default: the system's.
     package var timeZone: String?
@@ -101,7 +102,8 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
     }
 
     package struct ExportSettings: Codable, Sendable, Equatable {
-        /// Each finished night is written here; default `<stateDirectory>/exports`.
+        /// Each finished night is written here; default `exports` beside the database
+        /// (`<stateDirectory>/exports` unless `database` puts it elsewhere).
         package var directory: String?
         /// json, csv or blocks.
         package var format = "json"
@@ -163,7 +165,9 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
     // MARK: Derived values
 
     package var databasePath: String { database ?? (stateDirectory as NSString).appendingPathComponent("podbridge.sqlite") }
-    package var exportDirectory: String { export.directory ?? (stateDirectory as NSString).appendingPathComponent("exports") }
+    package var exportDirectory: String {
+        export.directory ?? ((databasePath as NSString).deletingLastPathComponent as NSString).appendingPathComponent("exports")
+    }
     package var hubTimeZone: TimeZone { timeZone.flatMap(TimeZone.init(identifier:)) ?? .current }
     package var podTimeZone: TimeZone { schedule.podTimeZone.flatMap(TimeZone.init(identifier:)) ?? hubTimeZone }
 }

@@ -46,8 +46,8 @@ package struct HubDaemon: Sendable {
     package static func assemble(configuration: HubConfiguration, clock: HubClock, reporter: HubReporter,
                                 recordPath: String? = nil, opener: (any PodOpener)? = nil,
                                 timing: LinkTiming? = nil, wakeRule: SmartWakeRule = SmartWakeRule()) async throws -> HubDaemon {
-        // The state directory, and the database's own when `database` puts it elsewhere.
-        try NightStore.createDirectory(configuration.stateDirectory)
+        // The database's directory (the state directory unless `database` puts it elsewhere);
+        // the exports' is made with the first export.
         try NightStore.createDirectory(containing: configuration.databasePath)
         let lock = try HubStateLock(database: configuration.databasePath)
         let store = try await openStore(configuration, reporter: reporter)

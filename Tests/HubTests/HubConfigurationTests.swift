@@ -53,6 +53,19 @@ import Testing
         #expect(config.pod.path == "/dev/x")
     }
 
+    /// A database put elsewhere takes the exports with it; a state directory of its own is not
+    /// made (a user who runs `podbridge run --db ~/pod/hub.sqlite` finds no `./state`).
+    @Test func theExportsFollowTheDatabase() throws {
+        var config = HubConfiguration()
+        #expect(config.exportDirectory == "state/exports")
+        config.database = "/srv/pod/hub.sqlite"
+        #expect(config.exportDirectory == "/srv/pod/exports")
+        config.database = "hub.sqlite"
+        #expect(config.exportDirectory == "exports")
+        config.export.directory = "/media/usb/nights"
+        #expect(config.exportDirectory == "/media/usb/nights")
+    }
+
     @Test func aSecretFromTheEnvironmentCompletesTheFileBeforeItIsChecked() throws {
         // Under systemd the secrets sit in the environment, the rest in the file: a file that
         // is valid only with them is checked once they are in.

@@ -39,8 +39,9 @@ import Testing
         }
     }
 
-    /// The hub makes the database's directory as it makes its state directory, when `--db`
-    /// (or `database`) puts the file somewhere that is not there yet.
+    /// The hub makes the database's directory when `--db` (or `database`) puts the file
+    /// somewhere that is not there yet, and no state directory it would leave empty: the
+    /// exports go beside the database.
     @Test func theHubMakesTheDirectoryOfADatabaseGivenElsewhere() async throws {
         let root = CommandRunner.temporaryFile("elsewhere")
         defer { try? FileManager.default.removeItem(at: root) }
@@ -55,6 +56,7 @@ import Testing
         #expect(r.status == 0, "stderr: \(r.stderr)")
         #expect(r.stdout.contains("database \(database)"), "stdout: \(r.stdout)")
         #expect(FileManager.default.fileExists(atPath: database))
+        #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("state").path), "an unused state directory was made")
     }
 
     @Test func aFileThatIsNoDatabaseIsNamedAsSuch() async throws {
