@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import SleepSchedule
 
 /// Everything `podbridge run` can be told, with defaults that work.
@@ -27,8 +28,8 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
     /// when standard error is the journal's (systemd), `warning` in a terminal, where the console
     /// already prints each event.
     package var logLevel: String?
-    /// What `logLevel` may be.
-    package static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+    /// What `logLevel` may be: swift-log's levels, least first.
+    package static let logLevels = Logger.Level.allCases.map(\.rawValue)
 
     package init() {}
 
