@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import SleepSchedule
 
 /// Everything `podbridge run` can be told, with defaults that work.
@@ -28,8 +29,8 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
     /// when standard error is the journal's (systemd), `warning` in a terminal, where the console
     /// already prints each event.
     package var logLevel: String?
-    /// What `logLevel` may be.
-    package static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+    /// What `logLevel` may be: swift-log's levels, least first.
+    package static let logLevels = Logger.Level.allCases.map(\.rawValue)
 
     package init() {}
 
@@ -138,6 +139,24 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
         /// browser (CORS): a Home Assistant card, a page of one's own. Needs `token`; no `*`.
         package var allowedOrigins: [String] = []
         package init() {}
+
+        /// `allowedOrigins` as browsers send them (`WebOrigin.description`), each checked, and
+        /// none without a token. The configuration's check and the API service both ask this.
+        package func allowedWebOrigins() throws(ConfigurationError) -> Set<String> {
+            var origins: Set<String> = []
+            for origin in allowedOrigins {
+                do { origins.insert(try WebOrigin(parsing: origin).description) } catch {
+                    throw .badValue(key: "api.allowedOrigins", reason: error.description)
+                }
+            }
+            // Without a token the hub refuses other sites' requests (LoopbackOnlyMiddleware): a
+            // page it let read its answers would read them with no token at all.
+            if !origins.isEmpty && (token ?? "").isEmpty {
+                throw .badValue(key: "api.allowedOrigins", reason: "pages on other origins may use only an API with a token: "
+                                + "set a token (api.token or PODBRIDGE_API_TOKEN) or leave api.allowedOrigins empty")
+            }
+            return origins
+        }
     }
 
     /// MQTT with Home Assistant discovery (docs/mqtt.md); off while `host` is unset.
@@ -450,15 +469,7 @@ extension HubConfiguration {
                 throw .badValue(key: "api.token", reason: "the API listens on \(api.listen), beyond this machine: "
                                 + "set a token (api.token or PODBRIDGE_API_TOKEN) or listen on 127.0.0.1")
             }
-            for origin in api.allowedOrigins {
-                do { _ = try WebOrigin(parsing: origin) } catch { throw .badValue(key: "api.allowedOrigins", reason: error.description) }
-            }
-            // Without a token the hub refuses other sites' requests (LoopbackOnlyMiddleware): a
-            // page it let read its answers would read them with no token at all.
-            if !api.allowedOrigins.isEmpty && (api.token ?? "").isEmpty {
-                throw .badValue(key: "api.allowedOrigins", reason: "pages on other origins may use only an API with a token: "
-                                + "set a token (api.token or PODBRIDGE_API_TOKEN) or leave api.allowedOrigins empty")
-            }
+            _ = try api.allowedWebOrigins()
         }
         try validateMQTT()
         guard progressSeconds > 0 else { throw .badValue(key: "progressSeconds", reason: "must be > 0") }

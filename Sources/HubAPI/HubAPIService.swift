@@ -60,16 +60,8 @@ package struct HubAPIService: Service {
         guard address.isLoopback || token != nil else {
             throw ConfigurationError.badValue(key: "api.token", reason: "refusing to listen on \(address) without a token")
         }
-        var origins: Set<String> = []
-        for origin in settings.allowedOrigins {
-            do { origins.insert(try WebOrigin(parsing: origin).description) } catch {
-                throw ConfigurationError.badValue(key: "api.allowedOrigins", reason: error.description)
-            }
-        }
         // Likewise: no other site's page reads an API without a token.
-        guard origins.isEmpty || token != nil else {
-            throw ConfigurationError.badValue(key: "api.allowedOrigins", reason: "refusing to serve other sites' pages without a token")
-        }
+        let origins = try settings.allowedWebOrigins()
         let metrics = APIMetrics()
         let router = try makeRouter(token: token, listenHost: address.host, allowedOrigins: origins, metrics: metrics)
         let listening = Flag()

@@ -3,7 +3,6 @@ import AsyncHTTPClient
 import Foundation
 import Hub
 import HubAPI
-import Logging
 import NIOHTTP1
 import Testing
 
@@ -126,21 +125,9 @@ import Testing
 
     @Test func allowedOriginsWithoutATokenNeverStartTheAPI() async throws {
         // The configuration refuses it; the service does too, should that check be skipped.
-        var config = HubConfiguration()
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        config.stateDirectory = dir.path("state")
-        config.pod.path = dir.path("no-pod")
-        config.api.listen = "127.0.0.1:0"
-        config.api.allowedOrigins = [Self.page]
-        #expect(throws: ConfigurationError.self) { try config.validate() }
-        let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(start: nil, speed: 1),
-                                                  reporter: HubReporter(logger: .init(label: "t"), console: false))
-        let listened = PortBox()
-        let api = HubAPIService(configuration: config, store: daemon.store, bus: daemon.bus, control: daemon.control,
-                                reporter: HubReporter(logger: .init(label: "t"), console: false), onListening: { listened.set($0) })
-        await #expect { try await api.run() } throws: { "\($0)".contains("api.allowedOrigins") }
-        #expect(listened.value == nil)
-        try daemon.store.close()
+        try await APITestHub.expectNeverStarts(naming: "api.allowedOrigins") {
+            $0.api.listen = "127.0.0.1:0"
+            $0.api.allowedOrigins = [Self.page]
+        }
     }
 }

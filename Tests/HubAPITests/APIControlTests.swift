@@ -247,21 +247,7 @@ import Testing
         #expect(try await hub.get("/api/v1/pods").status == 200)
         await hub.stop()
         // Anything else refuses to start, even if the configuration check was skipped.
-        var config = HubConfiguration()
-        let dir = try TempDir()
-        defer { dir.cleanup() }
-        config.stateDirectory = dir.path("state")
-        config.pod.path = dir.path("no-pod")
-        config.api.listen = "0.0.0.0:0"
-        #expect(throws: ConfigurationError.self) { try config.validate() }
-        let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(start: nil, speed: 1),
-                                                  reporter: HubReporter(logger: .init(label: "t"), console: false))
-        let listened = PortBox()
-        let api = HubAPIService(configuration: config, store: daemon.store, bus: daemon.bus, control: daemon.control,
-                                reporter: HubReporter(logger: .init(label: "t"), console: false), onListening: { listened.set($0) })
-        await #expect(throws: ConfigurationError.self) { try await api.run() }
-        #expect(listened.value == nil)
-        try daemon.store.close()
+        try await APITestHub.expectNeverStarts(naming: "api.token") { $0.api.listen = "0.0.0.0:0" }
     }
 
     /// A day holding several sessions (the night, a nap, a session still open): the night's

@@ -9,6 +9,15 @@ import Testing
 /// clients receive the live readings the pipeline published and the night's events, and
 /// the night appears in the REST API once it ends.
 @Suite(.serialized) struct APILiveTests {
+    /// `missed` says how many events a client lost when that is known, and why when it helps.
+    @Test func theMissedMessageSaysHowManyAndWhy() throws {
+        func json(_ message: LiveMessage) throws -> NSDictionary {
+            try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(message)) as? NSDictionary)
+        }
+        #expect(try json(LiveMessage(missed: 3)) == ["type": "missed", "missed": 3])
+        #expect(try json(LiveMessage(missed: nil, detail: "restarted")) == ["type": "missed", "detail": "restarted"])
+    }
+
     @Test func liveReadingsEventsAndTheStoredNightReachTheClients() async throws {
         // 150 min of night at 300×: the sleeper gets in after 10 min (the clients are attached
         // by then) and gets up 15 min before the end (the model's longest: 10 % of the night);

@@ -80,6 +80,29 @@ struct APITestHub {
                           http: HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration))
     }
 
+    /// For a configuration the check refuses (`configure` makes it so): the API service, built
+    /// as if that check had been skipped, refuses to start too, naming `key`, and never listens.
+    static func expectNeverStarts(naming key: String, sourceLocation: SourceLocation = #_sourceLocation,
+                                  configure: (inout HubConfiguration) -> Void) async throws {
+        var config = HubConfiguration()
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        config.stateDirectory = dir.path("state")
+        config.pod.path = dir.path("no-pod")
+        configure(&config)
+        #expect(throws: ConfigurationError.self, sourceLocation: sourceLocation) { try config.validate() }
+        let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(start: nil, speed: 1),
+                                                  reporter: HubReporter(logger: .init(label: "t"), console: false))
+        let listened = PortBox()
+        let api = HubAPIService(configuration: config, store: daemon.store, bus: daemon.bus, control: daemon.control,
+                                reporter: HubReporter(logger: .init(label: "t"), console: false), onListening: { listened.set($0) })
+        await #expect(sourceLocation: sourceLocation) { try await api.run() } throws: { error in
+            error is ConfigurationError && "\(error)".contains(key)
+        }
+        #expect(listened.value == nil, sourceLocation: sourceLocation)
+        try daemon.store.close()
+    }
+
     /// The tests' HTTP client: every SSE stream holds a connection for as long as it lasts, so
     /// the pool must allow as many connections as the tests open streams (the default of 8 per
     /// host would queue the 9th stream behind the first eight forever).

@@ -91,8 +91,10 @@ import Testing
         var c = HubConfiguration()
         #expect(c.api.allowedOrigins.isEmpty)
         c.api.token = "s3cret"
-        c.api.allowedOrigins = ["https://ha.example.org:8123", "http://192.168.1.20:8123"]
+        c.api.allowedOrigins = ["https://ha.example.org:8123", "http://192.168.1.20:8123", "HTTPS://HA.Example.org:8123"]
         try c.validate()
+        // What the API serves: each as a browser sends it, once.
+        #expect(try c.api.allowedWebOrigins() == ["https://ha.example.org:8123", "http://192.168.1.20:8123"])
         func refusal(_ config: HubConfiguration) -> String {
             do { try config.validate(); return "accepted" } catch { return error.description }
         }
@@ -107,6 +109,12 @@ import Testing
         open.api.token = nil
         #expect(refusal(open) == "configuration: api.allowedOrigins: pages on other origins may use only an API with a token: "
                 + "set a token (api.token or PODBRIDGE_API_TOKEN) or leave api.allowedOrigins empty")
+        // The API service asks the same question, and is told the same.
+        #expect(throws: ConfigurationError.badValue(
+            key: "api.allowedOrigins", reason: "pages on other origins may use only an API with a token: "
+                + "set a token (api.token or PODBRIDGE_API_TOKEN) or leave api.allowedOrigins empty")) {
+            try open.api.allowedWebOrigins()
+        }
         open.api.token = ""
         #expect(refusal(open).contains("api.allowedOrigins"))
         // Off entirely: nothing listens, nothing to refuse.

@@ -146,6 +146,25 @@ import SystemCalls
         #expect(bus.subscriberStats().isEmpty)
     }
 
+    /// Forgotten either way: by the next event (its queue refuses it), or by a look at the list
+    /// before any event (which scans for ended ones); the others still get every event.
+    @Test func anEndedSubscriberIsForgottenByTheNextEventOrTheNextLook() async {
+        let bus = HubBus()
+        let stays = bus.subscribe(name: "stays")
+        let looked = bus.subscribe(name: "looked")
+        looked.finish()
+        #expect(bus.subscriberStats().map(\.name) == ["stays"])
+        let published = bus.subscribe(name: "published")
+        published.finish()
+        bus.publish(Self.live(1))
+        bus.publish(Self.live(2))
+        #expect(bus.subscriberStats() == [SubscriberStats(name: "stays", delivered: 2, dropped: 0)])
+        stays.finish()
+        var received = 0
+        for await _ in stays { received += 1 }
+        #expect(received == 2)
+    }
+
     @Test func theStateFollowsConnectLiveCountersClockAndDisconnect() {
         var state = HubState()
         let pod = PodSummary(serial: "P1", firmware: "1.2.3", protocolVersion: 1, sides: 2, piezoChannelsPerSide: 2,

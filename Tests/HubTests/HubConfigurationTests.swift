@@ -124,6 +124,20 @@ import Testing
         }
     }
 
+    /// `logLevel` takes swift-log's level names, and a wrong one is refused with them listed.
+    @Test func theLogLevelIsOneOfSwiftLogs() throws {
+        var config = HubConfiguration()
+        for level in ["trace", "debug", "info", "notice", "warning", "error", "critical"] {
+            config.logLevel = level
+            try config.validate()
+        }
+        config.logLevel = "verbose"
+        #expect(throws: ConfigurationError.badValue(
+            key: "logLevel", reason: "expected one of trace, debug, info, notice, warning, error, critical, got 'verbose'")) {
+            try config.validate()
+        }
+    }
+
     @Test func theBackendTokenIsReadUnderEitherName() throws {
         // `sync` has long read PODBRIDGE_BACKEND_TOKEN; the daemon read only the other.
         for name in ["PODBRIDGE_UPLOAD_TOKEN", "PODBRIDGE_BACKEND_TOKEN"] {

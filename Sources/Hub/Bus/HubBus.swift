@@ -55,6 +55,11 @@ package final class HubBus: Sendable {
     }
 
     /// Applies `event` to the state and hands it to every subscriber. Never blocks on a subscriber.
+    ///
+    /// A subscriber whose stream ended is forgotten here when its queue refuses the event
+    /// (`.terminated`), so publishing costs no scan of every subscriber for ended ones; that
+    /// scan (`forgetEnded`) is left to `subscriberStats`, which must not list one that ended
+    /// since the last event. The stream's end itself only marks it (see `subscribe`).
     package func publish(_ event: HubEvent) {
         // Numbered and queued under the lock, so every subscriber gets the events in their
         // numbers' order, and one that subscribes `after:` a number gets each once.
@@ -64,8 +69,8 @@ package final class HubBus: Sendable {
             inner.nextSequence += 1
             inner.remember(sequence, event, capacity: replayCapacity)
             var warnings: [(String, Int)] = []
-            inner.forgetEnded()
-            for target in inner.subscribers.values {
+            var ended: [Int] = []
+            for (id, target) in inner.subscribers {
                 switch target.continuation.yield(.event(event, sequence: sequence)) {
                 case .dropped:
                     let dropped = target.counters.countDrop()
@@ -73,11 +78,12 @@ package final class HubBus: Sendable {
                 case .enqueued:
                     target.counters.countDelivered()
                 case .terminated:
-                    break
+                    ended.append(id)
                 @unknown default:
                     break
                 }
             }
+            for id in ended { inner.subscribers.removeValue(forKey: id) }
             return warnings
         }
         for (name, dropped) in warnings {
@@ -111,7 +117,8 @@ package final class HubBus: Sendable {
         }
         // Never the bus's lock here: events are queued under it, and queuing one can wait for
         // the reading task's own lock, which its cancellation holds while it runs this (a
-        // deadlock CI met). The bus forgets the subscriber at its next publish or look.
+        // deadlock CI met). The bus forgets the subscriber at its next publish (the event is
+        // refused as `.terminated`) or look (`subscriberStats`).
         continuation.onTermination = { _ in counters.markEnded() }
         return HubSubscription(name: name, events: stream, counters: counters, continuation: continuation, resumed: resumed)
     }
@@ -131,7 +138,8 @@ package final class HubBus: Sendable {
 }
 
 extension HubBus.Inner {
-    /// Drops the subscribers whose stream ended (finished, or its reader went away).
+    /// Drops the subscribers whose stream ended (finished, or its reader went away) since the
+    /// last event: a scan of them all, so for a look at the list, not for every publish.
     fileprivate mutating func forgetEnded() {
         for (id, subscriber) in subscribers where subscriber.counters.isEnded { subscribers.removeValue(forKey: id) }
     }

@@ -114,15 +114,12 @@ package final class LiveClients: Sendable {
             try await write(.message(hello, id: nil))
             switch subscription.resumed {
             case .lost(let count):
-                var missed = LiveMessage(type: "missed")
-                missed.missed = count
-                missed.detail = "the hub no longer keeps the \(count) events since the last one this client saw"
-                try await write(.message(missed, id: nil))
+                try await write(.message(LiveMessage(
+                    missed: count, detail: "the hub no longer keeps the \(count) events since the last one this client saw"), id: nil))
             case .unknown:
-                var missed = LiveMessage(type: "missed")
-                missed.detail = "the last event this client saw is not one of this run of the hub (it restarted since): "
-                    + "re-read the state (/api/v1/pods)"
-                try await write(.message(missed, id: nil))
+                try await write(.message(LiveMessage(
+                    missed: nil, detail: "the last event this client saw is not one of this run of the hub (it restarted since): "
+                        + "re-read the state (/api/v1/pods)"), id: nil))
             case .complete, nil:
                 break
             }
@@ -130,9 +127,7 @@ package final class LiveClients: Sendable {
             for await delivery in subscription.deliveries {
                 let droppedSoFar = subscription.dropped
                 if droppedSoFar > reported {
-                    var missed = LiveMessage(type: "missed")
-                    missed.missed = droppedSoFar - reported
-                    try await write(.message(missed, id: nil))
+                    try await write(.message(LiveMessage(missed: droppedSoFar - reported), id: nil))
                     reported = droppedSoFar
                 }
                 switch delivery {

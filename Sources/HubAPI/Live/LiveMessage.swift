@@ -56,6 +56,13 @@ package struct LiveMessage: Codable, Sendable, Equatable {
 
     package init(type: String) { self.type = type }
 
+    /// `missed`: events this client will not get, `count` of them when known, and why.
+    package init(missed count: Int?, detail: String? = nil) {
+        self.init(type: "missed")
+        missed = count
+        self.detail = detail
+    }
+
     /// The stream message for a bus event; nil for events that only feed `/pods` and
     /// `/metrics` (clock anchors, link counters).
     package init?(_ event: HubEvent) {
