@@ -140,6 +140,32 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
         package var allowedOrigins: [String] = []
         package init() {}
 
+        /// `listen` parsed, and refused beyond this machine without a token. The configuration's
+        /// check and the API service both ask this, so no path starts an open API.
+        package func listenAddress() throws(ConfigurationError) -> ListenAddress {
+            let address: ListenAddress
+            do { address = try ListenAddress(parsing: listen) } catch {
+                throw .badValue(key: "api.listen", reason: error.description)
+            }
+            if !address.isLoopback && (token ?? "").isEmpty {
+                throw .badValue(key: "api.token", reason: "the API listens on \(listen), beyond this machine: "
+                                + "set a token (api.token or PODBRIDGE_API_TOKEN) or listen on 127.0.0.1")
+            }
+            return address
+        }
+
+        /// The least length of a token that is not called weak: 16 random characters (64 bits
+        /// as hex) are beyond guessing over a network; "1234" is not.
+        package static let strongTokenLength = 16
+
+        /// A warning for a token short enough to guess (said at start, not refused: a hub on
+        /// loopback alone may keep a short one), nil otherwise.
+        package var weakTokenWarning: String? {
+            guard let token, !token.isEmpty, token.count < Self.strongTokenLength else { return nil }
+            return "api.token is \(token.count) characters long, short enough to guess: use "
+                + "\(Self.strongTokenLength) or more random ones (openssl rand -hex 16)"
+        }
+
         /// `allowedOrigins` as browsers send them (`WebOrigin.description`), each checked, and
         /// none without a token. The configuration's check and the API service both ask this.
         package func allowedWebOrigins() throws(ConfigurationError) -> Set<String> {
@@ -461,14 +487,7 @@ extension HubConfiguration {
             }
         }
         if api.enabled {
-            let address: ListenAddress
-            do { address = try ListenAddress(parsing: api.listen) } catch {
-                throw .badValue(key: "api.listen", reason: error.description)
-            }
-            if !address.isLoopback && (api.token ?? "").isEmpty {
-                throw .badValue(key: "api.token", reason: "the API listens on \(api.listen), beyond this machine: "
-                                + "set a token (api.token or PODBRIDGE_API_TOKEN) or listen on 127.0.0.1")
-            }
+            _ = try api.listenAddress()
             _ = try api.allowedWebOrigins()
         }
         try validateMQTT()

@@ -51,17 +51,12 @@ package struct HubAPIService: Service {
 
     package func run() async throws {
         let settings = configuration.api
-        let address: ListenAddress
-        do { address = try ListenAddress(parsing: settings.listen) } catch {
-            throw ConfigurationError.badValue(key: "api.listen", reason: error.description)
-        }
+        // Checked again here, not only when the configuration is read: no path starts an open
+        // API, and no other site's page reads one without a token.
+        let address = try settings.listenAddress()
         let token = settings.token.flatMap { $0.isEmpty ? nil : $0 }
-        // Checked again here, not only when the configuration is read: no path starts an open API.
-        guard address.isLoopback || token != nil else {
-            throw ConfigurationError.badValue(key: "api.token", reason: "refusing to listen on \(address) without a token")
-        }
-        // Likewise: no other site's page reads an API without a token.
         let origins = try settings.allowedWebOrigins()
+        if let weak = settings.weakTokenWarning { reporter.warning(weak) }
         let metrics = APIMetrics()
         let router = try makeRouter(token: token, listenHost: address.host, allowedOrigins: origins, metrics: metrics)
         let listening = Flag()

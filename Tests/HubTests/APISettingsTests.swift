@@ -47,6 +47,20 @@ import Testing
         try c.validate()
     }
 
+    /// A short token is said at start (the service logs it), not refused: a loopback-only hub may keep one.
+    @Test func aShortTokenIsCalledGuessable() throws {
+        var api = HubConfiguration.APISettings()
+        #expect(api.weakTokenWarning == nil, "no token, nothing to warn of")
+        api.token = "s3cret"
+        #expect(api.weakTokenWarning == "api.token is 6 characters long, short enough to guess: use 16 or more random ones (openssl rand -hex 16)")
+        api.token = String(repeating: "a", count: 15)
+        #expect(api.weakTokenWarning != nil)
+        api.token = "0123456789abcdef"
+        #expect(api.weakTokenWarning == nil)
+        api.token = ""
+        #expect(api.weakTokenWarning == nil, "an empty token is no token (refused off loopback)")
+    }
+
     @Test func environmentAndFileSetTheAPI() throws {
         var c = HubConfiguration()
         try c.applyEnvironment(["PODBRIDGE_API_LISTEN": "0.0.0.0:9999", "PODBRIDGE_API_TOKEN": "t0k"])
