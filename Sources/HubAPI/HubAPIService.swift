@@ -96,6 +96,7 @@ package struct HubAPIService: Service {
         let bus = self.bus
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await metrics.follow(bus) }
+            group.addTask { await clients.watch() }
             group.addTask {
                 try await withGracefulShutdownHandler {
                     do {
@@ -118,7 +119,8 @@ package struct HubAPIService: Service {
                     }
                 }
             }
-            // The server ends on graceful shutdown (or fails to bind); the metrics feed with it.
+            // The server ends on graceful shutdown (or fails to bind); the metrics feed and the live
+            // clients' watchdog with it.
             defer { group.cancelAll() }
             try await group.next()
         }

@@ -29,8 +29,9 @@ package final class LiveClients: Sendable {
     private let missedByEnded = Atomic<Int>(0)
     private let slowDisconnects = Atomic<Int>(0)
     private let messagesSent = Atomic<Int>(0)
-    /// The subscriptions of the clients attached now, so shutdown can end them all; nil once closed.
-    private let open = Mutex<[Int: HubSubscription]?>([:])
+    /// The clients attached now, so shutdown can end them all and the watchdog can check
+    /// them; nil once closed.
+    private let open = Mutex<[Int: Client]?>([:])
 
     /// How often a stream with a keep-alive (SSE) sends it.
     let keepAliveEvery: Duration
@@ -63,15 +64,15 @@ package final class LiveClients: Sendable {
                        write: (Output) async throws -> Void) async throws {
         let id = nextID.add(1, ordering: .relaxed).newValue
         let subscription = bus.subscribe(name: "api-\(kind.rawValue)-\(id)", bufferSize: queueSize, after: after)
+        let progress = Progress()
         let accepted = open.withLock { open -> Bool in
             guard open != nil else { return false }
-            open![id] = subscription
+            open![id] = Client(subscription: subscription, progress: progress, channel: channel)
             return true
         }
         // Shutting down: the stream ends at once (after the hello).
         if !accepted { subscription.finish() }
         count(kind, +1)
-        let progress = Progress()
         // What the socket and the channel hold for this client count against it like its queue.
         try? await channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(sendBuffer)).get()
         try? await channel.setOption(ChannelOptions.writeBufferWaterMark,
@@ -82,30 +83,11 @@ package final class LiveClients: Sendable {
             subscription.finish()
             open.withLock { _ = $0?.removeValue(forKey: id) }
         }
-        let maxBehind = self.maxBehind
-        let checkEvery = self.checkEvery
         let keepAliveEvery = self.keepAliveEvery
         try await withThrowingTaskGroup(of: Void.self) { group in
             if keepsAlive {
                 group.addTask {
                     while (try? await Task.sleep(for: keepAliveEvery)) != nil { subscription.beat() }
-                }
-            }
-            // The watchdog: dropped events piling up with no write getting through means the
-            // client is stuck (or its writes are); closing the channel ends a stuck write too.
-            group.addTask {
-                while !Task.isCancelled {
-                    try await Task.sleep(for: checkEvery)
-                    if subscription.dropped - progress.droppedAtLastWrite >= maxBehind {
-                        self.slowDisconnects.add(1, ordering: .relaxed)
-                        // Reset, not FIN: a FIN would wait behind the unread bytes for as
-                        // long as the client does not read, and the socket would keep them.
-                        if let socket = channel as? any SocketOptionProvider {
-                            try? await socket.setSoLinger(NIOLinger(l_onoff: 1, l_linger: 0)).get()
-                        }
-                        channel.close(mode: .all, promise: nil)
-                        return
-                    }
                 }
             }
             defer { group.cancelAll() }
@@ -157,18 +139,56 @@ package final class LiveClients: Sendable {
         }
     }
 
+    /// The watchdog of every client, until the task is cancelled: every `checkEvery`, a client whose queue dropped `maxBehind` events since its
+    /// last write got through is stuck (or its writes are), and its connection is reset, which
+    /// ends a stuck write too. One task for all clients: a timer each cost every client a
+    /// wakeup a second, a third of what an idle live client costs the hub.
+    package func watch() async {
+        while (try? await Task.sleep(for: checkEvery)) != nil {
+            // Closed: nothing left to watch, but it ends with the server's task group (cancelled),
+            // not before: the group's first task to end stops the server.
+            guard let clients = open.withLock({ $0.map { Array($0.values) } }) else { continue }
+            for client in clients where !client.cutOff.load(ordering: .relaxed)
+                && client.subscription.dropped - client.progress.droppedAtLastWrite >= maxBehind {
+                client.cutOff.store(true, ordering: .relaxed)
+                slowDisconnects.add(1, ordering: .relaxed)
+                // Reset, not FIN: a FIN would wait behind the unread bytes for as long as the
+                // client does not read, and the socket would keep them.
+                if let socket = client.channel as? any SocketOptionProvider {
+                    try? await socket.setSoLinger(NIOLinger(l_onoff: 1, l_linger: 0)).get()
+                }
+                client.channel.close(mode: .all, promise: nil)
+            }
+        }
+    }
+
     /// Ends every stream (each client gets what it has buffered, then the end) and refuses
     /// new ones: the server's graceful shutdown waits for open requests, and a live stream
     /// would otherwise never end.
     package func closeAll() {
         let subscriptions = open.withLock { open -> [HubSubscription] in
             defer { open = nil }
-            return open.map { Array($0.values) } ?? []
+            return open.map { $0.values.map(\.subscription) } ?? []
         }
         for s in subscriptions { s.finish() }
     }
 
-    /// How far one client's writes got, shared with its watchdog.
+    /// One attached client, as the watchdog and shutdown see it.
+    final class Client: Sendable {
+        let subscription: HubSubscription
+        let progress: Progress
+        let channel: any Channel
+        /// Set once the watchdog has reset it, so it is counted and closed once.
+        let cutOff = Atomic<Bool>(false)
+
+        init(subscription: HubSubscription, progress: Progress, channel: any Channel) {
+            self.subscription = subscription
+            self.progress = progress
+            self.channel = channel
+        }
+    }
+
+    /// How far one client's writes got, shared with the watchdog.
     final class Progress: Sendable {
         private let dropped = Atomic<Int>(0)
         var droppedAtLastWrite: Int { dropped.load(ordering: .relaxed) }
