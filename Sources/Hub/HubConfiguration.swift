@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import SleepSchedule
 
 /// Everything `podbridge run` can be told, with defaults that work.
@@ -29,8 +28,10 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
     /// when standard error is the journal's (systemd), `warning` in a terminal, where the console
     /// already prints each event.
     package var logLevel: String?
-    /// What `logLevel` may be: swift-log's levels, least first.
-    package static let logLevels = Logger.Level.allCases.map(\.rawValue)
+    /// What `logLevel` may be: swift-log's levels, least first. Written out, so the configuration
+    /// builds without swift-log (`make fuzz` compiles this file on its own);
+    /// `HubConfigurationTests` keeps it equal to `Logger.Level.allCases`.
+    package static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
     package init() {}
 

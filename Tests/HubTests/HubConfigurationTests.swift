@@ -1,5 +1,6 @@
 import Foundation
 @testable import Hub
+import Logging
 import SleepAnalysis
 import Testing
 
@@ -126,6 +127,7 @@ import Testing
 
     /// `logLevel` takes swift-log's level names, and a wrong one is refused with them listed.
     @Test func theLogLevelIsOneOfSwiftLogs() throws {
+        #expect(HubConfiguration.logLevels == Logger.Level.allCases.map(\.rawValue))
         var config = HubConfiguration()
         for level in ["trace", "debug", "info", "notice", "warning", "error", "critical"] {
             config.logLevel = level
