@@ -141,6 +141,12 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
         package var allowedOrigins: [String] = []
         package init() {}
 
+        /// The token requests must carry, nil when none is set (an empty one is none).
+        package var requiredToken: String? {
+            guard let token, !token.isEmpty else { return nil }
+            return token
+        }
+
         /// `listen` parsed, and refused beyond this machine without a token. The configuration's
         /// check and the API service both ask this, so no path starts an open API.
         package func listenAddress() throws(ConfigurationError) -> ListenAddress {
@@ -148,7 +154,7 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
             do { address = try ListenAddress(parsing: listen) } catch {
                 throw .badValue(key: "api.listen", reason: error.description)
             }
-            if !address.isLoopback && (token ?? "").isEmpty {
+            if !address.isLoopback && requiredToken == nil {
                 throw .badValue(key: "api.token", reason: "the API listens on \(listen), beyond this machine: "
                                 + "set a token (api.token or PODBRIDGE_API_TOKEN) or listen on 127.0.0.1")
             }
@@ -162,7 +168,8 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
         /// A warning for a token short enough to guess (said at start, not refused: a hub on
         /// loopback alone may keep a short one), nil otherwise.
         package var weakTokenWarning: String? {
-            guard let token, !token.isEmpty, token.count < Self.strongTokenLength else { return nil }
+            guard let token = requiredToken, token.count < Self.strongTokenLength else { return nil }
+            // The command makes 32 hex characters (128 bits): twice the least, as one should pick.
             return "api.token is \(token.count) characters long, short enough to guess: use "
                 + "\(Self.strongTokenLength) or more random ones (openssl rand -hex 16)"
         }
@@ -178,7 +185,7 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
             }
             // Without a token the hub refuses other sites' requests (LoopbackOnlyMiddleware): a
             // page it let read its answers would read them with no token at all.
-            if !origins.isEmpty && (token ?? "").isEmpty {
+            if !origins.isEmpty && requiredToken == nil {
                 throw .badValue(key: "api.allowedOrigins", reason: "pages on other origins may use only an API with a token: "
                                 + "set a token (api.token or PODBRIDGE_API_TOKEN) or leave api.allowedOrigins empty")
             }

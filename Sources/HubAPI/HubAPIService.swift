@@ -54,7 +54,7 @@ package struct HubAPIService: Service {
         // Checked again here, not only when the configuration is read: no path starts an open
         // API, and no other site's page reads one without a token.
         let address = try settings.listenAddress()
-        let token = settings.token.flatMap { $0.isEmpty ? nil : $0 }
+        let token = settings.requiredToken
         let origins = try settings.allowedWebOrigins()
         if let weak = settings.weakTokenWarning { reporter.warning(weak) }
         let metrics = APIMetrics()

@@ -39,8 +39,17 @@ import Testing
         try c.validate()
         c.api.listen = "0.0.0.0:8380"
         #expect(throws: ConfigurationError.self) { try c.validate() }
+        c.api.token = ""
+        #expect(c.api.requiredToken == nil)
+        #expect(throws: ConfigurationError.self, "an empty token is no token") { try c.validate() }
+        c.api.allowedOrigins = ["https://ha.example"]
+        c.api.listen = "127.0.0.1:8380"
+        #expect(throws: ConfigurationError.self, "nor may other sites' pages use it") { try c.validate() }
+        c.api.listen = "0.0.0.0:8380"
         c.api.token = "s3cret"
+        #expect(c.api.requiredToken == "s3cret")
         try c.validate()
+        c.api.allowedOrigins = []
         // Off entirely: nothing listens, nothing to refuse.
         c.api.token = nil
         c.api.enabled = false

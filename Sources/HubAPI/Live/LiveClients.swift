@@ -64,10 +64,10 @@ package final class LiveClients: Sendable {
                        write: (Output) async throws -> Void) async throws {
         let id = nextID.add(1, ordering: .relaxed).newValue
         let subscription = bus.subscribe(name: "api-\(kind.rawValue)-\(id)", bufferSize: queueSize, after: after)
-        let progress = Progress()
+        let client = Client(subscription: subscription, channel: channel)
         let accepted = open.withLock { open -> Bool in
             guard open != nil else { return false }
-            open![id] = Client(subscription: subscription, progress: progress, channel: channel)
+            open![id] = client
             return true
         }
         // Shutting down: the stream ends at once (after the hello).
@@ -83,44 +83,41 @@ package final class LiveClients: Sendable {
             subscription.finish()
             open.withLock { _ = $0?.removeValue(forKey: id) }
         }
+        // SSE's keep-alive beats join the client's queue, so they are written in turn.
         let keepAliveEvery = self.keepAliveEvery
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            if keepsAlive {
-                group.addTask {
-                    while (try? await Task.sleep(for: keepAliveEvery)) != nil { subscription.beat() }
-                }
+        let keepAlive = keepsAlive ? Task {
+            while (try? await Task.sleep(for: keepAliveEvery)) != nil { subscription.beat() }
+        } : nil
+        defer { keepAlive?.cancel() }
+        var hello = LiveMessage(type: "hello")
+        hello.detail = "podbridge live stream: one message per event (docs/api.md)"
+        try await write(.message(hello, id: nil))
+        switch subscription.resumed {
+        case .lost(let count):
+            try await write(.message(LiveMessage(
+                missed: count, detail: "the hub no longer keeps the \(count) events since the last one this client saw"), id: nil))
+        case .unknown:
+            try await write(.message(LiveMessage(
+                missed: nil, detail: "the last event this client saw is not one of this run of the hub (it restarted since): "
+                    + "re-read the state (/api/v1/pods)"), id: nil))
+        case .complete, nil:
+            break
+        }
+        var reported = 0
+        for await delivery in subscription.deliveries {
+            let droppedSoFar = subscription.dropped
+            if droppedSoFar > reported {
+                try await write(.message(LiveMessage(missed: droppedSoFar - reported), id: nil))
+                reported = droppedSoFar
             }
-            defer { group.cancelAll() }
-            var hello = LiveMessage(type: "hello")
-            hello.detail = "podbridge live stream: one message per event (docs/api.md)"
-            try await write(.message(hello, id: nil))
-            switch subscription.resumed {
-            case .lost(let count):
-                try await write(.message(LiveMessage(
-                    missed: count, detail: "the hub no longer keeps the \(count) events since the last one this client saw"), id: nil))
-            case .unknown:
-                try await write(.message(LiveMessage(
-                    missed: nil, detail: "the last event this client saw is not one of this run of the hub (it restarted since): "
-                        + "re-read the state (/api/v1/pods)"), id: nil))
-            case .complete, nil:
-                break
-            }
-            var reported = 0
-            for await delivery in subscription.deliveries {
-                let droppedSoFar = subscription.dropped
-                if droppedSoFar > reported {
-                    try await write(.message(LiveMessage(missed: droppedSoFar - reported), id: nil))
-                    reported = droppedSoFar
-                }
-                switch delivery {
-                case .beat:
-                    try await write(.keepAlive)
-                case .event(let event, let sequence):
-                    guard let message = LiveMessage(event) else { continue }
-                    try await write(.message(message, id: sequence))
-                    progress.wrote(droppedSoFar: droppedSoFar)
-                    messagesSent.add(1, ordering: .relaxed)
-                }
+            switch delivery {
+            case .beat:
+                try await write(.keepAlive)
+            case .event(let event, let sequence):
+                guard let message = LiveMessage(event) else { continue }
+                try await write(.message(message, id: sequence))
+                client.wrote(droppedSoFar: droppedSoFar)
+                messagesSent.add(1, ordering: .relaxed)
             }
         }
     }
@@ -139,9 +136,9 @@ package final class LiveClients: Sendable {
         }
     }
 
-    /// The watchdog of every client, until the task is cancelled: every `checkEvery`, a client whose queue dropped `maxBehind` events since its
-    /// last write got through is stuck (or its writes are), and its connection is reset, which
-    /// ends a stuck write too. One task for all clients: a timer each cost every client a
+    /// Watches every client until cancelled: every `checkEvery`, a client whose queue dropped
+    /// `maxBehind` events since its last write got through is stuck (or its writes are), and
+    /// its connection is reset, which ends a stuck write too. One task for all clients: a timer each cost every client a
     /// wakeup a second, a third of what an idle live client costs the hub.
     package func watch() async {
         while (try? await Task.sleep(for: checkEvery)) != nil {
@@ -149,7 +146,7 @@ package final class LiveClients: Sendable {
             // not before: the group's first task to end stops the server.
             guard let clients = open.withLock({ $0.map { Array($0.values) } }) else { continue }
             for client in clients where !client.cutOff.load(ordering: .relaxed)
-                && client.subscription.dropped - client.progress.droppedAtLastWrite >= maxBehind {
+                && client.subscription.dropped - client.droppedAtLastWrite >= maxBehind {
                 client.cutOff.store(true, ordering: .relaxed)
                 slowDisconnects.add(1, ordering: .relaxed)
                 // Reset, not FIN: a FIN would wait behind the unread bytes for as long as the
@@ -173,26 +170,22 @@ package final class LiveClients: Sendable {
         for s in subscriptions { s.finish() }
     }
 
-    /// One attached client, as the watchdog and shutdown see it.
+    /// One attached client, as its stream, the watchdog and shutdown see it.
     final class Client: Sendable {
         let subscription: HubSubscription
-        let progress: Progress
         let channel: any Channel
         /// Set once the watchdog has reset it, so it is counted and closed once.
         let cutOff = Atomic<Bool>(false)
+        /// What its queue had dropped when its last write got through.
+        private let droppedAtWrite = Atomic<Int>(0)
 
-        init(subscription: HubSubscription, progress: Progress, channel: any Channel) {
+        init(subscription: HubSubscription, channel: any Channel) {
             self.subscription = subscription
-            self.progress = progress
             self.channel = channel
         }
-    }
 
-    /// How far one client's writes got, shared with the watchdog.
-    final class Progress: Sendable {
-        private let dropped = Atomic<Int>(0)
-        var droppedAtLastWrite: Int { dropped.load(ordering: .relaxed) }
-        func wrote(droppedSoFar: Int) { dropped.store(droppedSoFar, ordering: .relaxed) }
+        var droppedAtLastWrite: Int { droppedAtWrite.load(ordering: .relaxed) }
+        func wrote(droppedSoFar: Int) { droppedAtWrite.store(droppedSoFar, ordering: .relaxed) }
     }
 }
 
