@@ -38,6 +38,9 @@ struct ConsoleLines {
     let configuration: HubConfiguration
     private var latest: [BedSide: LiveSecond] = [:]
     private var lastProgress: ContinuousClock.Instant?
+    /// One formatter per zone, made once: making one costs milliseconds, and the live line
+    /// formats a time every `progressSeconds` for as long as the hub runs.
+    private var formatters: [TimeZone: DateFormatter] = [:]
 
     init(configuration: HubConfiguration) { self.configuration = configuration }
 
@@ -51,9 +54,9 @@ struct ConsoleLines {
             reporter.event("pod \(serial) disconnected (\(reason)); waiting for it to come back")
         case .clockSet(_, let anchor):
             let time = Date(timeIntervalSince1970: Double(anchor.unixMillis) / 1000)
-            reporter.logger.info("pod clock set to \(Self.format(time, zone: configuration.podTimeZone)) at tick \(anchor.tick)")
+            reporter.logger.info("pod clock set to \(format(time, zone: configuration.podTimeZone)) at tick \(anchor.tick)")
         case .presence(_, let side, let inBed, let at):
-            if inBed { reporter.event("\(side): in bed at \(Self.format(at, zone: configuration.hubTimeZone))") }
+            if inBed { reporter.event("\(side): in bed at \(format(at, zone: configuration.hubTimeZone))") }
         case .live(_, let side, let second):
             latest[side] = second
             showProgressIfDue(reporter)
@@ -68,7 +71,7 @@ struct ConsoleLines {
         if let last = lastProgress, now - last < .milliseconds(Int64(configuration.progressSeconds * 1000)) { return }
         lastProgress = now
         guard let newest = latest.values.map(\.time).max() else { return }
-        let time = Self.format(Date(timeIntervalSince1970: newest), zone: configuration.hubTimeZone)
+        let time = format(Date(timeIntervalSince1970: newest), zone: configuration.hubTimeZone)
         let sides = BedSide.allCases.map { side -> String in
             guard let v = latest[side] else { return "\(side): –" }
             guard v.present else { return "\(side): empty" }
@@ -79,11 +82,13 @@ struct ConsoleLines {
         reporter.progress("\(time)  " + sides.joined(separator: "  |  "))
     }
 
-    static func format(_ date: Date, zone: TimeZone) -> String {
+    private mutating func format(_ date: Date, zone: TimeZone) -> String {
+        if let f = formatters[zone] { return f.string(from: date) }
         let f = DateFormatter()
         f.locale = Locale(identifier: "en_US_POSIX")
         f.timeZone = zone
         f.dateFormat = "EEE yyyy-MM-dd HH:mm"
+        formatters[zone] = f
         return f.string(from: date)
     }
 }
