@@ -136,7 +136,8 @@ package struct HubAPIService: Service {
         // Order matters: errors become JSON outermost, so auth failures and 404s are JSON too;
         // CORS outside that, so those JSON errors carry its header, and before the token check,
         // which a preflight (no token) would fail.
-        router.add(middleware: MetricsMiddleware(metrics: metrics))
+        router.add(middleware: MetricsMiddleware(metrics: metrics, knownPaths: methodNotAllowed,
+                                                 upgradeRoutes: [LiveStreamRoutes.webSocketRoute]))
         if !allowedOrigins.isEmpty {
             router.add(middleware: AllowedOriginsMiddleware(origins: allowedOrigins, methods: methodNotAllowed.methods))
         }

@@ -105,6 +105,18 @@ import Testing
         let tool = try await hub.request(.OPTIONS, "/api/v1/pods", token: Self.token,
                                          headers: [("Access-Control-Request-Method", "GET")])
         #expect(tool.status == 405 && tool.headers.first(name: "access-control-allow-origin") == nil, "\(tool.status)")
+
+        // Preflights and 405s are counted under their path's pattern; only an unknown path is NotFound.
+        let metrics = try await hub.metrics(token: Self.token)
+        func requests(_ route: String, _ status: Int) -> Double? {
+            metrics.value("podbridge_api_requests_total", ["route": route, "status": String(status)])
+        }
+        #expect(requests("/api/v1/schedule/manual", 204) == 1, "\(metrics.text)")
+        #expect(requests("/api/v1/schedule/manual", 403) == 1)
+        #expect(requests("/api/v1/pods", 204) == 1)
+        #expect(requests("/api/v1/pods", 405) == 2, "the plain OPTIONS and the tool's")
+        #expect(requests("/api/v1/pods/{serial}/power", 405) == 1, "\(metrics.text)")
+        #expect(requests("NotFound", 404) == 1)
         await hub.stop()
     }
 

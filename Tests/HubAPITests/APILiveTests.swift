@@ -137,12 +137,19 @@ import Testing
         let pod = try #require(pods.first { $0["serial"] as? String == "API-LIVE" })
         #expect(pod["sides"] as? Int == 2 && pod["firmware"] is String)
         #expect(((pod["counters"] as? [String: Any])?["frames"] as? Int ?? 0) > 0)
-        let metrics = try await hub.get("/metrics")
-        #expect(metrics.status == 200)
-        #expect(metrics.body.contains("podbridge_nights_stored_total"))
-        #expect(metrics.body.contains("podbridge_side_heart_rate_bpm"))
-        #expect(metrics.body.contains(#"podbridge_api_requests_total{route="/api/v1/nights",status="200"}"#)
-                || metrics.body.contains(#"podbridge_api_requests_total{status="200",route="/api/v1/nights"}"#), "\(metrics.body.prefix(2000))")
+        let metrics = try await hub.metrics()
+        #expect((metrics.value("podbridge_nights_stored_total", ["side": "left"]) ?? 0) >= 1, "\(metrics.text.prefix(2000))")
+        #expect(metrics.value("podbridge_side_heart_rate_bpm", ["pod": "API-LIVE", "side": "left"]) != nil)
+        #expect((metrics.value("podbridge_api_requests_total", ["route": "/api/v1/nights", "status": "200"]) ?? 0) >= 1)
+        // The WebSocket client got a 101, and that is what is counted.
+        #expect(metrics.value("podbridge_api_requests_total", ["route": "/api/v1/live/ws", "status": "101"]) == 1, "\(metrics.text)")
+        #expect(metrics.value("podbridge_api_requests_total", ["route": "/api/v1/live/ws", "status": "200"]) == nil)
+        // Tallies that only grow are counters, so rate() works on them.
+        for family in ["podbridge_api_live_missed_events_total", "podbridge_api_live_slow_disconnects_total",
+                       "podbridge_bus_dropped_events_total", "podbridge_nights_stored_total", "podbridge_link_frames_total"] {
+            #expect(metrics.type(of: family) == "counter", "\(family)")
+        }
+        #expect(metrics.type(of: "podbridge_outbox_depth") == "gauge")
         await sse.close()
         await ws.close()
         await hub.stop()

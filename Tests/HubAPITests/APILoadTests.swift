@@ -42,6 +42,15 @@ import Testing
         // The pipeline's own subscribers (console, metrics) never dropped an event.
         let own = hub.daemon.bus.subscriberStats().filter { !$0.name.hasPrefix("api-") }
         #expect(!own.isEmpty && own.allSatisfy { $0.dropped == 0 }, "\(own)")
+        // /metrics says the same, as counters.
+        let before = hub.api.liveStats
+        let metrics = try await hub.metrics()
+        let after = hub.api.liveStats
+        let cut = try #require(metrics.value("podbridge_api_live_slow_disconnects_total"), "\(metrics.text)")
+        #expect(cut >= Double(before.slowDisconnects) && cut <= Double(after.slowDisconnects) && cut >= 1)
+        let missed = try #require(metrics.value("podbridge_api_live_missed_events_total"))
+        #expect(missed >= Double(before.missed) && missed <= Double(after.missed))
+        #expect(metrics.value("podbridge_bus_dropped_events_total", ["subscriber": "console"]) == 0)
         // Bounded: no client subscription holds more than its queue (the bus drops the oldest).
         #expect(hub.daemon.bus.subscriberStats().filter { $0.name.hasPrefix("api-") }.count == 250)
         for c in everyone { await c.close() }

@@ -147,6 +147,42 @@ struct APITestHub {
     }
 
     func get(_ path: String, token: String? = nil) async throws -> Answer { try await request(.GET, path, token: token) }
+
+    /// `/metrics` read as Prometheus does: each sample's value by its family and labels.
+    func metrics(token: String? = nil) async throws -> Metrics {
+        let answer = try await get("/metrics", token: token)
+        guard answer.status == 200 else { throw CancellationError() }
+        return Metrics(text: answer.body)
+    }
+
+    struct Metrics {
+        let text: String
+
+        /// The family's `# TYPE` (counter, gauge).
+        func type(of family: String) -> String? {
+            text.split(separator: "\n").first { $0.hasPrefix("# TYPE \(family) ") }?.split(separator: " ").last.map(String.init)
+        }
+
+        /// The sample of `family` with exactly these labels, in any order; nil if there is none.
+        func value(_ family: String, _ labels: [String: String] = [:]) -> Double? {
+            for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+                let parts = line.split(separator: " ")
+                guard parts.count == 2 else { continue }
+                let series = parts[0]
+                let name = series.prefix { $0 != "{" }
+                guard name == family else { continue }
+                var found: [String: String] = [:]
+                if let open = series.firstIndex(of: "{") {
+                    for pair in series[series.index(after: open)..<series.index(before: series.endIndex)].split(separator: ",") {
+                        let kv = pair.split(separator: "=", maxSplits: 1)
+                        if kv.count == 2 { found[String(kv[0])] = kv[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+                    }
+                }
+                if found == labels { return Double(parts[1]) }
+            }
+            return nil
+        }
+    }
 }
 
 /// The bound port, set from the server's start callback.

@@ -79,8 +79,10 @@ package final class LiveClients: Sendable {
                                      value: ChannelOptions.Types.WriteBufferWaterMark(low: sendBuffer / 2, high: sendBuffer)).get()
         defer {
             count(kind, -1)
-            missedByEnded.add(subscription.dropped, ordering: .relaxed)
+            // Ended (and so left out of the bus's tallies) before its drops join the ended
+            // clients': a scrape between the two sees them once or not yet, never twice.
             subscription.finish()
+            missedByEnded.add(subscription.dropped, ordering: .relaxed)
             open.withLock { _ = $0?.removeValue(forKey: id) }
         }
         // SSE's keep-alive beats join the client's queue, so they are written in turn.

@@ -8,6 +8,10 @@ import NIOCore
 package struct LiveStreamRoutes: Sendable {
     let clients: LiveClients
 
+    /// The WebSocket route's pattern as the router names it: its `200` means the upgrade went
+    /// ahead (a plain GET is refused), and `/metrics` counts it as the `101` the client got.
+    static let webSocketRoute = "/api/v1/live/ws"
+
     func register(on group: RouterGroup<APIRequestContext>) {
         group.get("live/events") { request, context in
             _ = try RequestInput.query(request, allowed: [])

@@ -4,6 +4,7 @@ import Hummingbird
 import PodDevice
 import Prometheus
 import SleepStore
+import Synchronization
 
 /// The hub's Prometheus metrics (`/metrics`): swift-prometheus objects, each family with its
 /// help text, on a registry of this server's own (no global bootstrap, so tests can run several
@@ -12,6 +13,9 @@ import SleepStore
 /// and from the API itself (requests by route and status, live clients).
 package final class APIMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
+
+    /// What the tallies read at scrape time stood at when last added to their counters.
+    private let tallied = Mutex<[String: Int]>([:])
 
     package init() {}
 
@@ -53,10 +57,22 @@ package final class APIMetrics: Sendable {
         "podbridge_upload_failures": "Sleep sessions whose upload failed for good",
         "podbridge_uploads_delivered": "Sleep sessions uploaded",
         "podbridge_api_live_clients": "Live-stream clients attached, by stream",
-        "podbridge_api_live_missed_events": "Live-stream events dropped for clients that did not keep up, since the hub started",
-        "podbridge_api_live_slow_disconnects": "Live-stream clients cut off for falling too far behind, since the hub started",
-        "podbridge_bus_dropped_events": "Events the hub's own subscribers dropped, since the hub started",
+        "podbridge_api_live_missed_events_total": "Live-stream events dropped for clients that did not keep up",
+        "podbridge_api_live_slow_disconnects_total": "Live-stream clients cut off for falling too far behind",
+        "podbridge_bus_dropped_events_total": "Events the hub's own subscribers dropped, by subscriber",
     ]
+
+    /// Brings a counter up to `total`, a tally of the hub's that only grows (it is read at
+    /// scrape time, not told of each event): a counter, so `rate()` and `increase()` work.
+    func count(_ name: String, _ dimensions: [(String, String)] = [], upTo total: Int) {
+        let key = ([name] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: ",")
+        let c = counter(name, dimensions)
+        tallied.withLock { last in
+            let delta = total - (last[key] ?? 0)
+            if delta > 0 { c.increment(by: Int64(delta)) }
+            last[key] = max(total, last[key] ?? 0)
+        }
+    }
 
     /// One answered request; `route` is the route's pattern, never the raw path (bounded labels).
     func request(route: String, status: Int) {
@@ -136,28 +152,34 @@ package final class APIMetrics: Sendable {
         if let stats = clients?.stats {
             gauge("podbridge_api_live_clients", [("stream", "sse")]).record(Int64(stats.sseClients))
             gauge("podbridge_api_live_clients", [("stream", "ws")]).record(Int64(stats.wsClients))
-            gauge("podbridge_api_live_missed_events").record(Int64(stats.missed))
-            gauge("podbridge_api_live_slow_disconnects").record(Int64(stats.slowDisconnects))
+            count("podbridge_api_live_missed_events_total", upTo: stats.missed)
+            count("podbridge_api_live_slow_disconnects_total", upTo: stats.slowDisconnects)
         }
         if let bus {
             for s in bus.subscriberStats() where !s.name.hasPrefix("api-") {
-                gauge("podbridge_bus_dropped_events", [("subscriber", s.name)]).record(Int64(s.dropped))
+                count("podbridge_bus_dropped_events_total", [("subscriber", s.name)], upTo: s.dropped)
             }
         }
         return registry.emitToString()
     }
 }
 
-/// Counts every answer by route pattern and status (errors included).
+/// Counts every answer by route pattern and status (errors included). A request the router
+/// did not route (a CORS preflight, a method its path has not) is counted under its path's
+/// pattern all the same; only a path the API has not is `NotFound`.
 package struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: APIMetrics
+    let knownPaths: MethodNotAllowedMiddleware<Context>
+    /// Routes whose `200` is a WebSocket upgrade, written to the client as `101`.
+    let upgradeRoutes: Set<String>
 
     package func handle(_ request: Request, context: Context,
                         next: (Request, Context) async throws -> Response) async throws -> Response {
-        let route = context.endpointPath ?? "NotFound"
+        let route = context.endpointPath ?? knownPaths.template(path: request.uri.path) ?? "NotFound"
         do {
             let response = try await next(request, context)
-            metrics.request(route: route, status: response.status.code)
+            let upgraded = response.status == .ok && upgradeRoutes.contains(route)
+            metrics.request(route: route, status: upgraded ? 101 : response.status.code)
             return response
         } catch let error as any HTTPResponseError {
             metrics.request(route: route, status: error.status.code)

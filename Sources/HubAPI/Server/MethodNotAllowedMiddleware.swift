@@ -8,6 +8,8 @@ import NIOCore
 /// dashboard's files, which the document does not describe.
 package struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
     struct Route: Sendable {
+        /// The path as the API writes it (`/api/v1/nights/{wakeDate}/{side}`).
+        var template: String
         /// The path's segments; nil for a parameter (`{wakeDate}`), which matches any one segment.
         var segments: [String?]
         var methods: [String]
@@ -32,7 +34,7 @@ package struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddle
         // HEAD is answered wherever GET is (`HeadMiddleware`).
         for (path, methods) in table where methods.contains("GET") { table[path]?.append("HEAD") }
         routes = table.map { path, methods in
-            Route(segments: Self.segments(path).map { $0.hasPrefix("{") && $0.hasSuffix("}") ? nil : $0 },
+            Route(template: path, segments: Self.segments(path).map { $0.hasPrefix("{") && $0.hasSuffix("}") ? nil : $0 },
                   methods: Array(Set(methods)).sorted())
         }
     }
@@ -44,15 +46,30 @@ package struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddle
         path.split(separator: "/" as Character, omittingEmptySubsequences: true).map { String($0) }
     }
 
-    /// The methods allowed on `path`, nil if the API has no such path.
-    func allowedMethods(path: String) -> [String]? {
+    /// The routes whose template matches `path`.
+    private func matching(_ path: String) -> [Route] {
         let parts = Self.segments(path)
-        let matching = routes.filter { route in
+        return routes.filter { route in
             route.segments.count == parts.count
                 && zip(route.segments, parts).allSatisfy { template, part in template == nil || template == part }
         }
+    }
+
+    /// The methods allowed on `path`, nil if the API has no such path.
+    func allowedMethods(path: String) -> [String]? {
+        let matching = matching(path)
         guard !matching.isEmpty else { return nil }
         return Array(Set(matching.flatMap(\.methods))).sorted()
+    }
+
+    /// The template of the API's path `path` is (the most literal one, when a fixed segment and
+    /// a parameter both match), nil if none: what a request the router did not route (a
+    /// preflight, a method the path has not) is counted under on `/metrics`.
+    package func template(path: String) -> String? {
+        matching(path).min { a, b in
+            let (pa, pb) = (a.segments.filter { $0 == nil }.count, b.segments.filter { $0 == nil }.count)
+            return pa != pb ? pa < pb : a.template < b.template
+        }?.template
     }
 
     package func handle(_ request: Request, context: Context,
