@@ -398,6 +398,36 @@ import Testing
         #expect((stranger.messages(ofType: "missed").first?["detail"] as? String)?.contains("restarted") == true)
         #expect(heartRates(stranger).isEmpty)
         await stranger.close()
+
+        // The WebSocket resumes the same way: each event's number is its message's `id`, and
+        // `?after=` takes it.
+        let socket = StreamClient.ws(base: hub.base)
+        #expect(await eventually { socket.count(ofType: "hello") == 1 })
+        hub.daemon.bus.publish(reading(5))
+        #expect(await eventually { heartRates(socket) == [55] }, "\(socket.messages)")
+        let seenOnSocket = try #require(socket.messages(ofType: "live").last?["id"] as? UInt64, "\(socket.messages)")
+        #expect(socket.messages(ofType: "hello").first?["id"] == nil, "housekeeping carries no number")
+        await socket.close()
+        hub.daemon.bus.publish(reading(6))
+        hub.daemon.bus.publish(reading(7))
+        let resumed = StreamClient.ws(base: hub.base, after: String(seenOnSocket))
+        #expect(await eventually { heartRates(resumed).count == 2 }, "\(resumed.messages)")
+        hub.daemon.bus.publish(reading(8))
+        #expect(await eventually { heartRates(resumed).count == 3 }, "\(resumed.messages)")
+        #expect(heartRates(resumed) == [56, 57, 58], "each event since, once: \(resumed.messages)")
+        let socketIDs = resumed.messages(ofType: "live").compactMap { $0["id"] as? UInt64 }
+        #expect(socketIDs.count == 3 && socketIDs == socketIDs.sorted() && socketIDs.first! > seenOnSocket, "\(socketIDs)")
+        await resumed.close()
+        let strangerSocket = StreamClient.ws(base: hub.base, after: "17")
+        #expect(await eventually { strangerSocket.count(ofType: "missed") == 1 }, "\(strangerSocket.messages)")
+        await strangerSocket.close()
+        // Not a number: the upgrade is refused (400), and the reason is in the metrics' status.
+        let garbled = StreamClient.ws(base: hub.base, after: "yesterday")
+        #expect(await eventually { garbled.hasEnded }, "a refused upgrade ends the client")
+        #expect(garbled.messages.isEmpty)
+        let metrics = try await hub.metrics()
+        #expect(metrics.value("podbridge_api_requests_total", ["route": "/api/v1/live/ws", "status": "400"]) == 1, "\(metrics.text)")
+        #expect(metrics.value("podbridge_api_requests_total", ["route": "/api/v1/live/ws", "status": "101"]) == 3)
         await hub.stop()
     }
 }

@@ -77,9 +77,10 @@ final class StreamClient: Sendable {
     }
 
     /// `GET /api/v1/live/ws`, one JSON message per text frame.
-    static func ws(base: String, keepMessages: Bool = true) -> StreamClient {
+    /// - Parameter after: the `?after=` to resume from (as the client saw it, checked by the hub).
+    static func ws(base: String, keepMessages: Bool = true, after: String? = nil) -> StreamClient {
         let client = StreamClient(keepsMessages: keepMessages)
-        let url = base.replacingOccurrences(of: "http://", with: "ws://") + "/api/v1/live/ws"
+        let url = base.replacingOccurrences(of: "http://", with: "ws://") + "/api/v1/live/ws" + (after.map { "?after=\($0)" } ?? "")
         let t = Task {
             defer { client.ended.withLock { $0 = true } }
             _ = try? await WebSocketClient.connect(url: url, logger: Logger(label: "ws-test")) { inbound, _, _ in

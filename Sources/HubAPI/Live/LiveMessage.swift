@@ -6,6 +6,9 @@ import PodProtocol
 /// events as flat JSON with a `type` (docs/api.md lists them). Pure.
 package struct LiveMessage: Codable, Sendable, Equatable {
     package var type: String
+    /// The event's number on the hub's bus, on the WebSocket (SSE carries it as its `id:`
+    /// line); what `?after=` takes to resume. None on `hello` and `missed`.
+    package var id: UInt64?
     package var serial: String?
     package var side: String?
     /// RFC 3339 (UTC) of what happened; for `live`, the data's own second.

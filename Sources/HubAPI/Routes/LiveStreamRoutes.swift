@@ -42,7 +42,7 @@ package struct LiveStreamRoutes: Sendable {
             })
         }
         group.ws("live/ws", shouldUpgrade: { request, _ in
-            _ = try RequestInput.query(request, allowed: [])
+            _ = try Self.resumeAfter(request)
             // A plain GET reaches this route too: it gets a reason, not an empty 200.
             guard request.headers[.upgrade]?.lowercased() == "websocket" else {
                 throw APIError.badRequest("this is a WebSocket: connect with Upgrade: websocket (or read /api/v1/live/events, "
@@ -50,11 +50,16 @@ package struct LiveStreamRoutes: Sendable {
             }
             return .upgrade([:])
         }) { inbound, outbound, context in
+            // Checked before the upgrade, so it reads here.
+            let after = try? Self.resumeAfter(context.request)
             let channel = context.requestContext.channel
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    try? await self.clients.serve(.ws, channel: channel) { output in
-                        if case .message(let message, _) = output { try await outbound.write(.text(message.json())) }
+                    try? await self.clients.serve(.ws, channel: channel, after: after ?? nil) { output in
+                        // The event's number rides in the message (SSE puts it on its `id:` line).
+                        guard case .message(var message, let id) = output else { return }
+                        message.id = id
+                        try await outbound.write(.text(message.json()))
                     }
                     // The hub is stopping (or the client was cut off): say goodbye.
                     try? await outbound.close(.goingAway, reason: "stream ended")
@@ -64,5 +69,15 @@ package struct LiveStreamRoutes: Sendable {
                 group.cancelAll()
             }
         }
+    }
+
+    /// The WebSocket's `?after=`: the number of the last event a client saw (a message's `id`),
+    /// as SSE's `Last-Event-ID`; nil without one. Anything but a number is refused.
+    static func resumeAfter(_ request: Request) throws -> UInt64? {
+        guard let text = try RequestInput.query(request, allowed: ["after"])["after"] else { return nil }
+        guard let after = UInt64(text) else {
+            throw APIError.badRequest("after must be the id of an event this client saw (a whole number), not '\(text)'")
+        }
+        return after
     }
 }
