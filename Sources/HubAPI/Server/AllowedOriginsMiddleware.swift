@@ -34,6 +34,11 @@ package struct AllowedOriginsMiddleware<Context: RequestContext>: RouterMiddlewa
             headers[.accessControlAllowHeaders] = "Authorization, Content-Type"
             // Ten minutes: a page asks again soon after the list changes, and not before each request.
             headers[.accessControlMaxAge] = "600"
+            // Private Network Access: Chrome asks before a page on a public address (a cloud
+            // dashboard) reaches a hub on the home network, and sends the request only on this yes.
+            if request.headers[Self.requestPrivateNetwork]?.lowercased() == "true" {
+                headers[Self.allowPrivateNetwork] = "true"
+            }
             return Response(status: .noContent, headers: headers)
         }
         guard origins.contains(origin) else { return try await next(request, context) }
@@ -47,9 +52,16 @@ package struct AllowedOriginsMiddleware<Context: RequestContext>: RouterMiddlewa
         }
     }
 
+    static var requestPrivateNetwork: HTTPFields.Element.Name { .init("Access-Control-Request-Private-Network")! }
+    static var allowPrivateNetwork: HTTPFields.Element.Name { .init("Access-Control-Allow-Private-Network")! }
+    /// The headers of ours a page could not read otherwise (not CORS-safelisted): a 405's
+    /// `Allow`, a 401's `WWW-Authenticate`.
+    static var exposed: String { "Allow, WWW-Authenticate" }
+
     /// The answer is the page's to read; `Vary` keeps a cache from serving it to another origin.
     static func allow(_ origin: String, in headers: inout HTTPFields) {
         headers[.accessControlAllowOrigin] = origin
+        headers[.accessControlExposeHeaders] = exposed
         headers[.vary] = headers[.vary].map { "\($0), Origin" } ?? "Origin"
     }
 }
