@@ -169,7 +169,7 @@ let package = Package(
         ], swiftSettings: strict),
         /// The command line as a user runs it: the built `podbridge` in a child process.
         .testTarget(name: "PodbridgeCommandTests", dependencies: [
-            "podbridge", "SleepDomain", "PodProtocol", "PodDevice", "PodAnalysis", "SleepAnalysis", "NightModel", "LabelledNights",
+            "podbridge", "TestSupport", "SleepDomain", "PodProtocol", "PodDevice", "PodAnalysis", "SleepAnalysis", "NightModel", "LabelledNights",
             // `make heldout` as its user runs it.
             "podbridge-bench",
         ],
@@ -193,7 +193,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "SleepStoreTests", dependencies: ["SleepDomain", "SleepStore", "sleepstore-crash-writer"], swiftSettings: strict),
         .testTarget(name: "BackendUploadTests", dependencies: [
-            "SleepDomain",
+            "SleepDomain", "TestSupport",
             "BackendUpload", "SleepStore",
             // `podbridge sync` run as a timer or a script runs it (SyncCommandTests).
             "podbridge",

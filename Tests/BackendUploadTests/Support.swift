@@ -40,17 +40,6 @@ func testNight(side: BedSide = .left, start: Int64) -> NightRecord {
     return NightRecord(podSerial: "PB-UP", side: side, start: start, end: start + 180, epochs: epochs, metrics: metrics)
 }
 
-/// Polls `condition` until it holds or `seconds` have passed, then asks once more (the same
-/// as TestSupport's `eventually`, which this target does not depend on).
-func eventually(_ seconds: Double = 60, _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return try await condition()
-}
-
 /// Lines a test collects from a callback.
 final class Lines: Sendable {
     private let lines = Mutex<[String]>([])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import SleepStore
 
 /// `podbridge sync` as a timer or a script runs it: the built executable against a real
@@ -23,7 +24,7 @@ import SleepStore
         let gone = try await ScriptedBackend()
         let url = gone.baseURL
         try await gone.shutdown()
-        let r = try await runPodbridge(["sync", "--state-dir", state, "--url", url])
+        let r = try await CommandRunner.run(["sync", "--state-dir", state, "--url", url])
         #expect(r.status == 75, "stdout: \(r.stdout)\nstderr: \(r.stderr)")
         #expect(r.stdout.contains("left for the next pass (backend unreachable): 0"), "stdout: \(r.stdout)")
         #expect(r.stdout.contains("will retry: 1") && r.stdout.contains("connection refused"), "stdout: \(r.stdout)")
@@ -36,7 +37,7 @@ import SleepStore
         defer { dir.cleanup() }
         let backend = try await ScriptedBackend()
         backend.script(id, [.status(503, "maintenance")])
-        let r = try await runPodbridge(["sync", "--state-dir", state, "--url", backend.baseURL])
+        let r = try await CommandRunner.run(["sync", "--state-dir", state, "--url", backend.baseURL])
         try await backend.shutdown()
         #expect(r.status == 75, "stdout: \(r.stdout)\nstderr: \(r.stderr)")
         #expect(r.stdout.contains("will retry: 1") && r.stdout.contains("503"), "stdout: \(r.stdout)")
@@ -47,7 +48,7 @@ import SleepStore
         defer { dir.cleanup() }
         let backend = try await ScriptedBackend()
         backend.script(id, [.status(401, "bad token")])
-        let r = try await runPodbridge(["sync", "--state-dir", state, "--url", backend.baseURL, "--token", "wrong"])
+        let r = try await CommandRunner.run(["sync", "--state-dir", state, "--url", backend.baseURL, "--token", "wrong"])
         try await backend.shutdown()
         #expect(r.status == 1, "stdout: \(r.stdout)\nstderr: \(r.stderr)")
         #expect(r.stderr.contains("--token"), "stderr: \(r.stderr)")
@@ -64,20 +65,12 @@ import SleepStore
         let (dir, state, id) = try await stateWithOneQueuedNight()
         defer { dir.cleanup() }
         let slow = try await ScriptedBackend(delay: .seconds(20))
-        let binary = try podbridgeBinary()
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["sync", "--state-dir", state, "--url", slow.baseURL]
-        process.standardInput = FileHandle.nullDevice
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let sync = try CommandRunner.Launched(["sync", "--state-dir", state, "--url", slow.baseURL])
         #expect(await eventually(20) { slow.received.count == 1 })
-        kill(process.processIdentifier, SIGINT)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit && process.terminationStatus == 130, "\(process.terminationStatus)")
-        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        kill(sync.process.processIdentifier, SIGINT)
+        #expect(try await sync.exited(within: 60))
+        #expect(sync.process.terminationReason == .exit && sync.process.terminationStatus == 130, "\(sync.process.terminationStatus)")
+        let printed = sync.stdout
         #expect(printed.contains("interrupted: the session being posted stays queued"), "\(printed)")
         let store = try NightStore(path: state + "/podbridge.sqlite", timeZone: TimeZone(identifier: "UTC")!)
         let events = try await store.outboxEvents()
@@ -86,7 +79,7 @@ import SleepStore
         try await slow.shutdown()
         // The next sync posts it at once (here to a backend that answers).
         let backend = try await ScriptedBackend()
-        let r = try await runPodbridge(["sync", "--state-dir", state, "--url", backend.baseURL])
+        let r = try await CommandRunner.run(["sync", "--state-dir", state, "--url", backend.baseURL])
         #expect(r.status == 0 && r.stdout.contains("delivered: 1"), "stdout: \(r.stdout)\nstderr: \(r.stderr)")
         #expect(backend.storedCount(id) == 1)
         try await backend.shutdown()
@@ -96,45 +89,11 @@ import SleepStore
         let (dir, state, id) = try await stateWithOneQueuedNight()
         defer { dir.cleanup() }
         let backend = try await ScriptedBackend()
-        let first = try await runPodbridge(["sync", "--state-dir", state, "--url", backend.baseURL])
-        let second = try await runPodbridge(["sync", "--state-dir", state, "--url", backend.baseURL])
+        let first = try await CommandRunner.run(["sync", "--state-dir", state, "--url", backend.baseURL])
+        let second = try await CommandRunner.run(["sync", "--state-dir", state, "--url", backend.baseURL])
         try await backend.shutdown()
         #expect(first.status == 0 && first.stdout.contains("delivered: 1"), "stdout: \(first.stdout)\nstderr: \(first.stderr)")
         #expect(second.status == 0 && second.stdout.contains("delivered: 0"), "stdout: \(second.stdout)\nstderr: \(second.stderr)")
         #expect(backend.storedCount(id) == 1)
     }
-}
-
-/// Runs the `podbridge` executable built beside the tests to its end, with no standard input.
-func podbridgeBinary() throws -> URL {
-    var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = dir.appendingPathComponent("podbridge")
-        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        dir = dir.deletingLastPathComponent()
-    }
-    throw CommandMissing()
-}
-
-func runPodbridge(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
-    let binary = try podbridgeBinary()
-    let process = Process()
-    process.executableURL = binary
-    process.arguments = arguments
-    process.standardInput = FileHandle.nullDevice
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-        process.terminationHandler = { _ in continuation.resume() }
-        do { try process.run() } catch { continuation.resume(throwing: error) }
-    }
-    // The command prints a few lines: the pipes hold them until it has ended.
-    let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    return (process.terminationStatus, stdout, stderr)
-}
-
-struct CommandMissing: Error, CustomStringConvertible {
-    var description: String { "podbridge must be built beside the tests" }
 }

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import Testing
+import TestSupport
 @testable import BackendUpload
 import SleepStore
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `podbridge analyze --beats` as a user runs it: a beats file is one stay in bed, kept by the
 /// same shortest-session rule as a stay found from presence.

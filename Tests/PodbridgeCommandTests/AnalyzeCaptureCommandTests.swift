@@ -5,6 +5,7 @@ import PodAnalysis
 import PodProtocol
 import SleepAnalysis
 import Testing
+import TestSupport
 
 /// `podbridge analyze --capture` reads the file in chunks (`CaptureStreamAnalyzer`): its
 /// sessions must be exactly those of the whole-file analysis.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `podbridge analyze --vitals` with a hole in the data: kept across up to the longest hole
 /// the user allows (`--max-data-gap`, else `sessions.maxDataGapMinutes`, else 3 h), as the hub

@@ -2,6 +2,7 @@ import Foundation
 import PodDevice
 import PodProtocol
 import Testing
+import TestSupport
 
 /// What `podbridge inspect` and `podbridge stream` tell a user about frames and pods they
 /// cannot use (issue 10 item 6).

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Two kinds of mistake, answered two ways. A command called wrongly (a missing or
 /// malformed option) says what is wrong and shows *its own* usage, exit status 64; a command

@@ -2,6 +2,7 @@ import Foundation
 import LabelledNights
 import SleepAnalysis
 import Testing
+import TestSupport
 
 /// What `--held-out` and the bench measure is what a user runs: a research night staged in
 /// process (`StagingTraining.evaluate`, the bench's path) and the same night given to

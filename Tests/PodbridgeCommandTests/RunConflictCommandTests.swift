@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `podbridge run` started where something already runs: a second hub on the same state (by
 /// hand beside the systemd one, a second terminal), or an API port another program holds.

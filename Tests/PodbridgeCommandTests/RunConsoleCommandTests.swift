@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `podbridge run` as a person starts it in a terminal, and as systemd starts it: each of the
 /// hub's messages is said once, on the console or (without one) in the log.

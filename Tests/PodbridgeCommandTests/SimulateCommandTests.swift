@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `podbridge simulate` as a user runs it: when the sleepers get into and out of bed is theirs
 /// to set, and the ground truth it writes says the same.

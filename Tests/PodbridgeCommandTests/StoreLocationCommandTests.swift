@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// A command that reads the hub's database, run where the hub never stored anything: the
 /// error says where it looked and how to point at the hub's state.

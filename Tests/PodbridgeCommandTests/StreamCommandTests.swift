@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `podbridge stream` started before any pod is plugged in: it says what it waits for, in
 /// words a person reads, at once even into a file (its output is read while it runs), and

@@ -1,6 +1,7 @@
 import Foundation
 import PodDevice
 import Testing
+import TestSupport
 
 /// Mistakes a user makes on the command line, each refused before any work or file is done
 /// and said in a sentence; and inputs written the way other tools write them, read right.

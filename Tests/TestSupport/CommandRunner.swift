@@ -1,19 +1,20 @@
 import Foundation
 
-/// The `podbridge` executable built beside the test bundle, run as a user runs it.
-struct CommandRunner {
-    struct Outcome {
-        var status: Int32
-        var stdout: String
-        var stderr: String
+/// The `podbridge` executable built beside the test bundle, run as a user runs it (the
+/// command, daemon and sync suites share it).
+public struct CommandRunner {
+    public struct Outcome: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
     }
 
     /// What a hub pointed at a pod that is not there warns once its services run (its SIGTERM
     /// handler installed): tests that stop such a hub wait for it, not for "database …", which
     /// comes before the handler, so a SIGTERM then ends the hub with status 15.
-    static let missingPod = "cannot open the pod"
+    public static let missingPod = "cannot open the pod"
 
-    static func podbridge(_ product: String = "podbridge") -> URL? {
+    public static func podbridge(_ product: String = "podbridge") -> URL? {
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for _ in 0..<4 {
             let candidate = dir.appendingPathComponent(product)
@@ -25,15 +26,15 @@ struct CommandRunner {
 
     /// A started command, its output going to files (a pipe could fill up and stall it) in a
     /// directory of its own, with no standard input.
-    final class Launched {
-        let process = Process()
-        let command: String
+    public final class Launched {
+        public let process = Process()
+        public let command: String
         private let dir: URL, out: URL, err: URL
 
         /// - Parameters:
         ///   - environment: variables set for the command on top of the tests' own.
         ///   - launcher: a command that runs the binary (e.g. `setpriv` with its options), or none.
-        init(_ arguments: [String], product: String, environment: [String: String] = [:], launcher: [String] = []) throws {
+        public init(_ arguments: [String], product: String = "podbridge", environment: [String: String] = [:], launcher: [String] = []) throws {
             guard let binary = CommandRunner.podbridge(product) else { throw RunnerError("\(product) must be built beside the tests") }
             command = "\(product) \(arguments.joined(separator: " "))"
             dir = FileManager.default.temporaryDirectory.appendingPathComponent("podbridge-cmd-\(UUID())")
@@ -63,12 +64,12 @@ struct CommandRunner {
             try? FileManager.default.removeItem(at: dir)
         }
 
-        var stdout: String { (try? String(contentsOf: out, encoding: .utf8)) ?? "" }
-        var stderr: String { (try? String(contentsOf: err, encoding: .utf8)) ?? "" }
-        var outcome: Outcome { Outcome(status: process.terminationStatus, stdout: stdout, stderr: stderr) }
+        public var stdout: String { (try? String(contentsOf: out, encoding: .utf8)) ?? "" }
+        public var stderr: String { (try? String(contentsOf: err, encoding: .utf8)) ?? "" }
+        public var outcome: Outcome { Outcome(status: process.terminationStatus, stdout: stdout, stderr: stderr) }
 
         /// Waits for the command's end; false if it is still running after `seconds`.
-        func exited(within seconds: Double) async throws -> Bool {
+        public func exited(within seconds: Double) async throws -> Bool {
             try await Self.poll(seconds: seconds) { !process.isRunning }
         }
 
@@ -78,7 +79,7 @@ struct CommandRunner {
         /// analysis on the cooperative pool (CI saw 100 s); the command's output arrived meanwhile,
         /// and a poller that woke past a wall-clock deadline and gave up without looking failed
         /// six tests there.
-        func printed(within seconds: Double, _ condition: (_ stdout: String, _ stderr: String) -> Bool) async throws -> Bool {
+        public func printed(within seconds: Double, _ condition: (_ stdout: String, _ stderr: String) -> Bool) async throws -> Bool {
             try await Self.poll(seconds: seconds) { condition(stdout, stderr) || !process.isRunning }
             return condition(stdout, stderr)
         }
@@ -98,7 +99,7 @@ struct CommandRunner {
     }
 
     /// Runs `podbridge arguments…` (or another of the package's executables) to its end.
-    static func run(_ arguments: [String], product: String = "podbridge",
+    public static func run(_ arguments: [String], product: String = "podbridge",
                     environment: [String: String] = [:], launcher: [String] = []) async throws -> Outcome {
         let launched = try Launched(arguments, product: product, environment: environment, launcher: launcher)
         // Generous: a loaded 2-core machine runs a debug build slowly.
@@ -113,7 +114,7 @@ struct CommandRunner {
     /// with SIGTERM once what it printed on either stream satisfies `until`, and returns what it
     /// printed. Throws when that output never came while it ran (within `seconds`, a bound for
     /// a stalled command, not a speed target): held in a buffer, or never printed.
-    static func runUntilStopped(_ arguments: [String], seconds: Double = 120, launcher: [String] = [],
+    public static func runUntilStopped(_ arguments: [String], seconds: Double = 120, launcher: [String] = [],
                                 until: (_ stdout: String, _ stderr: String) -> Bool) async throws -> Outcome {
         let launched = try Launched(arguments, product: "podbridge", launcher: launcher)
         let seen = try await launched.printed(within: seconds, until)
@@ -127,12 +128,12 @@ struct CommandRunner {
     }
 
     /// A fresh temporary file path with `name`.
-    static func temporaryFile(_ name: String) -> URL {
+    public static func temporaryFile(_ name: String) -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("podbridge-cmd-\(UUID())-\(name)")
     }
 }
 
-struct RunnerError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct RunnerError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
