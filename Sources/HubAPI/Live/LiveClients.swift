@@ -140,8 +140,8 @@ package final class LiveClients: Sendable {
 
     /// Watches every client until cancelled: every `checkEvery`, a client whose queue dropped
     /// `maxBehind` events since its last write got through is stuck (or its writes are), and
-    /// its connection is reset, which ends a stuck write too. One task for all clients: a timer each cost every client a
-    /// wakeup a second, a third of what an idle live client costs the hub.
+    /// its connection is reset, which ends a stuck write too. One task for all clients: a timer
+    /// each cost every client a wakeup a second, a third of what an idle live client costs.
     package func watch() async {
         while (try? await Task.sleep(for: checkEvery)) != nil {
             // Closed: nothing left to watch, but it ends with the server's task group (cancelled),

@@ -55,7 +55,7 @@ package struct LiveStreamRoutes: Sendable {
             let channel = context.requestContext.channel
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    try? await self.clients.serve(.ws, channel: channel, after: after ?? nil) { output in
+                    try? await self.clients.serve(.ws, channel: channel, after: after) { output in
                         // The event's number rides in the message (SSE puts it on its `id:` line).
                         guard case .message(var message, let id) = output else { return }
                         message.id = id
