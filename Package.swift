@@ -185,7 +185,7 @@ let package = Package(
         .testTarget(name: "SleepScheduleTests", dependencies: ["SleepDomain", "SleepSchedule"], swiftSettings: strict),
         .testTarget(name: "SmartWakeTests", dependencies: ["SleepDomain", "SmartWake", "SleepSchedule", "SleepAnalysis"],
                     swiftSettings: strict),
-        .testTarget(name: "PodDeviceTests", dependencies: ["SleepDomain", "PodDevice", "PodProtocol", "SystemCalls", "CUmockdev"],
+        .testTarget(name: "PodDeviceTests", dependencies: ["SleepDomain", "TestSupport", "PodDevice", "PodProtocol", "SystemCalls", "CUmockdev"],
                     exclude: ["Fixtures"], swiftSettings: strict),
         /// The hub's link (PodDevice) against the virtual pod's firmware (VirtualPod) over a pty:
         /// protocol v1.1, injected faults and their recovery.

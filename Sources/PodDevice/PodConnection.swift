@@ -15,9 +15,11 @@ import SleepDomain
 package typealias AfterConnectHook = @Sendable (PodConnection) async throws -> Void
 
 package actor PodConnection {
-    /// Events in order. One consumer.
+    /// Events in order. One consumer. Empty (ended at once) when a `sink` takes them instead.
     package nonisolated let events: AsyncStream<LinkEvent>
-    private let continuation: AsyncStream<LinkEvent>.Continuation
+    /// Hands on one event: to `events`, or to the sink.
+    private let emit: @Sendable (LinkEvent) -> Void
+    private let finishEvents: @Sendable () -> Void
     private let opener: any PodOpener
     private let timing: LinkTiming
     private let streams: StreamMask
@@ -55,11 +57,13 @@ package actor PodConnection {
     ///     swapped for another is served, not refused as the wrong pod); `expectedSerial` always pins.
     ///   - clock: the hub's time and the pod zone's current UTC offset, for SET_CLOCK.
     ///   - random: uniform in 0...1, for backoff jitter (injectable for tests).
+    ///   - sink: takes each event, in order, instead of `events`: a consumer that merges them with
+    ///     its own inputs (the daemon's follower) saves a task and a thread hand-off per frame.
     package init(opener: any PodOpener, expectedSerial: String? = nil, pinsSerial: Bool = true, timing: LinkTiming = LinkTiming(),
                 streams: StreamMask = .all, recorder: CaptureRecorder? = nil,
                 clock: @escaping @Sendable () -> ClockSetting = ClockSetting.systemNow,
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) },
-                afterConnect: AfterConnectHook? = nil) {
+                afterConnect: AfterConnectHook? = nil, sink: (@Sendable (LinkEvent) -> Void)? = nil) {
         self.opener = opener
         self.serial = expectedSerial
         self.pinsSerial = pinsSerial || expectedSerial != nil
@@ -69,7 +73,16 @@ package actor PodConnection {
         self.clock = clock
         self.random = random
         self.afterConnect = afterConnect
-        (events, continuation) = AsyncStream<LinkEvent>.makeStream()
+        let (stream, continuation) = AsyncStream<LinkEvent>.makeStream()
+        events = stream
+        if let sink {
+            continuation.finish()
+            emit = sink
+            finishEvents = {}
+        } else {
+            emit = { continuation.yield($0) }
+            finishEvents = { continuation.finish() }
+        }
     }
 
     /// Runs until the task is cancelled (returns normally, after `.stopped(nil)`) or the
@@ -77,16 +90,16 @@ package actor PodConnection {
     package func run() async throws(PodLinkError) {
         var attempt = 0
         var everConnected = false
-        defer { continuation.finish() }
+        defer { finishEvents() }
         while !Task.isCancelled {
             var reason = LinkFailure.transport(.closed)
             var delay: Duration?
             do {
                 let transport = try await opener.open()
-                continuation.yield(.connecting(endpoint: transport.endpoint))
-                let continuation = self.continuation
+                emit(.connecting(endpoint: transport.endpoint))
+                let emit = self.emit
                 let session = PodSession(transport: transport, timing: timing, recorder: recorder) { frame, micros in
-                    continuation.yield(.frame(frame, receivedMicros: micros))
+                    emit(.frame(frame, receivedMicros: micros))
                 }
                 self.session = session
                 await session.start()
@@ -100,14 +113,14 @@ package actor PodConnection {
             } catch let error as PodLinkError {
                 if case .protocolVersionMismatch = error {
                     await closeSession()
-                    continuation.yield(.stopped(error))
+                    emit(.stopped(error))
                     throw error
                 }
                 reason = .link(error)
                 if Self.isFinalRefusal(error) {
                     // §7.6: a final answer is reported and asked again much later, not in a loop.
                     delay = timing.refusedRetryDelay
-                    continuation.yield(.refused(error, retryIn: timing.refusedRetryDelay))
+                    emit(.refused(error, retryIn: timing.refusedRetryDelay))
                 }
             } catch {
                 reason = LinkFailure(error)
@@ -123,11 +136,11 @@ package actor PodConnection {
             announceDisconnected(reason.asTransportError)
             let wait = delay ?? timing.reconnectDelay(attempt: attempt, random: random())
             attempt += 1
-            continuation.yield(.retrying(attempt: attempt, delay: wait, reason: reason))
+            emit(.retrying(attempt: attempt, delay: wait, reason: reason))
             do { try await Task.sleep(for: wait) } catch { break }
         }
         await closeSession()
-        continuation.yield(.stopped(nil))
+        emit(.stopped(nil))
     }
 
     /// A nack of a start-up request other than BUSY (retried already) and the statuses that
@@ -160,7 +173,7 @@ package actor PodConnection {
             case .podRebooted(let boots):
                 guard boots > bootsHandled else { continue }  // a BOOT seen during start-up
                 bootsHandled = boots
-                continuation.yield(.podRebooted)
+                emit(.podRebooted)
                 bootsHandled = max(bootsHandled, try await startUp(session))
             case .sessionInDoubt(let why):
                 if let boots = try await probe(session, because: why) { bootsHandled = max(bootsHandled, boots) }
@@ -198,9 +211,9 @@ package actor PodConnection {
             rebooted = status.bootCount != info?.bootCount
             if !rebooted, !status.clockValid, anchor != nil, !clockLossReported {
                 clockLossReported = true
-                continuation.yield(.clockInvalid)
+                emit(.clockInvalid)
             }
-            if !rebooted { continuation.yield(.status(status)) }
+            if !rebooted { emit(.status(status)) }
             if !rebooted, streamRetryAt == nil, !streams.isEmpty, status.streaming.isEmpty {
                 // The pod is alive but stopped streaming (a v1 pod's reset of its stream state).
                 try await startStreaming(session)
@@ -211,7 +224,7 @@ package actor PodConnection {
         guard rebooted else { return nil }
         unannouncedReboots &+= 1
         await session.resetSequence()
-        continuation.yield(.podRebooted)
+        emit(.podRebooted)
         return try await startUp(session)
     }
 
@@ -238,14 +251,14 @@ package actor PodConnection {
         serial = podInfo.serial
         info = podInfo
         await session.announce(sides: podInfo.sides, channelsPerSide: podInfo.piezoChannelsPerSide)
-        continuation.yield(.connected(podInfo, endpoint: session.endpoint))
+        emit(.connected(podInfo, endpoint: session.endpoint))
         announced = true
 
         let clockResponse = try await session.request(.setClock(clock()))
         if case .clock(let a) = clockResponse.body {
             anchor = a
             clockLossReported = false
-            continuation.yield(.clockSet(a))
+            emit(.clockSet(a))
         }
         hookError = nil
         if let afterConnect {
@@ -266,11 +279,11 @@ package actor PodConnection {
             _ = try await session.request(.startStream(streams))
             streamRetryAt = nil
             isStreaming = true
-            continuation.yield(.streaming(streams))
+            emit(.streaming(streams))
         } catch let error where Self.isFinalRefusal(error) {
             isStreaming = false
             streamRetryAt = .now + timing.refusedRetryDelay
-            continuation.yield(.refused(error, retryIn: timing.refusedRetryDelay))
+            emit(.refused(error, retryIn: timing.refusedRetryDelay))
         }
     }
 
@@ -288,7 +301,7 @@ package actor PodConnection {
     private func announceDisconnected(_ reason: TransportError) {
         guard announced else { return }
         announced = false
-        continuation.yield(.disconnected(reason: reason))
+        emit(.disconnected(reason: reason))
     }
 
     private func closeSession() async {
@@ -314,7 +327,7 @@ package actor PodConnection {
         if case .clock(let a) = response.body {
             anchor = a
             clockLossReported = false
-            continuation.yield(.clockSet(a))
+            emit(.clockSet(a))
         }
         return response
     }

@@ -2,6 +2,7 @@ import Foundation
 import PodProtocol
 import Synchronization
 import Testing
+import TestSupport
 @testable import PodDevice
 import SleepDomain
 
@@ -62,6 +63,30 @@ struct PodConnectionTests {
         let types = await pod.requests.map(\.header.type)
         #expect(types == [MessageType.hello, .setClock, .setPowerSchedule, .startStream].map(\.rawValue))
         #expect(await connection.serial == "PB0001")
+    }
+
+    @Test("a sink takes every event in order, the stream ends at once, and the last is .stopped")
+    func aSinkTakesTheEvents() async throws {
+        let pod = try ScriptedPod()
+        await pod.start()
+        let taken = Mutex<[LinkEvent]>([])
+        let connection = PodConnection(opener: PathOpener(path: pod.path), timing: quickTiming,
+                                       sink: { event in taken.withLock { $0.append(event) } })
+        var stream = connection.events.makeAsyncIterator()
+        #expect(await stream.next() == nil, "the events went to the sink")
+        let runner = Task { try await connection.run() }
+        func has(_ match: (LinkEvent) -> Bool) -> Bool { taken.withLock { $0.contains(where: match) } }
+        #expect(await eventually { has(isStreaming) }, "\(taken.withLock { $0 })")
+        runner.cancel()
+        _ = try? await runner.value
+        await pod.unplug()
+        let all = taken.withLock { $0 }
+        guard case .connecting? = all.first, case .stopped(nil)? = all.last else {
+            Issue.record("from .connecting to .stopped: \(all)"); return
+        }
+        let connected = all.firstIndex { if case .connected = $0 { true } else { false } }
+        let streaming = all.firstIndex(where: isStreaming)
+        #expect(connected != nil && streaming != nil && connected! < streaming!, "\(all)")
     }
 
     @Test("a pod without a common protocol version stops the connection with a clear error")

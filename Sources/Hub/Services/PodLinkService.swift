@@ -25,6 +25,10 @@ package final class PodLinkService: Service, Sendable {
     private let schedule: ScheduleDriver?
     private let wake: SmartWakeService?
     private let countersEvery: Duration
+    /// The link's events and the hub clock's ticks, in one stream the follower takes in order:
+    /// the connection hands its events straight in (no task between them).
+    private let inputs: AsyncStream<LinkFollower.Input>
+    private let feed: AsyncStream<LinkFollower.Input>.Continuation
 
     /// - Parameters:
     ///   - opener: how the link (re)opens the pod: a fixed path, or discovery by serial.
@@ -42,6 +46,8 @@ package final class PodLinkService: Service, Sendable {
         self.schedule = schedule
         self.countersEvery = countersEvery
         let podZone = configuration.podTimeZone
+        let (inputs, feed) = AsyncStream.makeStream(of: LinkFollower.Input.self)
+        (self.inputs, self.feed) = (inputs, feed)
         connection = PodConnection(
             // Without pod.serial the opener chooses the pod (discovery takes another once the
             // one in use is unplugged), and the link serves whichever it opened.
@@ -51,25 +57,21 @@ package final class PodLinkService: Service, Sendable {
             clock: { clock.clockSetting(podZone: podZone) },
             afterConnect: { connection in
                 if let schedule { await schedule.podConnected(connection) }
-            })
+            },
+            sink: { feed.yield(.link($0)) })
     }
 
     package func run() async throws {
         let connection = self.connection
         let outcome: Result<Void, PodLinkError>? = await cancelWhenGracefulShutdown { [self] in
             await withTaskGroup(of: Result<Void, PodLinkError>?.self) { group in
+                let (inputs, feed) = (self.inputs, self.feed)
                 group.addTask {
+                    // The inputs end when the connection stops (shutdown, or it gave up), after its last event.
+                    defer { feed.finish() }
                     do throws(PodLinkError) { try await connection.run(); return .success(()) } catch { return .failure(error) }
                 }
                 group.addTask { [self] in await publishCountersPeriodically(); return nil }
-                // The link's events and the hub clock's ticks, in one stream the follower takes in order.
-                let (inputs, feed) = AsyncStream.makeStream(of: LinkFollower.Input.self)
-                group.addTask {
-                    // The event stream ends when the connection stops (shutdown, or it gave up).
-                    for await event in connection.events { feed.yield(.link(event)) }
-                    feed.finish()
-                    return nil
-                }
                 group.addTask { [self] in
                     while case .enqueued = feed.yield(.tick) {
                         do { try await Task.sleep(for: tickEvery) } catch { break }
