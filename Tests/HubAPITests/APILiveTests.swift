@@ -46,18 +46,16 @@ import Testing
                 "SSE got \(sse.messages.count), WS got \(ws.messages.count); the hub said \(hub.lines.all.suffix(10))")
         // Before any night, alarm or reconnect, their counters are already there at 0 (a
         // series that appears with its first event hides that event from rate() and alerts).
-        let early = try await hub.get("/metrics").body
-        for series in [#"podbridge_nights_stored_total{side="left"} 0"#, #"podbridge_alarm_events_total{kind="fired"} 0"#,
-                       #"podbridge_wake_events_total{kind="decided"} 0"#, #"podbridge_link_reconnects_total{pod="API-LIVE"} 0"#,
-                       #"podbridge_link_timeouts_total{pod="API-LIVE"} 0"#] {
-            #expect(early.contains(series), "\(series) missing from \(early.prefix(3000))")
+        let early = try await hub.metrics()
+        for (family, labels) in [("podbridge_nights_stored_total", ["side": "left"]), ("podbridge_alarm_events_total", ["kind": "fired"]),
+                                 ("podbridge_wake_events_total", ["kind": "decided"]),
+                                 ("podbridge_link_reconnects_total", ["pod": "API-LIVE"]), ("podbridge_link_timeouts_total", ["pod": "API-LIVE"])] {
+            #expect(early.value(family, labels) == 0, "\(family)\(labels) missing from \(early.text.prefix(3000))")
         }
         // Every family says what it is (Prometheus and Grafana show it; promtool requires it).
-        let families = early.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { $0.split(separator: " ")[2] }
-        #expect(families.count > 20, "\(early.prefix(2000))")
-        for family in families {
-            let help = early.split(separator: "\n").first { $0.hasPrefix("# HELP \(family) ") }
-            #expect((help?.count ?? 0) > "# HELP \(family) ".count + 5, "no help for \(family)")
+        #expect(early.families.count > 20, "\(early.text.prefix(2000))")
+        for family in early.families {
+            #expect((early.help(of: family)?.count ?? 0) > 5, "no help for \(family)")
         }
         // GET /live: the newest second per side, as the bus's state has it.
         let live = try await hub.get("/api/v1/live")

@@ -158,9 +158,20 @@ struct APITestHub {
     struct Metrics {
         let text: String
 
+        /// Every family named by a `# TYPE` line.
+        var families: [String] {
+            text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { String($0.split(separator: " ")[2]) }
+        }
+
         /// The family's `# TYPE` (counter, gauge).
-        func type(of family: String) -> String? {
-            text.split(separator: "\n").first { $0.hasPrefix("# TYPE \(family) ") }?.split(separator: " ").last.map(String.init)
+        func type(of family: String) -> String? { comment("TYPE", of: family) }
+
+        /// The family's `# HELP` text.
+        func help(of family: String) -> String? { comment("HELP", of: family) }
+
+        private func comment(_ kind: String, of family: String) -> String? {
+            let prefix = "# \(kind) \(family) "
+            return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
         }
 
         /// The sample of `family` with exactly these labels, in any order; nil if there is none.
