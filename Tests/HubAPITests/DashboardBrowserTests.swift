@@ -152,6 +152,19 @@ import Testing
         let printed = trendSection.matches(of: /class="value-label (score|hours)-label"[^>]*>([0-9.]+)</).map { "\($0.output.1) \($0.output.2)" }
         #expect(printed.filter { $0 == "score 31" || $0 == "hours 0.8" }.isEmpty && printed.contains("score 60") && printed.contains("hours 3.0"),
                 "values printed in the trend: \(printed)")
+        // The hours axis: a grid line every 2 h up to 10 h, labelled, and a bar reaching its
+        // height on it (the right side's 3.0 h half-way between the 2-h and 4-h lines).
+        let rightTrend = trendSection.range(of: #"aria-label="14-night trend, right""#).map { String(trendSection[$0.lowerBound...]) } ?? ""
+        let grid = Dictionary(rightTrend.matches(of: /y1="([0-9.]+)" y2="[0-9.]+" class="grid" data-hours="(\d+)"/)
+            .map { (Int($0.output.2)!, Double($0.output.1)!) }, uniquingKeysWith: { first, _ in first })
+        #expect(grid.keys.sorted() == [0, 2, 4, 6, 8, 10], "grid lines (hours: y): \(grid)")
+        #expect(["0 h", "4 h", "10 h"].allSatisfy { rightTrend.contains(#"class="axis hours-axis" text-anchor="end">\#($0)<"#) }
+                && rightTrend.contains(#"class="axis score-axis" text-anchor="start">100<"#), "axis labels in \(rightTrend.prefix(3000))")
+        let barTop = try Regex(#"<rect x="[0-9.]+" y="([0-9.]+)"[^>]*data-date="\#(rightDates[0])""#, as: (Substring, Substring).self)
+        let threeHours = rightTrend.firstMatch(of: barTop).map { Double($0.output.1)! }
+        if let top = threeHours, let two = grid[2], let four = grid[4] {
+            #expect(abs(top - (two + four) / 2) < 0.5, "a 3-h bar's top \(top) against the 2-h line \(two) and the 4-h line \(four)")
+        } else { Issue.record("no 3-h bar or grid line: \(rightTrend.prefix(3000))") }
         #expect(dom.range(of: #"class="score"[^>]*>\d{1,3}<"#, options: .regularExpression) != nil)
         #expect(dom.contains("pod API-DASH"))
 

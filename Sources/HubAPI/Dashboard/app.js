@@ -387,17 +387,27 @@ function trend(all) {
   for (const side of ["left", "right"]) {
     const list = nights.filter((n) => n.side === side && slotOf(n) >= 0);
     if (!list.length) continue;
-    const width = chartWidth("trend"), height = 196, bottom = 36, top = 34, w = width / 14;
+    // Gutters for the axes: hours asleep on the left, the score on the right.
+    const width = chartWidth("trend"), height = 196, bottom = 36, top = 34, left = 30, right = 28, w = (width - left - right) / 14;
     const svg = svgEl("svg", { viewBox: `0 0 ${width} ${height}`, class: "trend", role: "group", "aria-label": `14-night trend, ${side}` });
-    const maxMin = Math.max(600, ...list.map((n) => n.metrics.totalSleepMinutes));
+    // Whole hours at the top, so the grid lines fall on even hours.
+    const maxMin = Math.ceil(Math.max(600, ...list.map((n) => n.metrics.totalSleepMinutes)) / 120) * 120;
+    const plot = height - bottom - top, yOf = (share) => height - bottom - plot * share;
+    const axisLabel = (x, y, text, cls, anchor) => { const t = svgEl("text", { x, y: y + 4, class: cls, "text-anchor": anchor }); t.textContent = text; svg.append(t); };
+    for (let minutes = 0; minutes <= maxMin; minutes += 120) {
+      const y = yOf(minutes / maxMin);
+      svg.append(svgEl("line", { x1: left, x2: width - right, y1: y, y2: y, class: "grid", "data-hours": minutes / 60 }));
+      axisLabel(left - 4, y, `${minutes / 60} h`, "axis hours-axis", "end");
+    }
+    for (const score of [0, 50, 100]) axisLabel(width - right + 3, yOf(score / 100), String(score), "axis score-axis", "start");
     // The values are printed, not only drawn (a phone has no hover): score and heart rate in
     // rows above the bars, the hours asleep under each bar above its day; a tap on a day
     // writes the whole night out under the chart.
     const readout = el("p", { class: "readout muted", "aria-live": "polite" }, "Tap a day for its night.");
     const row = (y, text, cls, cx) => { const t = svgEl("text", { x: cx, y, class: cls, "text-anchor": "middle" }); t.textContent = text; svg.append(t); };
     list.forEach((n) => {
-      const h = (height - bottom - top) * n.metrics.totalSleepMinutes / maxMin;
-      const slot = slotOf(n), x = slot * w + w * 0.15, cx = x + w * 0.35;
+      const h = plot * n.metrics.totalSleepMinutes / maxMin;
+      const slot = slotOf(n), x = left + slot * w + w * 0.15, cx = x + w * 0.35;
       const summary = `${n.wakeDate}: ${hm(n.metrics.totalSleepMinutes)} asleep, score ${n.score}, heart ${fmt(n.metrics.meanHeartRate)} bpm`;
       const bar = svgEl("rect", { x, y: height - bottom - h, width: w * 0.7, height: h, rx: 3, fill: "var(--core)", opacity: 0.75,
         "data-date": n.wakeDate, "data-slot": slot, "data-side": side });
@@ -405,14 +415,14 @@ function trend(all) {
       title.textContent = summary;
       bar.append(title);
       svg.append(bar);
-      const sy = height - bottom - (height - bottom - top) * n.score / 100;
+      const sy = yOf(n.score / 100);
       svg.append(svgEl("circle", { cx, cy: sy, r: 4, fill: "var(--awake)" }));
       row(12, String(n.score), "value-label score-label", cx);
       if (n.metrics.meanHeartRate) row(27, fmt(n.metrics.meanHeartRate), "axis", cx);
       row(height - 22, (n.metrics.totalSleepMinutes / 60).toFixed(1), "value-label hours-label", cx);
       row(height - 6, n.wakeDate.slice(8), "axis", cx);
       // The whole day's column answers a tap, not only the bar.
-      const hit = svgEl("rect", { x: slot * w, y: 0, width: w, height, fill: "transparent", class: "hit", tabindex: 0,
+      const hit = svgEl("rect", { x: left + slot * w, y: 0, width: w, height, fill: "transparent", class: "hit", tabindex: 0,
         role: "button", "aria-label": summary, "data-date": n.wakeDate });
       const show = () => { readout.textContent = summary; for (const o of svg.querySelectorAll(".hit")) o.classList.toggle("chosen", o === hit); };
       hit.addEventListener("click", show);
@@ -420,7 +430,7 @@ function trend(all) {
       svg.append(hit);
     });
     box.append(el("div", { class: "card night trend-card" },
-      el("h3", {}, side), el("p", { class: "legend-text muted" }, "score (top row, dots) · heart rate bpm (second row) · hours asleep (bars, printed below)"),
+      el("h3", {}, side), el("p", { class: "legend-text muted" }, "score (top row; dots, right axis) · heart rate bpm (second row) · hours asleep (bars, left axis, printed below)"),
       svg, readout));
   }
 }
