@@ -430,7 +430,10 @@ import VirtualPod
         #expect(abs(Double(record.firedAt ?? 0) - end.timeIntervalSince1970) <= 1)
         #expect(rig.leftAlarms.map(\.outcome) == [.started] && rig.leftAlarms.first?.localTime?.description == "03:10",
                 "\(rig.leftAlarms)")
-        #expect(record.summary(in: TimeZone(identifier: "America/New_York")!).hasPrefix("wake window 03:00–03:10 (30 min)"))
+        #expect(record.summary(in: TimeZone(identifier: "America/New_York")!).hasPrefix("wake window 03:00–03:10 (10 of 30 min: the clocks went forward)"),
+                "\(record.summary(in: TimeZone(identifier: "America/New_York")!))")
+        #expect(rig.lines.all.contains { $0.contains("wake window open 03:00:00–03:10:00 (10 of 30 min: the clocks went forward), smart wake watching") },
+                "\(rig.lines.all.filter { $0.contains("wake window") })")
         await rig.stop()
     }
 }

@@ -15,7 +15,8 @@ extension WakeRecord {
         func fixed(_ v: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", v) }
         var text = windowMinutes > 0
             ? "wake window \(LocalDateTime(Date(timeIntervalSince1970: Double(windowStart)), in: zone).timeOfDay)–"
-                + "\(LocalDateTime(Date(timeIntervalSince1970: Double(windowEnd)), in: zone).timeOfDay) (\(windowMinutes) min)"
+                + "\(LocalDateTime(Date(timeIntervalSince1970: Double(windowEnd)), in: zone).timeOfDay) "
+                + "(\(Self.windowLength(configured: windowMinutes, seconds: windowEnd - windowStart)))"
             : "alarm \(LocalDateTime(Date(timeIntervalSince1970: Double(windowEnd)), in: zone).timeOfDay) (no window)"
         if let reason, let decidedAt {
             var detail: [String] = []
@@ -34,5 +35,13 @@ extension WakeRecord {
         if returnsToBed > 0 { text += "; back to bed \(returnsToBed == 1 ? "once" : "\(returnsToBed) times")" }
         if let outOfBedAt { text += "; out of bed \(clock(outOfBedAt))" }
         return text
+    }
+
+    /// "30 min", or "10 of 30 min: the clocks went forward" when a spring-forward gap took wall
+    /// minutes out of the window (it is never longer in real time than its wall length), so the
+    /// line says how long the hub really watched.
+    package static func windowLength(configured: Int, seconds: Int64) -> String {
+        let real = Int((Double(seconds) / 60).rounded())
+        return real < configured ? "\(real) of \(configured) min: the clocks went forward" : "\(configured) min"
     }
 }
