@@ -359,6 +359,29 @@ import Testing
         await hub.stop()
     }
 
+    /// The readings' gauges are each side's newest second, however many came since the last
+    /// scrape: read from the hub's state when scraped, not followed event by event.
+    @Test func theReadingsGaugesAreTheNewestSecond() async throws {
+        let dir = try TempDir()
+        let hub = try await APITestHub.start(serial: "API-GAUGE", speed: 1, directory: dir) { $0.pod.path = dir.path("no-pod") }
+        let pod = PodSummary(serial: "GAUGE", firmware: "1.2.3", protocolVersion: 1, sides: 2, piezoChannelsPerSide: 2,
+                             sampleRate: 500, bootCount: 1)
+        hub.daemon.bus.publish(.podConnected(pod, endpoint: "/dev/ttyACM0", at: Date()))
+        for n in 0..<5000 {
+            hub.daemon.bus.publish(.live(serial: "GAUGE", side: .left, LiveSecond(time: 1_800_000_000 + Double(n), present: n % 2 == 0,
+                                                                                   heartRate: 40 + Double(n % 50), breathingRate: nil,
+                                                                                   movement: Double(n), quality: 0.5)))
+        }
+        // 4999 is the newest: 40 + 49 bpm, absent, no breathing, movement 4999.
+        let metrics = try await hub.metrics()
+        let left = ["pod": "GAUGE", "side": "left"]
+        #expect(metrics.value("podbridge_side_heart_rate_bpm", left) == 89, "\(metrics.text.prefix(3000))")
+        #expect(metrics.value("podbridge_side_present", left) == 0 && metrics.value("podbridge_side_movement", left) == 4999)
+        #expect(metrics.value("podbridge_side_breathing_rate_bpm", left)?.isNaN == true)
+        #expect(metrics.value("podbridge_side_heart_rate_bpm", ["pod": "GAUGE", "side": "right"]) == nil, "no reading, no series")
+        await hub.stop()
+    }
+
     /// EventSource reconnects with the last id it saw: the stream picks up from there, each
     /// event once, and says so when it cannot (ids of an earlier run of the hub).
     @Test func anEventStreamResumesAfterTheLastEventItSaw() async throws {

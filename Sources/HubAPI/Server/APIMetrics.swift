@@ -116,13 +116,6 @@ package final class APIMetrics: Sendable {
                 add("podbridge_link_reconnects_total", c.reconnects, before.reconnects)
                 add("podbridge_link_timeouts_total", c.timeouts, before.timeouts)
                 add("podbridge_pod_reboots_total", c.podReboots, before.podReboots)
-            case .live(let serial, let side, let s):
-                let d = [("pod", serial), ("side", side.description)]
-                gauge("podbridge_side_present", d).record(Int64(s.present ? 1 : 0))
-                gauge("podbridge_side_heart_rate_bpm", d).record(s.heartRate ?? .nan)
-                gauge("podbridge_side_breathing_rate_bpm", d).record(s.breathingRate ?? .nan)
-                gauge("podbridge_side_movement", d).record(s.movement)
-                gauge("podbridge_side_signal_quality", d).record(s.quality)
             case .podConnected(let pod, _, _):
                 gauge("podbridge_pod_connected", [("pod", pod.serial)]).record(Int64(1))
                 for name in Self.linkCounters { _ = counter(name, [("pod", pod.serial)]) }
@@ -136,13 +129,16 @@ package final class APIMetrics: Sendable {
                 counter("podbridge_schedule_pushes_total", [("outcome", p.outcome.rawValue)]).increment()
             case .wake(let w):
                 counter("podbridge_wake_events_total", [("kind", w.kind.rawValue)]).increment()
-            case .clockSet, .linkProblem, .presence, .preliminaryStage, .scheduleAcknowledged, .powerSet, .powerReported:
+            // Readings are read from the bus's state at scrape time (`render`): a second per
+            // side, thousands a second at the demo's 1800×, five registry look-ups each here
+            // made this subscriber fall behind and drop the events it counts.
+            case .live, .clockSet, .linkProblem, .presence, .preliminaryStage, .scheduleAcknowledged, .powerSet, .powerReported:
                 break
             }
         }
     }
 
-    /// The Prometheus text, with the values read now (outbox, live clients, bus drops).
+    /// The Prometheus text, with the values read now (outbox, live clients, readings, bus drops).
     func render(store: NightStore, clients: LiveClients?, bus: HubBus?) async -> String {
         if let outbox = try? await store.outboxSummary() {
             gauge("podbridge_outbox_depth").record(Int64(outbox.pendingDue + outbox.pendingLater + outbox.inFlight))
@@ -156,6 +152,16 @@ package final class APIMetrics: Sendable {
             count("podbridge_api_live_slow_disconnects_total", upTo: stats.slowDisconnects)
         }
         if let bus {
+            for (serial, pod) in bus.state.pods {
+                for (side, s) in pod.live {
+                    let d = [("pod", serial), ("side", side.description)]
+                    gauge("podbridge_side_present", d).record(Int64(s.present ? 1 : 0))
+                    gauge("podbridge_side_heart_rate_bpm", d).record(s.heartRate ?? .nan)
+                    gauge("podbridge_side_breathing_rate_bpm", d).record(s.breathingRate ?? .nan)
+                    gauge("podbridge_side_movement", d).record(s.movement)
+                    gauge("podbridge_side_signal_quality", d).record(s.quality)
+                }
+            }
             for s in bus.subscriberStats() where !s.name.hasPrefix("api-") {
                 count("podbridge_bus_dropped_events_total", [("subscriber", s.name)], upTo: s.dropped)
             }
