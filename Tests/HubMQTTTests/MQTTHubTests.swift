@@ -382,7 +382,7 @@ import VirtualPod
         environment["PODBRIDGE_MQTT_PUBLISH_EVERY_SECONDS"] = "1"
         process.environment = environment
         let logPath = directory + "/daemon.log"
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        try #require(FileManager.default.createFile(atPath: logPath, contents: nil), "could not create \(logPath)")
         let log = try #require(FileHandle(forWritingAtPath: logPath))
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = log

@@ -31,7 +31,7 @@ final class TestBroker: Sendable {
             config.append("allow_anonymous true")
         } else {
             let passwords = directory + "/passwords"
-            FileManager.default.createFile(atPath: passwords, contents: nil)
+            guard FileManager.default.createFile(atPath: passwords, contents: nil) else { throw BrokerError("could not create \(passwords)") }
             for (user, password) in users {
                 try Self.run("/usr/bin/mosquitto_passwd", ["-b", passwords, user, password])
             }

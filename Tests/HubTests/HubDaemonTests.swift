@@ -158,7 +158,7 @@ import Glibc
                              "--clock-speed", "\(speed)", "--clock-start", "2026-11-16T22:00:00Z"]
         // What the daemon prints goes to a file: the test waits on it and shows it on failure.
         let logPath = dir.path("daemon.log")
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        try #require(FileManager.default.createFile(atPath: logPath, contents: nil), "could not create \(logPath)")
         let log = try #require(FileHandle(forWritingAtPath: logPath))
         process.standardOutput = log
         process.standardError = log
@@ -374,7 +374,7 @@ import Glibc
             process.executableURL = binary
             process.arguments = ["run", "--path", tty, "--state-dir", state, "--tz", "UTC", "--log-level", "info",
                                  "--clock-speed", "\(speed)", "--clock-start", ISO8601DateFormatter().string(from: clockStart)]
-            FileManager.default.createFile(atPath: logPath, contents: nil)
+            try #require(FileManager.default.createFile(atPath: logPath, contents: nil), "could not create \(logPath)")
             let log = try #require(FileHandle(forWritingAtPath: logPath))
             process.standardOutput = log
             process.standardError = log

@@ -26,7 +26,7 @@ import Testing
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let database = dir.appendingPathComponent("podbridge.sqlite").path
-        FileManager.default.createFile(atPath: database, contents: Data())
+        try #require(FileManager.default.createFile(atPath: database, contents: Data()), "could not create \(database)")
         let alias = dir.appendingPathComponent("alias.sqlite").path
         try FileManager.default.createSymbolicLink(atPath: alias, withDestinationPath: "podbridge.sqlite")
         let first = try HubStateLock(database: database)

@@ -280,7 +280,7 @@ import Testing
 
         // An empty file is an empty database, and becomes a store.
         let empty = dir.path("empty.sqlite")
-        FileManager.default.createFile(atPath: empty, contents: nil)
+        try #require(FileManager.default.createFile(atPath: empty, contents: nil), "could not create \(empty)")
         let store = try NightStore(path: empty)
         #expect(try await store.allSessions(side: .left).isEmpty)
         try store.close()
@@ -304,7 +304,7 @@ import Testing
         let dir = try TempDir()
         defer { dir.cleanup() }
         let file = dir.path("a-file")
-        FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+        try #require(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)), "could not create \(file)")
         let error = #expect(throws: StoreError.self) { try NightStore.createDirectory(containing: file + "/state/podbridge.sqlite") }
         #expect(error?.description == "cannot create the directory \(file)/state: Not a directory", "\(String(describing: error))")
     }

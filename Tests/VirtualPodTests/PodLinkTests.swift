@@ -287,7 +287,7 @@ import SleepDomain
             let hub = try Self.streamingHub(path)
             let before = pod.snapshot.transmitDropped
             // 30 s of streaming at 20x, about 250 KB, not read (the tty kept open meanwhile).
-            withExtendedLifetime(hub) { usleep(1_500_000) }
+            withExtendedLifetime(hub) { _ = usleep(1_500_000) }
             return pod.snapshot.transmitDropped - before
         }
         #expect(try droppedWhileUnread(queue: 4096) > 0)
