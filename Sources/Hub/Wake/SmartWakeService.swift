@@ -295,7 +295,7 @@ package actor SmartWakeService: Service {
             watches[side] = w
             if w.settings.windowMinutes > 0 {
                 await save(side, .windowOpened, at: w.window.start,
-                           text: "\(side): wake window open \(local(w.window.start))–\(local(w.window.end)) (\(WakeRecord.windowLength(configured: w.settings.windowMinutes, seconds: Int64(w.window.duration.rounded())))), smart wake watching")
+                           text: "\(side): wake window open \(local(w.window.start))–\(local(w.window.end)) (\(w.record.windowLength)), smart wake watching")
             } else {
                 await save(side, nil, at: now, text: "")
             }

@@ -16,7 +16,7 @@ extension WakeRecord {
         var text = windowMinutes > 0
             ? "wake window \(LocalDateTime(Date(timeIntervalSince1970: Double(windowStart)), in: zone).timeOfDay)–"
                 + "\(LocalDateTime(Date(timeIntervalSince1970: Double(windowEnd)), in: zone).timeOfDay) "
-                + "(\(Self.windowLength(configured: windowMinutes, seconds: windowEnd - windowStart)))"
+                + "(\(windowLength))"
             : "alarm \(LocalDateTime(Date(timeIntervalSince1970: Double(windowEnd)), in: zone).timeOfDay) (no window)"
         if let reason, let decidedAt {
             var detail: [String] = []
@@ -40,8 +40,8 @@ extension WakeRecord {
     /// "30 min", or "10 of 30 min: the clocks went forward" when a spring-forward gap took wall
     /// minutes out of the window (it is never longer in real time than its wall length), so the
     /// line says how long the hub really watched.
-    package static func windowLength(configured: Int, seconds: Int64) -> String {
-        let real = Int((Double(seconds) / 60).rounded())
-        return real < configured ? "\(real) of \(configured) min: the clocks went forward" : "\(configured) min"
+    package var windowLength: String {
+        let real = Int((Double(windowEnd - windowStart) / 60).rounded())
+        return real < windowMinutes ? "\(real) of \(windowMinutes) min: the clocks went forward" : "\(windowMinutes) min"
     }
 }

@@ -393,18 +393,17 @@ function trend(all) {
     // Whole hours at the top, so the grid lines fall on even hours.
     const maxMin = Math.ceil(Math.max(600, ...list.map((n) => n.metrics.totalSleepMinutes)) / 120) * 120;
     const plot = height - bottom - top, yOf = (share) => height - bottom - plot * share;
-    const axisLabel = (x, y, text, cls, anchor) => { const t = svgEl("text", { x, y: y + 4, class: cls, "text-anchor": anchor }); t.textContent = text; svg.append(t); };
+    const label = (x, y, text, cls, anchor = "middle") => { const t = svgEl("text", { x, y, class: cls, "text-anchor": anchor }); t.textContent = text; svg.append(t); };
     for (let minutes = 0; minutes <= maxMin; minutes += 120) {
       const y = yOf(minutes / maxMin);
       svg.append(svgEl("line", { x1: left, x2: width - right, y1: y, y2: y, class: "grid", "data-hours": minutes / 60 }));
-      axisLabel(left - 4, y, `${minutes / 60} h`, "axis hours-axis", "end");
+      label(left - 4, y + 4, `${minutes / 60} h`, "axis hours-axis", "end");
     }
-    for (const score of [0, 50, 100]) axisLabel(width - right + 3, yOf(score / 100), String(score), "axis score-axis", "start");
+    for (const score of [0, 50, 100]) label(width - right + 3, yOf(score / 100) + 4, String(score), "axis score-axis", "start");
     // The values are printed, not only drawn (a phone has no hover): score and heart rate in
     // rows above the bars, the hours asleep under each bar above its day; a tap on a day
     // writes the whole night out under the chart.
     const readout = el("p", { class: "readout muted", "aria-live": "polite" }, "Tap a day for its night.");
-    const row = (y, text, cls, cx) => { const t = svgEl("text", { x: cx, y, class: cls, "text-anchor": "middle" }); t.textContent = text; svg.append(t); };
     list.forEach((n) => {
       const h = plot * n.metrics.totalSleepMinutes / maxMin;
       const slot = slotOf(n), x = left + slot * w + w * 0.15, cx = x + w * 0.35;
@@ -417,10 +416,10 @@ function trend(all) {
       svg.append(bar);
       const sy = yOf(n.score / 100);
       svg.append(svgEl("circle", { cx, cy: sy, r: 4, fill: "var(--awake)" }));
-      row(12, String(n.score), "value-label score-label", cx);
-      if (n.metrics.meanHeartRate) row(27, fmt(n.metrics.meanHeartRate), "axis", cx);
-      row(height - 22, (n.metrics.totalSleepMinutes / 60).toFixed(1), "value-label hours-label", cx);
-      row(height - 6, n.wakeDate.slice(8), "axis", cx);
+      label(cx, 12, String(n.score), "value-label score-label");
+      if (n.metrics.meanHeartRate) label(cx, 27, fmt(n.metrics.meanHeartRate), "axis");
+      label(cx, height - 22, (n.metrics.totalSleepMinutes / 60).toFixed(1), "value-label hours-label");
+      label(cx, height - 6, n.wakeDate.slice(8), "axis");
       // The whole day's column answers a tap, not only the bar.
       const hit = svgEl("rect", { x: left + slot * w, y: 0, width: w, height, fill: "transparent", class: "hit", tabindex: 0,
         role: "button", "aria-label": summary, "data-date": n.wakeDate });
