@@ -127,6 +127,10 @@ import TestSupport
             (["--pod", "POD1", "--bedtime", "07:00", "--wake", "07:00"], "bedtime and wake are both 07:00"),
             (["--pod", "POD1", "--bedtime", "23:00", "--wake", "07:00", "--weekend-bedtime", "08:00", "--weekend-wake", "08:00"],
              "bedtime and wake are both 08:00"),
+            // The wrong way round: 23 h 55 min of night and the default 30-min warm-up and delay.
+            (["--pod", "POD1", "--bedtime", "22:00", "--wake", "21:55"], "keeps the power on for 24 h 55 min, a day or longer"),
+            (["--pod", "POD1", "--bedtime", "23:00", "--wake", "07:00", "--weekend-bedtime", "09:00", "--weekend-wake", "08:45"],
+             "a night of 23 h 45 min from bedtime to wake"),
         ]
         for (arguments, says) in cases {
             let r = try await CommandRunner.run(["schedule", "set", "--state-dir", state] + arguments)

@@ -159,9 +159,23 @@ struct ScheduleCommand: AsyncParsableCommand {
             if let pod = options.pod, !PodSerial.isValid(pod) {
                 throw ValidationError("--pod '\(pod)' is not a pod serial (1–\(PodSerial.maxLength) printable ASCII characters, no spaces)")
             }
+            var nights: [SleepTimes] = []
             for (b, w) in [(bedtime, wake), (weekendBedtime ?? bedtime, weekendWake ?? wake)] {
-                if let b = b.flatMap(TimeOfDay.init), let w = w.flatMap(TimeOfDay.init), b == w {
-                    throw ValidationError(ScheduleError.bedtimeIsWake(b).description)
+                if let b = b.flatMap(TimeOfDay.init), let w = w.flatMap(TimeOfDay.init) {
+                    if b == w { throw ValidationError(ScheduleError.bedtimeIsWake(b).description) }
+                    nights.append(SleepTimes(bedtime: b, wake: w))
+                }
+            }
+            // A night typed the wrong way round (22:00–21:55) powers the pod for a day or more
+            // with the configured warm-up and off delay: a usage error (64), as 07:00–07:00 is.
+            if !nights.isEmpty {
+                let conversion = try options.common.load().schedule.conversion
+                for night in nights {
+                    do throws(ScheduleError) {
+                        try PodScheduleConverter.checkPowerWindow(night, conversion)
+                    } catch {
+                        throw ValidationError(error.description)
+                    }
                 }
             }
         }
