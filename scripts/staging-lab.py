@@ -26,6 +26,7 @@ Commands:
     staging-lab.py shares FEAT               each night's stage mix estimated from its own evidence
     staging-lab.py decoding FEAT             Viterbi, or the awake count the posteriors expect, for the argmax
     staging-lab.py adapt FEAT                each night's own emission means by EM, shrunk to the fitted ones
+    staging-lab.py ensemble FEAT             the per-kind model's posteriors pooled with the pooled model's
 
 `centring` and `spectral` start from the beats model as it was before it read the detrended
 heart rate (FOURTH_ROUND_KINDS), as their rows in docs/staging.md do.
@@ -44,6 +45,8 @@ MOVEMENT, HR, SPREAD, RMSSD, HOURS, HR_DETRENDED = range(6)
 KINDS = {"slpdb": ([HR_DETRENDED, SPREAD, RMSSD], 0.2), "sleep-accel": ([MOVEMENT, HR, SPREAD, HOURS], 0.2)}
 # The beats model before it read the detrended heart rate (the fourth round's baseline).
 FOURTH_ROUND_KINDS = {"slpdb": ([HR, SPREAD, RMSSD], 0.2), "sleep-accel": KINDS["sleep-accel"]}
+# The pooled model (StagingModels: every labelled night, the heart rate as measured).
+POOLED = ([MOVEMENT, HR, SPREAD, RMSSD, HOURS], 0.5)
 REPO = __file__.rsplit("/scripts/", 1)[0]
 
 
@@ -477,10 +480,43 @@ def cmd_adapt(feat):
             report(out, f"{'shipped' if prior is None else f'adapted, prior {prior}'} / {ds}")
 
 
+def cmd_ensemble(feat):
+    """Each night's posteriors from its kind's model and from the pooled model (fitted on both
+    datasets, the held-out subject left out of both), combined epoch by epoch as a weighted
+    geometric or arithmetic mean, then read by the night's wake share as shipped: does a second
+    model, fitted on other people, steady the nights the kind's model misses?"""
+    nights = load_features(feat)
+    pooled_use, pooled_w = POOLED
+    for ds, (use, w) in KINDS.items():
+        sel = {k: v for k, v in nights.items() if v["dataset"] == ds}
+        posts = {}
+        for subject in sorted({v["subject"] for v in sel.values()}):
+            kind = fit([v for v in sel.values() if v["subject"] != subject], use, w)
+            pooled = fit([v for v in nights.values() if v["subject"] != subject], pooled_use, pooled_w)
+            for k, v in sel.items():
+                if v["subject"] == subject:
+                    posts[k] = (forward_backward(kind, emissions(kind, v["X"])),
+                                forward_backward(pooled, emissions(pooled, v["X"])))
+        for how in ("geometric", "arithmetic"):
+            for a in (1.0, 0.75, 0.5, 0.25, 0.0):
+                if how == "arithmetic" and a in (1.0, 0.0):
+                    continue
+                out = {}
+                for k, (pk, pp) in posts.items():
+                    if how == "geometric":
+                        post = np.exp(a * np.log(pk + 1e-12) + (1 - a) * np.log(pp + 1e-12))
+                    else:
+                        post = a * pk + (1 - a) * pp
+                    post /= post.sum(1, keepdims=True)
+                    ok = sel[k]["y"] >= 0
+                    out[k] = (sel[k]["y"][ok], expected_wake(post)[ok])
+                report(out, f"{how} {a:.2f} kind / {ds}")
+
+
 if __name__ == "__main__":
     commands = {"loso": cmd_loso, "centring": cmd_centring, "spectral": cmd_spectral,
                 "separation": cmd_separation, "lookalike": cmd_lookalike, "trend": cmd_trend, "nested": cmd_nested, "shares": cmd_shares,
-                "decoding": cmd_decoding, "adapt": cmd_adapt}
+                "decoding": cmd_decoding, "adapt": cmd_adapt, "ensemble": cmd_ensemble}
     if len(sys.argv) < 3 or sys.argv[1] not in commands:
         sys.exit(__doc__)
     commands[sys.argv[1]](*sys.argv[2:])
