@@ -78,6 +78,8 @@ evening() { # wall seconds after the hub's start at which the hub's clock reads 
 }
 
 echo "== hub: simulated clock from $START at ${SPEED}x; virtual pod nights of ${HOURS} h"
+echo "   (the pod is plugged in at 22:00 each night and unplugged in the morning: until it is, the hub"
+echo "   warns that it cannot open it and keeps retrying, as it would for a real pod)"
 "$BIN" run --config "$STATE/config.json" --clock-speed "$SPEED" --clock-start "$START" &
 HUB=$!
 T0=$(date +%s.%N)
