@@ -110,21 +110,15 @@ package enum PodScheduleConverter {
         var alarm: AlarmEntry?
     }
 
-    /// Refuses a night whose power window (warm-up, night, off delay) would be a day or more.
-    /// The command line asks it before anything is stored, so a night typed the wrong way round
-    /// (22:00–21:55) is a usage error, not a failure after the database was opened.
-    package static func checkPowerWindow(_ times: SleepTimes, _ c: PodScheduleConfiguration) throws(ScheduleError) {
-        guard times.sleepMinutes + c.warmUpLeadMinutes + c.powerOffDelayMinutes < TimeOfDay.minutesPerDay else {
-            throw .powerWindowTooLong(sleepMinutes: times.sleepMinutes, leadMinutes: c.warmUpLeadMinutes,
-                                      delayMinutes: c.powerOffDelayMinutes)
-        }
-    }
-
     static func plan(_ times: SleepTimes, wakeDays: WeekdayMask, _ c: PodScheduleConfiguration)
         throws(ScheduleError) -> NightPlan {
         let step = c.roundingStepMinutes
         let wake = times.wake.minuteOfDay
-        try checkPowerWindow(times, c)
+        let window = times.sleepMinutes + c.warmUpLeadMinutes + c.powerOffDelayMinutes
+        guard window < TimeOfDay.minutesPerDay else {
+            throw .powerWindowTooLong(sleepMinutes: times.sleepMinutes, leadMinutes: c.warmUpLeadMinutes,
+                                      delayMinutes: c.powerOffDelayMinutes)
+        }
         let onAbs = TimeOfDay.round(wake - times.sleepMinutes - c.warmUpLeadMinutes, toStep: step, rule: .down)
         let offAbs = TimeOfDay.round(wake + c.powerOffDelayMinutes, toStep: step, rule: .up)
         var alarm: AlarmEntry?

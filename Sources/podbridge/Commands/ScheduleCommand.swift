@@ -159,23 +159,21 @@ struct ScheduleCommand: AsyncParsableCommand {
             if let pod = options.pod, !PodSerial.isValid(pod) {
                 throw ValidationError("--pod '\(pod)' is not a pod serial (1–\(PodSerial.maxLength) printable ASCII characters, no spaces)")
             }
-            var nights: [SleepTimes] = []
-            for (b, w) in [(bedtime, wake), (weekendBedtime ?? bedtime, weekendWake ?? wake)] {
-                if let b = b.flatMap(TimeOfDay.init), let w = w.flatMap(TimeOfDay.init) {
-                    if b == w { throw ValidationError(ScheduleError.bedtimeIsWake(b).description) }
-                    nights.append(SleepTimes(bedtime: b, wake: w))
-                }
-            }
-            // A night typed the wrong way round (22:00–21:55) powers the pod for a day or more
-            // with the configured warm-up and off delay: a usage error (64), as 07:00–07:00 is.
-            if !nights.isEmpty {
-                let conversion = try options.common.load().schedule.conversion
-                for night in nights {
-                    do throws(ScheduleError) {
-                        try PodScheduleConverter.checkPowerWindow(night, conversion)
-                    } catch {
-                        throw ValidationError(error.description)
-                    }
+            // What the conversion refuses (a bedtime equal to the wake; a night the wrong way round,
+            // 22:00–21:55, whose power window with the configured warm-up and off delay is a day
+            // or more) is a usage error (64), asked of the same conversion the service stores
+            // through, before the database is opened. The side and zone do not change what it refuses.
+            if let b = bedtime.flatMap(TimeOfDay.init), let w = wake.flatMap(TimeOfDay.init) {
+                let weekday = SleepTimes(bedtime: b, wake: w)
+                let weekend = SleepTimes(bedtime: weekendBedtime.flatMap(TimeOfDay.init) ?? b,
+                                         wake: weekendWake.flatMap(TimeOfDay.init) ?? w)
+                let settings = try options.common.load().schedule
+                do throws(ScheduleError) {
+                    _ = try PodScheduleConverter.convert(ManualSchedule(weekday: weekday, weekend: weekend),
+                                                         weekendWakeDays: settings.inference.weekendWakeDays, side: .left,
+                                                         timeZoneIdentifier: "UTC", configuration: settings.conversion)
+                } catch {
+                    throw ValidationError(error.description)
                 }
             }
         }
