@@ -24,7 +24,11 @@ import Testing
                 "attached: \(hub.api.liveStats)")
 
         // The stuck client falls behind, its misses are counted, and it is disconnected.
-        #expect(await eventually(300) { hub.api.liveStats.slowDisconnects >= 1 && stuck.closedByServer },
+        // The client count falls just after the disconnect is counted: wait for both (CI once
+        // read 201 SSE clients in the moment between them).
+        #expect(await eventually(300) {
+            hub.api.liveStats.slowDisconnects >= 1 && stuck.closedByServer && hub.api.liveStats.sseClients == 200
+        },
                 "stats \(hub.api.liveStats); the hub said \(hub.lines.all.suffix(10))")
         let stats = hub.api.liveStats
         #expect(stats.missed >= 64)
