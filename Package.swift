@@ -178,6 +178,7 @@ let package = Package(
         /// against the virtual pod and a real mosquitto (MQTTClientTests, MQTTHubTests).
         .testTarget(name: "HubMQTTTests", dependencies: [
             "SleepDomain", "TestSupport", "HubMQTT", "HubMQTTService", "Hub", "SleepStore", "VirtualPod", "NightModel", "PodProtocol",
+            "SleepSchedule",
             .product(name: "Logging", package: "swift-log"),
             // The last-will test runs the real daemon binary and kills it.
             "podbridge",

@@ -3,9 +3,12 @@ import Foundation
 /// per side, all reading the hub's state topics and writing its command topics
 /// (https://www.home-assistant.io/integrations/mqtt/#mqtt-discovery).
 ///
-/// Every config is retained at `<prefix>/<component>/podbridge_<serial>/<object>/config`
-/// and names both availability topics (the hub's, with its last will, and the pod's link)
-/// with `availability_mode: all`, so entities go unavailable when either is down. Pure.
+/// Every config is retained at `<prefix>/<component>/podbridge_<serial>/<object>/config`.
+/// Every entity follows the hub's availability (its last will); only what needs the pod live
+/// (occupancy, vitals, stage, power, the alarm's ringing, snooze and stop) also follows the
+/// pod's (`availability_mode: all`). What the hub stores (last night, the schedule and its
+/// settings, the next alarm) and the events stay available, and editable, while the pod is
+/// away: the hub pushes the changes when it comes back. Pure.
 package struct HomeAssistantDiscovery: Sendable {
     package struct Pod: Sendable, Hashable {
         package var serial: String
@@ -30,12 +33,24 @@ package struct HomeAssistantDiscovery: Sendable {
     /// The dashboard (the API's root) when the API is on: the device's `configuration_url`.
     package let configurationURL: String?
     package let softwareVersion: String
+    /// Whether weekend nights have times of their own (the configuration names weekend wake
+    /// days): then the weekend bedtime and wake are controls apart from the weekday ones.
+    package let separateWeekend: Bool
 
-    package init(topics: MQTTTopics, configurationURL: String?, softwareVersion: String) {
+    package init(topics: MQTTTopics, configurationURL: String?, softwareVersion: String, separateWeekend: Bool = true) {
         self.topics = topics
         self.configurationURL = configurationURL
         self.softwareVersion = softwareVersion
+        self.separateWeekend = separateWeekend
     }
+
+    /// The event types of each side's event entities (the `event_type` of their payloads).
+    package static let alarmEventTypes = ["fired", "snoozed", "stopped", "failed"]
+    package static let wakeEventTypes = ["window_opened", "decided", "trigger_failed", "fired", "snoozed", "repeated",
+                                         "out_of_bed", "back_in_bed"]
+    package static let commandEventTypes = ["ack", "nack", "ok", "error", "refused"]
+    /// The stage sensor's values: the night's stages, and an empty bed.
+    package static let stageOptions = ["awake", "core", "deep", "rem", "out_of_bed"]
 
     /// The retained config messages announcing `pod`.
     package func messages(for pod: Pod) -> [MQTTMessage] {
@@ -73,7 +88,7 @@ package struct HomeAssistantDiscovery: Sendable {
         let hubOnly: JSONValue = [["topic": .string(topics.availability)]]
         let hubAndPod: JSONValue = [["topic": .string(topics.availability)], ["topic": .string(topics.podAvailability(serial))]]
 
-        func entity(_ component: String, _ object: String, name: String, podAvailability: Bool = true,
+        func entity(_ component: String, _ object: String, name: String, podAvailability: Bool = false,
                     _ fields: [String: JSONValue]) -> Entity {
             var config = fields
             config["name"] = .string(name)
@@ -103,59 +118,92 @@ package struct HomeAssistantDiscovery: Sendable {
             let state = JSONValue.string(topics.sideState(serial, side))
             let night = JSONValue.string(topics.lastNight(serial, side))
             let schedule = JSONValue.string(topics.schedule(serial, side))
+            /// A sensor of the last night's payload (`path` into its JSON).
+            func nightSensor(_ object: String, _ label: String, _ path: String, unit: String? = nil, duration: Bool = false,
+                             icon: String, precision: Int = 0) -> Entity {
+                var fields: [String: JSONValue] = [
+                    "state_topic": night, "value_template": .string("{{ value_json.\(path) }}"),
+                    "state_class": "measurement", "icon": .string(icon), "suggested_display_precision": .number(Double(precision)),
+                ]
+                if duration {
+                    fields["device_class"] = "duration"
+                    fields["unit_of_measurement"] = "min"
+                } else if let unit {
+                    fields["unit_of_measurement"] = .string(unit)
+                }
+                return entity("sensor", "\(side)_\(object)", name: "\(title) \(label)", fields)
+            }
+            /// An event entity: each message on `topic` is one event, `event_type` its kind.
+            func event(_ object: String, _ label: String, _ topic: String, _ types: [String], icon: String) -> Entity {
+                entity("event", "\(side)_\(object)", name: "\(title) \(label)", [
+                    "state_topic": .string(topic), "event_types": .array(types.map(JSONValue.string)), "icon": .string(icon),
+                ])
+            }
             list += [
-                entity("binary_sensor", "\(side)_occupancy", name: "\(title) occupancy", [
+                entity("binary_sensor", "\(side)_occupancy", name: "\(title) occupancy", podAvailability: true, [
                     "state_topic": state, "value_template": "{{ 'ON' if value_json.present else 'OFF' }}",
                     "device_class": "occupancy",
                 ]),
-                entity("sensor", "\(side)_heart_rate", name: "\(title) heart rate", [
+                entity("sensor", "\(side)_heart_rate", name: "\(title) heart rate", podAvailability: true, [
                     "state_topic": state, "value_template": "{{ value_json.heart_rate }}",
                     "unit_of_measurement": "bpm", "state_class": "measurement", "icon": "mdi:heart-pulse",
                     "suggested_display_precision": 0,
                 ]),
-                entity("sensor", "\(side)_breathing_rate", name: "\(title) breathing rate", [
+                entity("sensor", "\(side)_breathing_rate", name: "\(title) breathing rate", podAvailability: true, [
                     "state_topic": state, "value_template": "{{ value_json.breathing_rate }}",
                     "unit_of_measurement": "breaths/min", "state_class": "measurement", "icon": "mdi:lungs",
                     "suggested_display_precision": 1,
                 ]),
-                entity("sensor", "\(side)_movement", name: "\(title) movement", [
+                entity("sensor", "\(side)_movement", name: "\(title) movement", podAvailability: true, [
                     "state_topic": state, "value_template": "{{ value_json.movement }}",
                     "state_class": "measurement", "icon": "mdi:motion-sensor", "suggested_display_precision": 2,
                 ]),
-                entity("sensor", "\(side)_stage", name: "\(title) sleep stage", [
+                entity("sensor", "\(side)_stage", name: "\(title) sleep stage", podAvailability: true, [
                     "state_topic": state, "value_template": "{{ value_json.stage }}",
-                    "device_class": "enum", "options": ["awake", "core", "deep", "rem"], "icon": "mdi:sleep",
+                    "device_class": "enum", "options": .array(Self.stageOptions.map(JSONValue.string)), "icon": "mdi:sleep",
                 ]),
-                entity("sensor", "\(side)_in_bed_since", name: "\(title) in bed since", [
+                entity("sensor", "\(side)_in_bed_since", name: "\(title) in bed since", podAvailability: true, [
                     "state_topic": state, "value_template": "{{ value_json.in_bed_since }}",
                     "device_class": "timestamp",
                 ]),
                 entity("sensor", "\(side)_sleep_score", name: "\(title) sleep score", [
                     "state_topic": night, "value_template": "{{ value_json.score }}",
                     "state_class": "measurement", "icon": "mdi:star-circle",
+                    // The whole night (wake date, stage minutes, means) as the score's attributes.
+                    "json_attributes_topic": night,
                 ]),
+                nightSensor("time_in_bed", "time in bed", "time_in_bed_minutes", duration: true, icon: "mdi:bed-clock"),
+                nightSensor("sleep_efficiency", "sleep efficiency", "efficiency", unit: "%", icon: "mdi:percent", precision: 1),
+                nightSensor("deep_sleep", "deep sleep", "stage_minutes.deep", duration: true, icon: "mdi:sleep"),
+                nightSensor("rem_sleep", "REM sleep", "stage_minutes.rem", duration: true, icon: "mdi:sleep"),
+                nightSensor("core_sleep", "core sleep", "stage_minutes.core", duration: true, icon: "mdi:sleep"),
+                nightSensor("awake_time", "awake in bed", "stage_minutes.awake", duration: true, icon: "mdi:eye"),
+                nightSensor("night_heart_rate", "mean heart rate last night", "mean_heart_rate", unit: "bpm",
+                            icon: "mdi:heart-pulse", precision: 0),
+                nightSensor("night_breathing_rate", "mean breathing rate last night", "mean_breathing_rate",
+                            unit: "breaths/min", icon: "mdi:lungs", precision: 1),
                 entity("sensor", "\(side)_sleep_time", name: "\(title) sleep time", [
                     "state_topic": night, "value_template": "{{ value_json.total_sleep_minutes }}",
                     "device_class": "duration", "unit_of_measurement": "min", "state_class": "measurement",
                 ]),
-                entity("switch", "\(side)_power", name: "\(title) power", [
+                entity("switch", "\(side)_power", name: "\(title) power", podAvailability: true, [
                     "command_topic": .string(topics.powerCommand(serial, side)),
                     "state_topic": state, "value_template": "{{ value_json.power }}",
                     "payload_on": "ON", "payload_off": "OFF", "state_on": "ON", "state_off": "OFF",
                     "device_class": "switch",
                 ]),
-                entity("button", "\(side)_snooze", name: "\(title) snooze alarm", [
+                entity("button", "\(side)_snooze", name: "\(title) snooze alarm", podAvailability: true, [
                     "command_topic": .string(topics.snoozeCommand(serial, side)), "payload_press": "PRESS", "icon": "mdi:alarm-snooze",
                 ]),
-                entity("button", "\(side)_stop_alarm", name: "\(title) stop alarm", [
+                entity("button", "\(side)_stop_alarm", name: "\(title) stop alarm", podAvailability: true, [
                     "command_topic": .string(topics.stopCommand(serial, side)), "payload_press": "PRESS", "icon": "mdi:alarm-off",
                 ]),
-                entity("text", "\(side)_bedtime", name: "\(title) bedtime", [
+                entity("text", "\(side)_bedtime", name: "\(title) \(separateWeekend ? "weekday bedtime" : "bedtime")", [
                     "command_topic": .string(topics.bedtimeCommand(serial, side)),
                     "state_topic": schedule, "value_template": "{{ value_json.bedtime }}",
                     "pattern": .string(Self.timePattern), "min": 4, "max": 5, "icon": "mdi:bed-clock",
                 ]),
-                entity("text", "\(side)_wake", name: "\(title) wake time", [
+                entity("text", "\(side)_wake", name: "\(title) \(separateWeekend ? "weekday wake time" : "wake time")", [
                     "command_topic": .string(topics.wakeCommand(serial, side)),
                     "state_topic": schedule, "value_template": "{{ value_json.wake }}",
                     "pattern": .string(Self.timePattern), "min": 4, "max": 5, "icon": "mdi:alarm",
@@ -174,7 +222,32 @@ package struct HomeAssistantDiscovery: Sendable {
                     "command_topic": .string(topics.clearScheduleCommand(serial, side)), "payload_press": "PRESS",
                     "icon": "mdi:calendar-refresh",
                 ]),
+                entity("binary_sensor", "\(side)_alarm_ringing", name: "\(title) alarm ringing", podAvailability: true, [
+                    "state_topic": state, "value_template": "{{ 'ON' if value_json.alarm_ringing else 'OFF' }}",
+                    "icon": "mdi:alarm-light",
+                ]),
+                entity("sensor", "\(side)_next_alarm", name: "\(title) next alarm", [
+                    "state_topic": schedule, "value_template": "{{ value_json.next_alarm }}", "device_class": "timestamp",
+                ]),
+                event("alarm_event", "alarm", topics.sideAlarmEvents(serial, side), Self.alarmEventTypes, icon: "mdi:alarm-bell"),
+                event("smart_wake", "smart wake", topics.wakeEvents(serial, side), Self.wakeEventTypes, icon: "mdi:weather-sunset-up"),
+                event("command_result", "command result", topics.commandEvents(serial, side), Self.commandEventTypes,
+                      icon: "mdi:message-reply-text"),
             ]
+            if separateWeekend {
+                list += [
+                    entity("text", "\(side)_weekend_bedtime", name: "\(title) weekend bedtime", [
+                        "command_topic": .string(topics.weekendBedtimeCommand(serial, side)),
+                        "state_topic": schedule, "value_template": "{{ value_json.weekend_bedtime }}",
+                        "pattern": .string(Self.timePattern), "min": 4, "max": 5, "icon": "mdi:bed-clock",
+                    ]),
+                    entity("text", "\(side)_weekend_wake", name: "\(title) weekend wake time", [
+                        "command_topic": .string(topics.weekendWakeCommand(serial, side)),
+                        "state_topic": schedule, "value_template": "{{ value_json.weekend_wake }}",
+                        "pattern": .string(Self.timePattern), "min": 4, "max": 5, "icon": "mdi:alarm",
+                    ]),
+                ]
+            }
         }
         return list
     }

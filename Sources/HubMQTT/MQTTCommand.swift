@@ -26,6 +26,11 @@ package struct MQTTCommand: Sendable, Hashable {
         case bedtime(String)
         /// Set the manual wake time (`HH:mm`); the bedtime stays.
         case wake(String)
+        /// Set the manual weekend bedtime (nights whose wake day is a weekend day); the
+        /// weekday times and the weekend wake stay.
+        case weekendBedtime(String)
+        /// Set the manual weekend wake time; the weekday times and the weekend bedtime stay.
+        case weekendWake(String)
         /// Forget the manual schedule: inference (or the default) takes over again.
         case clearSchedule
         /// Switch the side's alarm on (the schedule's alarm is sent) or off (cleared on the pod).
@@ -34,8 +39,8 @@ package struct MQTTCommand: Sendable, Hashable {
         case wakeWindow(minutes: Int)
     }
 
-    /// Short name for results and logs: `power`, `snooze`, `stop`, `bedtime`, `wake`, `clear`,
-    /// `alarm`, `wake_window`.
+    /// Short name for results and logs: `power`, `snooze`, `stop`, `bedtime`, `wake`,
+    /// `weekend_bedtime`, `weekend_wake`, `clear`, `alarm`, `wake_window`.
     package var name: String {
         switch action {
         case .power: "power"
@@ -43,6 +48,8 @@ package struct MQTTCommand: Sendable, Hashable {
         case .stopAlarm: "stop"
         case .bedtime: "bedtime"
         case .wake: "wake"
+        case .weekendBedtime: "weekend_bedtime"
+        case .weekendWake: "weekend_wake"
         case .clearSchedule: "clear"
         case .alarm: "alarm"
         case .wakeWindow: "wake_window"
@@ -85,9 +92,14 @@ package struct MQTTCommand: Sendable, Hashable {
         case "alarm/stop":
             guard value.uppercased() == "PRESS" else { return fail("expected PRESS, got \(quoted(value))") }
             action = .stopAlarm
-        case "schedule/bedtime/set", "schedule/wake/set":
+        case "schedule/bedtime/set", "schedule/wake/set", "schedule/weekend_bedtime/set", "schedule/weekend_wake/set":
             guard let hhmm = validTimeOfDay(value) else { return fail("expected a time HH:mm (00:00–23:59), got \(quoted(value))") }
-            action = path.hasPrefix("schedule/bedtime") ? .bedtime(hhmm) : .wake(hhmm)
+            switch path {
+            case "schedule/bedtime/set": action = .bedtime(hhmm)
+            case "schedule/wake/set": action = .wake(hhmm)
+            case "schedule/weekend_bedtime/set": action = .weekendBedtime(hhmm)
+            default: action = .weekendWake(hhmm)
+            }
         case "alarm/set":
             guard let on = onOff(value) else { return fail("expected ON or OFF, got \(quoted(value))") }
             action = .alarm(on: on)

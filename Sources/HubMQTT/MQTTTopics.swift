@@ -34,6 +34,14 @@ package struct MQTTTopics: Sendable, Hashable {
     package func alarmEvents(_ serial: String) -> String { "\(pod(serial))/alarm/event" }
     /// The outcome of each command (the pod's ack or nack), QoS 1, not retained.
     package func commandResults(_ serial: String) -> String { "\(pod(serial))/command/result" }
+    /// The side's alarm events (`event_type` fired/snoozed/stopped/failed): Home Assistant's
+    /// event entity, not retained (a retained event would fire again on every HA start).
+    package func sideAlarmEvents(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/alarm/event" }
+    /// The side's smart-wake steps as events (`event_type` window_opened, decided, …), not retained.
+    package func wakeEvents(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/wake/event" }
+    /// The outcome of each command for the side as an event (`event_type` ack, nack, ok,
+    /// error, refused), not retained: where Home Assistant shows what became of a press.
+    package func commandEvents(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/command/event" }
 
     // MARK: Commands (QoS 1)
 
@@ -49,6 +57,10 @@ package struct MQTTTopics: Sendable, Hashable {
     package func stopCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/alarm/stop" }
     package func bedtimeCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/schedule/bedtime/set" }
     package func wakeCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/schedule/wake/set" }
+    package func weekendBedtimeCommand(_ serial: String, _ side: String) -> String {
+        "\(pod(serial))/\(side)/schedule/weekend_bedtime/set"
+    }
+    package func weekendWakeCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/schedule/weekend_wake/set" }
     package func clearScheduleCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/schedule/clear" }
     package func alarmCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/alarm/set" }
     package func wakeWindowCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/wake_window/set" }
@@ -94,6 +106,15 @@ package struct MQTTTopics: Sendable, Hashable {
         let levels = topic.dropFirst(base.count + 1).split(separator: "/", omittingEmptySubsequences: false)
         guard levels.count == 2, !levels[0].isEmpty, levels[1] == "availability" else { return nil }
         return String(levels[0])
+    }
+
+    /// The serial level and side of a command topic (`<base>/<serial>/<side>/…`), or nil when
+    /// the topic names no side: where a refused command's outcome can be shown.
+    package func serialAndSide(ofCommandTopic topic: String) -> (serialLevel: String, side: String)? {
+        guard topic.hasPrefix(base + "/") else { return nil }
+        let levels = topic.dropFirst(base.count + 1).split(separator: "/", omittingEmptySubsequences: false)
+        guard levels.count >= 3, !levels[0].isEmpty, levels[1] == "left" || levels[1] == "right" else { return nil }
+        return (String(levels[0]), String(levels[1]))
     }
 
     private func pod(_ serial: String) -> String { "\(base)/\(Self.topicLevel(serial))" }

@@ -12,7 +12,9 @@ import SleepStore
 ///
 /// Everything retained is published again on every (re)connection to the broker, and the
 /// discovery configs also when Home Assistant announces itself (`online` on `<prefix>/status`
-/// or `homeassistant/status`). Runs on this actor, fed in order by `MQTTService`.
+/// or `homeassistant/status`). Otherwise a retained topic is published only when its payload
+/// changes (the broker keeps the last one): one publish per change, however many events
+/// lead to it. Runs on this actor, fed in order by `MQTTService`.
 package actor MQTTBridge {
     let client: MQTTClient
     let topics: MQTTTopics
@@ -22,8 +24,28 @@ package actor MQTTBridge {
     let store: NightStore
     let reporter: HubReporter
     let discovery: HomeAssistantDiscovery
+    /// The hub's clock (simulated in tests and demos): what "the next alarm" is counted from.
+    let clock: HubClock
+    /// Whether the configuration has weekend nights (`schedule.inference.weekendWakeDays`).
+    let separateWeekend: Bool
 
     private var connected = false
+    /// Each retained topic's payload as last published on this connection: a repeat is not
+    /// published again (Home Assistant and the broker already hold it).
+    private var retainedPayloads: [String: [UInt8]] = [:]
+    /// Each side state as last published, without its `time`: the vitals timer publishes a
+    /// side only when something but the second it was read in changed.
+    private var publishedSideStates: [SideKey: JSONValue] = [:]
+    /// Per pod and side: whether the alarm rings now (ALARM_STARTED until snoozed, stopped or failed).
+    private var ringing: [SideKey: Bool] = [:]
+    /// Per pod and side: what the retained schedule is made of, read from the store, so the
+    /// next alarm can be worked out again as time passes without reading the store again.
+    private var scheduleFacts: [SideKey: ScheduleFacts] = [:]
+    /// Per pod and side: the newest store read of the schedule started, and the newest one
+    /// published. Reads can overlap (a command and a push's notice): an older one finishing
+    /// later must not publish its older schedule over the newer.
+    private var scheduleReadsStarted: [SideKey: Int] = [:]
+    private var scheduleReadPublished: [SideKey: Int] = [:]
     /// Failures since the last accepted connection (the first is a warning, repeats are quieter).
     private var failuresInARow = 0
     private var lastFailure: String?
@@ -52,8 +74,19 @@ package actor MQTTBridge {
         var side: BedSide
     }
 
+    /// The stored facts of one side's retained schedule.
+    struct ScheduleFacts {
+        var inForce: PodScheduleState?
+        var alarms: [AlarmEntry]
+        var zone: TimeZone
+        var weekday: SleepTimes?
+        var weekend: SleepTimes?
+        var alarmEnabled: Bool
+        var wakeWindowMinutes: Int
+    }
+
     init(client: MQTTClient, topics: MQTTTopics, configuration: HubConfiguration, bus: HubBus, control: HubControl,
-         store: NightStore, reporter: HubReporter, dashboardURL: String?) {
+         store: NightStore, reporter: HubReporter, dashboardURL: String?, clock: HubClock = HubClock()) {
         self.client = client
         self.topics = topics
         self.configuration = configuration
@@ -61,7 +94,10 @@ package actor MQTTBridge {
         self.control = control
         self.store = store
         self.reporter = reporter
-        discovery = HomeAssistantDiscovery(topics: topics, configurationURL: dashboardURL, softwareVersion: HubVersion.current)
+        self.clock = clock
+        separateWeekend = !configuration.schedule.inference.weekendWakeDays.isEmpty
+        discovery = HomeAssistantDiscovery(topics: topics, configurationURL: dashboardURL, softwareVersion: HubVersion.current,
+                                           separateWeekend: separateWeekend)
     }
 
     static func availabilityMessage(_ topics: MQTTTopics, online: Bool) -> MQTTMessage {
@@ -82,6 +118,9 @@ package actor MQTTBridge {
         case .connected:
             connected = true
             connectedAt = .now
+            // A broker without persistence may have lost everything: all of it goes out again.
+            retainedPayloads = [:]
+            publishedSideStates = [:]
             failuresInARow = 0
             lastFailure = nil
             if clientIDClashWarned {
@@ -196,9 +235,10 @@ package actor MQTTBridge {
         return pods.values.sorted { $0.serial < $1.serial }
     }
 
-    private func publishDiscovery() {
+    /// `force`: published even when unchanged (Home Assistant restarted and asks for them).
+    private func publishDiscovery(force: Bool = false) {
         for pod in podsToAnnounce() {
-            for message in discovery.messages(for: pod) { publish(message) }
+            for message in discovery.messages(for: pod) { publish(message, force: force) }
         }
     }
 
@@ -273,13 +313,15 @@ package actor MQTTBridge {
         }
     }
 
-    /// The live vitals of every connected pod side (the `publishEverySeconds` timer).
+    /// The live vitals of every connected pod side, and the next alarm of every side as time
+    /// passes (the `publishEverySeconds` timer); each only when it changed.
     func publishVitals() {
         guard connected else { return }
         let state = bus.state
         for (serial, pod) in state.pods where pod.connected {
             for side in sides(pod.pod.sides) { publishSideState(serial: serial, side: side, state: state) }
         }
+        for key in scheduleFacts.keys { publishScheduleFacts(key) }
     }
 
     private func publishWake(_ notice: WakeNotice) {
@@ -303,30 +345,55 @@ package actor MQTTBridge {
         // retained state stands, rather than an all-null one that reads "bed empty" for a moment.
         guard pod?.live[side] != nil || pod?.inBed[side] != nil || pod?.power[side] != nil else { return }
         let payload = MQTTPayloads.sideState(live: pod?.live[side], inBed: pod?.inBed[side], inBedSince: inBedSince[key],
-                                             stage: pod?.stage[side], power: pod?.power[side])
+                                             stage: pod?.stage[side], power: pod?.power[side], alarmRinging: ringing[key] ?? false)
         publishedPresent[key] = MQTTPayloads.present(live: pod?.live[side], inBed: pod?.inBed[side])
-        publish(MQTTMessage(topic: topics.sideState(serial, side.rawValue), payload: payload.encoded, qos: .atMostOnce, retain: true))
+        guard case .object(var timeless) = payload else { return }
+        timeless["time"] = nil
+        guard publishedSideStates[key] != .object(timeless) else { return }
+        if publish(MQTTMessage(topic: topics.sideState(serial, side.rawValue), payload: payload.encoded, qos: .atMostOnce, retain: true)) {
+            publishedSideStates[key] = .object(timeless)
+        }
     }
 
+    /// Reads the side's schedule facts from the store and publishes them (if they changed).
     private func publishSchedule(serial: String, side: BedSide) async {
+        let key = SideKey(serial: serial, side: side)
+        let read = (scheduleReadsStarted[key] ?? 0) + 1
+        scheduleReadsStarted[key] = read
         let inForce = (try? await store.podSchedule(podSerial: serial, side: side)) ?? nil
         let times = await sleepTimes(serial: serial, side: side, inForce: inForce)
         let alarmOn = (try? await store.alarmEnabled(podSerial: serial, side: side)) ?? true
         let wake = await EffectiveWakeSettings.resolve(store: store, settings: configuration.schedule, podSerial: serial, side: side)
-        publish(MQTTMessage(topic: topics.schedule(serial, side.rawValue),
-                            payload: MQTTPayloads.schedule(inForce, times: times, alarmEnabled: alarmOn,
-                                                           wakeWindowMinutes: wake.windowMinutes).encoded,
+        // A later read already published newer facts while this one waited on the store.
+        guard read > (scheduleReadPublished[key] ?? 0) else { return }
+        scheduleReadPublished[key] = read
+        let zone = inForce.flatMap { TimeZone(identifier: $0.timeZoneID) } ?? configuration.podTimeZone
+        let alarms = inForce.flatMap { try? PodSchedule.fromStoredJSON($0.scheduleJSON) }?.alarms ?? []
+        scheduleFacts[key] = ScheduleFacts(inForce: inForce, alarms: alarms, zone: zone, weekday: times?.weekday,
+                                           weekend: separateWeekend ? times?.weekend : nil, alarmEnabled: alarmOn,
+                                           wakeWindowMinutes: wake.windowMinutes)
+        publishScheduleFacts(key)
+    }
+
+    /// The retained schedule from the facts last read, with the next alarm as of now.
+    private func publishScheduleFacts(_ key: SideKey) {
+        guard let facts = scheduleFacts[key] else { return }
+        let next = facts.alarmEnabled ? MQTTPayloads.nextAlarm(facts.alarms, zone: facts.zone, after: clock.now()) : nil
+        publish(MQTTMessage(topic: topics.schedule(key.serial, key.side.rawValue),
+                            payload: MQTTPayloads.schedule(facts.inForce, times: facts.weekday, weekendTimes: facts.weekend,
+                                                           alarmEnabled: facts.alarmEnabled,
+                                                           wakeWindowMinutes: facts.wakeWindowMinutes, nextAlarm: next).encoded,
                             qos: .atLeastOnce, retain: true))
     }
 
-    /// The weekday bedtime and wake the side's schedule is built from: the manual ones when
-    /// set, else what inference (or the default) gives — the same resolver the schedule service uses,
-    /// in the zone of the schedule in force (`inForce`, as stored).
-    private func sleepTimes(serial: String, side: BedSide, inForce: PodScheduleState?) async -> SleepTimes? {
+    /// The weekday and weekend bedtime and wake the side's schedule is built from: the manual
+    /// ones when set, else what inference (or the default) gives — the same resolver the
+    /// schedule service uses, in the zone of the schedule in force (`inForce`, as stored).
+    private func sleepTimes(serial: String, side: BedSide, inForce: PodScheduleState?) async -> (weekday: SleepTimes, weekend: SleepTimes)? {
         let zone = inForce.flatMap { TimeZone(identifier: $0.timeZoneID) } ?? configuration.podTimeZone
         let resolver = ScheduleResolver(store: store, settings: configuration.schedule, podZone: zone)
-        guard let decision = try? await resolver.decide(podSerial: serial, side: side, now: Date()) else { return nil }
-        return decision.inference.decision(for: .weekday).times
+        guard let decision = try? await resolver.decide(podSerial: serial, side: side, now: clock.now()) else { return nil }
+        return (decision.inference.decision(for: .weekday).times, decision.inference.decision(for: .weekend).times)
     }
 
     private func publishLastNight(serial: String, side: BedSide) async {
@@ -384,13 +451,24 @@ package actor MQTTBridge {
             guard connected else { return }
             publishSideState(serial: serial, side: side, state: bus.state)
         case .alarm(let notice):
+            // A pod-wide event (no side) is each side's.
+            let affected = notice.side.map { [$0] } ?? sides(bus.state.pods[notice.serial]?.pod.sides ?? 2)
+            for side in affected { ringing[SideKey(serial: notice.serial, side: side)] = notice.kind == .fired }
             guard connected else { return }
             publish(MQTTMessage(topic: topics.alarmEvents(notice.serial), payload: MQTTPayloads.alarm(notice).encoded,
                                 qos: .atLeastOnce, retain: false))
+            for side in affected {
+                publish(MQTTMessage(topic: topics.sideAlarmEvents(notice.serial, side.rawValue),
+                                    payload: MQTTPayloads.alarmEvent(notice, side: side).encoded, qos: .atLeastOnce, retain: false))
+                publishSideState(serial: notice.serial, side: side, state: bus.state)
+                publishScheduleFacts(SideKey(serial: notice.serial, side: side))
+            }
         case .wake(let notice):
             lastWakes[SideKey(serial: notice.serial, side: notice.side)] = notice
             guard connected else { return }
             publishWake(notice)
+            publish(MQTTMessage(topic: topics.wakeEvents(notice.serial, notice.side.rawValue),
+                                payload: MQTTPayloads.wakeEvent(notice).encoded, qos: .atLeastOnce, retain: false))
         case .schedulePushed(let notice):
             guard connected else { return }
             for side in sides(bus.state.pods[notice.serial]?.pod.sides ?? 2) {
@@ -415,7 +493,7 @@ package actor MQTTBridge {
         if topics.homeAssistantStatus.contains(message.topic) {
             if message.text.trimmingCharacters(in: .whitespacesAndNewlines) == "online" {
                 reporter.event("MQTT: Home Assistant came online; publishing discovery again")
-                publishDiscovery()
+                publishDiscovery(force: true)
                 await publishAllStates()
             }
             return
@@ -444,16 +522,27 @@ package actor MQTTBridge {
         }
     }
 
-    private func refuse(topic: String, payload: String, reason: String) {
+    /// A command refused before it reached any pod: on `<base>/error`, in the log, and as the
+    /// side's `refused` command event when the topic names a pod this hub serves and a side.
+    private func refuse(topic: String, payload: String, reason: String, command: String? = nil) {
         reporter.warning("MQTT: command on \(topic) refused: \(reason)")
         publish(MQTTMessage(topic: topics.commandErrors,
                             payload: MQTTPayloads.commandError(topic: topic, payload: String(payload.prefix(200)), reason: reason).encoded,
                             qos: .atLeastOnce, retain: false))
+        guard let named = topics.serialAndSide(ofCommandTopic: topic),
+              let serial = knownSerial(level: named.serialLevel) else { return }
+        publish(MQTTMessage(topic: topics.commandEvents(serial, named.side),
+                            payload: MQTTPayloads.commandEvent(command: command, result: "refused", detail: reason).encoded,
+                            qos: .atLeastOnce, retain: false))
+    }
+
+    /// The serial of a pod this hub announces or sees, by its topic level.
+    private func knownSerial(level: String) -> String? {
+        (podsToAnnounce().map(\.serial) + bus.state.pods.keys).first { MQTTTopics.topicLevel($0) == level }
     }
 
     private func execute(_ command: MQTTCommand, topic: String, payload: String) async {
-        let known = podsToAnnounce().map(\.serial) + bus.state.pods.keys
-        guard let serial = known.first(where: { MQTTTopics.topicLevel($0) == command.serialLevel }) else {
+        guard let serial = knownSerial(level: command.serialLevel) else {
             refuse(topic: topic, payload: payload, reason: "no pod \(MQTTCommand.quoted(command.serialLevel)) is known to this hub")
             return
         }
@@ -472,21 +561,40 @@ package actor MQTTBridge {
                 result(command, serial: serial, try await control.send(.snooze(side: side, seconds: seconds ?? 540), toPod: serial))
             case .stopAlarm:
                 result(command, serial: serial, try await control.send(.stopAlarm(side: side), toPod: serial))
-            case .bedtime(let time), .wake(let time):
+            case .bedtime(let time), .wake(let time), .weekendBedtime(let time), .weekendWake(let time):
+                let weekendCommand: Bool
+                switch command.action {
+                case .weekendBedtime, .weekendWake: weekendCommand = true
+                default: weekendCommand = false
+                }
+                guard separateWeekend || !weekendCommand else {
+                    refuse(topic: topic, payload: payload, reason: "no weekend nights are configured (schedule.inference.weekendWakeDays "
+                           + "is empty): set the bedtime and wake time", command: command.name)
+                    return
+                }
+                // Each time not named keeps its value in force: the manual one, else the
+                // inferred (or default) one, weekday and weekend alike. Setting the weekday
+                // bedtime never moves the weekend's.
                 let manual = (try? await store.manualSchedule(podSerial: serial, side: side)) ?? nil
                 let inForce = (try? await store.podSchedule(podSerial: serial, side: side)) ?? nil
                 let current = await sleepTimes(serial: serial, side: side, inForce: inForce)
-                var bedtime = manual?.weekdayBedtime ?? current?.bedtime.description
-                var wake = manual?.weekdayWake ?? current?.wake.description
-                if case .bedtime = command.action { bedtime = time } else { wake = time }
-                guard let bedtime, let wake else {
-                    refuse(topic: topic, payload: payload, reason: "no schedule in force to keep the other time from")
+                var bedtime = manual?.weekdayBedtime ?? current?.weekday.bedtime.description
+                var wake = manual?.weekdayWake ?? current?.weekday.wake.description
+                var weekendBedtime = manual?.weekendBedtime ?? current?.weekend.bedtime.description
+                var weekendWake = manual?.weekendWake ?? current?.weekend.wake.description
+                switch command.action {
+                case .bedtime: bedtime = time
+                case .wake: wake = time
+                case .weekendBedtime: weekendBedtime = time
+                default: weekendWake = time
+                }
+                guard let bedtime, let wake, let weekendBedtime, let weekendWake else {
+                    refuse(topic: topic, payload: payload, reason: "no schedule in force to keep the other times from", command: command.name)
                     return
                 }
                 let lines = try await control.setManualSchedule(
                     podSerial: serial, sides: [side], bedtime: bedtime, wake: wake,
-                    weekendBedtime: manual?.weekendBedtime == manual?.weekdayBedtime ? nil : manual?.weekendBedtime,
-                    weekendWake: manual?.weekendWake == manual?.weekdayWake ? nil : manual?.weekendWake)
+                    weekendBedtime: separateWeekend ? weekendBedtime : nil, weekendWake: separateWeekend ? weekendWake : nil)
                 publishResult(command, serial: serial, result: "ok", detail: Self.oneLine(lines))
                 await publishSchedule(serial: serial, side: side)
             case .clearSchedule:
@@ -505,7 +613,7 @@ package actor MQTTBridge {
         } catch {
             switch error {
             case .invalidArgument(let why):
-                refuse(topic: topic, payload: payload, reason: why)
+                refuse(topic: topic, payload: payload, reason: why, command: command.name)
             default:
                 reporter.warning("MQTT: \(command.name) for pod \(serial) \(side) failed: \(error)")
                 publishResult(command, serial: serial, result: "error", detail: error.description)
@@ -531,22 +639,34 @@ package actor MQTTBridge {
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: "; ")
     }
 
+    /// A valid command's outcome: on the pod's `command/result` and as the side's command event.
     private func publishResult(_ command: MQTTCommand, serial: String, result: String, detail: String?) {
+        if result == "ok" { reporter.event("MQTT: \(command.name) for pod \(serial) \(command.side.rawValue): \(detail ?? "done")") }
         publish(MQTTMessage(topic: topics.commandResults(serial),
                             payload: MQTTPayloads.commandResult(command, serial: serial, result: result, detail: detail).encoded,
+                            qos: .atLeastOnce, retain: false))
+        publish(MQTTMessage(topic: topics.commandEvents(serial, command.side.rawValue),
+                            payload: MQTTPayloads.commandEvent(command: command.name, result: result, detail: detail).encoded,
                             qos: .atLeastOnce, retain: false))
     }
 
     // MARK: Client calls
 
-    private func publish(_ message: MQTTMessage) {
+    /// Publishes `message`; a retained one only when its payload differs from the one last
+    /// published on the topic (unless `force`). Returns whether it went out.
+    @discardableResult
+    private func publish(_ message: MQTTMessage, force: Bool = false) -> Bool {
+        if message.retain, !force, retainedPayloads[message.topic] == message.payload { return false }
         do {
             try client.publish(message)
             publishedCount += 1
+            if message.retain { retainedPayloads[message.topic] = message.payload }
             reporter.logger.trace("MQTT published \(message.topic) \(message.text)")
+            return true
         } catch {
             // Not connected: everything retained is published again on the next connection.
             reporter.logger.debug("MQTT: \(error)")
+            return false
         }
     }
 

@@ -17,8 +17,12 @@ package enum MQTTPayloads {
         live?.present ?? inBed ?? false
     }
 
-    /// `<base>/<serial>/<side>/state`.
-    package static func sideState(live: LiveSecond?, inBed: Bool?, inBedSince: Date?, stage: SleepStage?, power: Bool?) -> JSONValue {
+    /// `<base>/<serial>/<side>/state`. `stage` is the night's stage while someone is on the
+    /// side, `out_of_bed` while the side is empty (the last stage is not the bed's state), and
+    /// null in bed before the night has a stage. `alarm_ringing` is true from the pod's
+    /// ALARM_STARTED until it is snoozed, stopped or fails.
+    package static func sideState(live: LiveSecond?, inBed: Bool?, inBedSince: Date?, stage: SleepStage?, power: Bool?,
+                                  alarmRinging: Bool = false) -> JSONValue {
         let present = present(live: live, inBed: inBed)
         let night = inBed ?? present
         return [
@@ -27,12 +31,16 @@ package enum MQTTPayloads {
             "breathing_rate": present ? .number(live?.breathingRate, places: 1) : .null,
             "movement": .number(live?.movement, places: 3),
             "signal_quality": .number(live?.quality, places: 2),
-            "stage": night ? .string(stage?.rawValue) : .null,
+            "stage": !present ? .string(outOfBed) : night ? .string(stage?.rawValue) : .null,
             "in_bed_since": night ? .string(inBedSince.map(rfc3339)) : .null,
             "power": power.map { .string($0 ? "ON" : "OFF") } ?? .null,
+            "alarm_ringing": .bool(alarmRinging),
             "time": .string(live.map { rfc3339(Date(timeIntervalSince1970: $0.time)) }),
         ]
     }
+
+    /// The stage of an empty side.
+    package static let outOfBed = "out_of_bed"
 
     /// `<base>/<serial>/<side>/last_night`. `efficiency` is a percentage of time in bed.
     package static func lastNight(wakeDate: String, start: Date, end: Date, timeInBedMinutes: Double, totalSleepMinutes: Double,
@@ -72,13 +80,20 @@ package enum MQTTPayloads {
 
     /// `<base>/<serial>/<side>/schedule`: the schedule in force and whether the pod has it.
     /// `bedtime`/`wake` are the sleeper's weekday times the schedule is built from (manual,
-    /// inferred or default: `times`), not the power window (which starts a warm-up earlier).
-    package static func schedule(_ state: PodScheduleState?, times: SleepTimes?, alarmEnabled: Bool,
-                                 wakeWindowMinutes: Int) -> JSONValue {
+    /// inferred or default: `times`), not the power window (which starts a warm-up earlier);
+    /// `weekend_bedtime`/`weekend_wake` the weekend nights' (`weekendTimes`). `next_alarm` is
+    /// the next time the schedule's alarm rings (`nextAlarm(…)`), null with the alarm off.
+    package static func schedule(_ state: PodScheduleState?, times: SleepTimes?, weekendTimes: SleepTimes? = nil,
+                                 alarmEnabled: Bool, wakeWindowMinutes: Int, nextAlarm: Date? = nil) -> JSONValue {
+        let common: [String: JSONValue] = [
+            "bedtime": .string(times?.bedtime.description), "wake": .string(times?.wake.description),
+            "weekend_bedtime": .string(weekendTimes?.bedtime.description), "weekend_wake": .string(weekendTimes?.wake.description),
+            "alarm_enabled": .bool(alarmEnabled), "wake_window_minutes": .number(Double(wakeWindowMinutes)),
+            "next_alarm": .string(nextAlarm.map(rfc3339)),
+        ]
         guard let state else {
-            return ["origin": .null, "bedtime": .string(times?.bedtime.description), "wake": .string(times?.wake.description),
-                    "alarm": .null, "power": [], "alarms": [], "acknowledged": false, "acknowledged_at": .null, "summary": .null,
-                    "alarm_enabled": .bool(alarmEnabled), "wake_window_minutes": .number(Double(wakeWindowMinutes))]
+            return .object(common.merging(["origin": .null, "alarm": .null, "power": [], "alarms": [], "acknowledged": false,
+                                           "acknowledged_at": .null, "summary": .null]) { a, _ in a })
         }
         let schedule = try? PodSchedule.fromStoredJSON(state.scheduleJSON)
         let power: [JSONValue] = (schedule?.powerWindows ?? []).map {
@@ -90,19 +105,36 @@ package enum MQTTPayloads {
              "intensity": .number(Double($0.intensity)), "pattern": .string($0.pattern.rawValue),
              "duration_seconds": .number(Double($0.durationSeconds))]
         }
-        return [
+        return .object(common.merging([
             "origin": .string(state.origin.rawValue),
-            "bedtime": .string(times?.bedtime.description),
-            "wake": .string(times?.wake.description),
             "alarm": .string(schedule?.alarms.first?.time.description),
             "power": .array(power),
             "alarms": .array(alarms),
             "acknowledged": .bool(state.acknowledgedAt != nil),
             "acknowledged_at": .string(state.acknowledgedAt.map { rfc3339(Date(timeIntervalSince1970: Double($0))) }),
             "summary": .string(state.summary),
-            "alarm_enabled": .bool(alarmEnabled),
-            "wake_window_minutes": .number(Double(wakeWindowMinutes)),
-        ]
+        ]) { a, _ in a })
+    }
+
+    /// The first time after `now` that one of `alarms` rings (each on its days, at its local
+    /// time in `zone`), within the coming week; nil when there is none (the alarm off).
+    package static func nextAlarm(_ alarms: [AlarmEntry], zone: TimeZone, after now: Date) -> Date? {
+        let calendar = LocalCalendar(timeZone: zone)
+        let today = LocalDateTime(now, in: zone).date
+        var best: Date?
+        for offset in 0...7 {
+            let day = today.adding(days: offset)
+            for alarm in alarms where alarm.days.contains(day.weekday) {
+                let midnight = calendar.startOfDay(day)
+                var unix = midnight + Int64(alarm.time.minuteOfDay * 60)
+                // Across a DST change that day the wall clock moved: keep the local time.
+                unix -= Int64(calendar.offsetSeconds(atUnix: unix) - calendar.offsetSeconds(atUnix: midnight))
+                let at = Date(timeIntervalSince1970: Double(unix))
+                if at > now, best.map({ at < $0 }) ?? true { best = at }
+            }
+            if best != nil { return best }
+        }
+        return best
     }
 
     /// `<base>/<serial>/link`: whether the link is up, the pod's identity and the counters.
@@ -151,6 +183,27 @@ package enum MQTTPayloads {
     package static func alarm(_ notice: AlarmNotice) -> JSONValue {
         ["event": .string(notice.kind.rawValue), "side": .string(notice.side?.rawValue),
          "time": .string(rfc3339(notice.at)), "argument": .number(Double(notice.argument)), "text": .string(notice.text)]
+    }
+
+    /// `<base>/<serial>/<side>/alarm/event`: Home Assistant's alarm event entity.
+    package static func alarmEvent(_ notice: AlarmNotice, side: BedSide) -> JSONValue {
+        ["event_type": .string(notice.kind.rawValue), "side": .string(side.rawValue), "time": .string(rfc3339(notice.at)),
+         "argument": .number(Double(notice.argument)), "text": .string(notice.text)]
+    }
+
+    /// `<base>/<serial>/<side>/wake/event`: the smart wake's step as an event (the `wake`
+    /// payload with `event_type`).
+    package static func wakeEvent(_ notice: WakeNotice) -> JSONValue {
+        guard case .object(var fields) = wake(notice) else { return .null }
+        fields["event_type"] = .string(notice.kind.rawValue)
+        return .object(fields)
+    }
+
+    /// `<base>/<serial>/<side>/command/event`: what became of a command for the side
+    /// (`event_type` ack, nack, ok, error or refused; `detail` the pod's reason, what changed,
+    /// or why it was refused).
+    package static func commandEvent(command: String?, result: String, detail: String?) -> JSONValue {
+        ["event_type": .string(result), "command": .string(command), "detail": .string(detail)]
     }
 
     /// `<base>/<serial>/<side>/wake`: a smart wake as it goes (`event` is what just happened).

@@ -19,9 +19,10 @@ package struct MQTTService: Service {
     /// - Parameters:
     ///   - dashboardURL: the API's root when the API is on (HA's `configuration_url`).
     ///   - reconnectMin, reconnectMax: the backoff between connection attempts.
+    ///   - clock: the hub's clock (the next alarm is counted from its now).
     package init(configuration: HubConfiguration, bus: HubBus, control: HubControl, store: NightStore,
                  reporter: HubReporter, dashboardURL: String? = nil, reconnectMin: Duration = .seconds(1),
-                 reconnectMax: Duration = .seconds(30)) throws(MQTTError) {
+                 reconnectMax: Duration = .seconds(30), clock: HubClock = HubClock()) throws(MQTTError) {
         let settings = configuration.mqtt
         let topics = MQTTTopics(base: settings.baseTopic, discoveryPrefix: settings.discoveryPrefix)
         let client = try MQTTClient(configuration: MQTTClientConfiguration(
@@ -32,7 +33,7 @@ package struct MQTTService: Service {
         self.bus = bus
         self.publishEvery = .milliseconds(Int64(settings.publishEverySeconds * 1000))
         bridge = MQTTBridge(client: client, topics: topics, configuration: configuration, bus: bus, control: control,
-                            store: store, reporter: reporter, dashboardURL: dashboardURL)
+                            store: store, reporter: reporter, dashboardURL: dashboardURL, clock: clock)
     }
 
     package func run() async throws {

@@ -14,12 +14,12 @@ import Testing
     static let required: [String: [String]] = [
         "binary_sensor": ["state_topic"], "sensor": ["state_topic"],
         "switch": ["command_topic"], "button": ["command_topic"], "text": ["command_topic"],
-        "number": ["command_topic", "min", "max"],
+        "number": ["command_topic", "min", "max"], "event": ["state_topic", "event_types"],
     ]
 
     @Test func everyConfigIsAValidDiscoveryPayload() throws {
         let messages = Self.discovery.messages(for: Self.pod)
-        #expect(messages.count == 2 + 2 * 16)
+        #expect(messages.count == 2 + 2 * 31)
         var uniqueIDs = Set<String>()
         for message in messages {
             #expect(message.retain && message.qos == .atLeastOnce)
@@ -57,7 +57,7 @@ import Testing
         #expect(field("right_heart_rate", "state_class") == "measurement")
         #expect(field("left_breathing_rate", "state_class") == "measurement")
         #expect(field("left_stage", "device_class") == "enum")
-        #expect(field("left_stage", "options") == ["awake", "core", "deep", "rem"])
+        #expect(field("left_stage", "options") == ["awake", "core", "deep", "rem", "out_of_bed"])
         #expect(field("left_in_bed_since", "device_class") == "timestamp")
         #expect(field("left_sleep_time", "device_class") == "duration")
         #expect(field("left_sleep_time", "unit_of_measurement") == "min")
@@ -76,6 +76,73 @@ import Testing
         // The link entity stays available while the pod is away: it is what says so.
         if case .array(let a)? = field("link", "availability") { #expect(a.count == 1) } else { Issue.record("no availability") }
         if case .array(let a)? = field("left_occupancy", "availability") { #expect(a.count == 2) } else { Issue.record("no availability") }
+    }
+
+    /// Only what needs the pod live follows its availability; what the hub stores (last night,
+    /// the schedule and its settings, the next alarm) and the events follow the hub's alone,
+    /// so they stay readable and editable while the pod is unplugged.
+    @Test func onlyWhatNeedsThePodLiveFollowsItsAvailability() throws {
+        let live: Set<String> = ["occupancy", "heart_rate", "breathing_rate", "movement", "stage", "in_bed_since", "power",
+                                 "snooze", "stop_alarm", "alarm_ringing"]
+        var stored: [String] = []
+        for entity in Self.discovery.entities(for: Self.pod) {
+            guard case .array(let availability)? = entity.config["availability"] else { Issue.record("\(entity.object)"); continue }
+            let topics = availability.compactMap { $0["topic"] }
+            let side = entity.object.hasPrefix("left_") || entity.object.hasPrefix("right_")
+            let thing = side ? String(entity.object.split(separator: "_", maxSplits: 1)[1]) : entity.object
+            if live.contains(thing) {
+                #expect(topics == ["podbridge/status", "podbridge/VPOD0001/availability"], "\(entity.object): \(topics)")
+            } else {
+                #expect(topics == ["podbridge/status"], "\(entity.object): \(topics)")
+                stored.append(entity.object)
+            }
+        }
+        for object in ["left_sleep_score", "left_sleep_time", "left_time_in_bed", "left_bedtime", "left_wake", "left_weekend_bedtime",
+                       "left_weekend_wake", "left_alarm", "left_wake_window", "left_clear_schedule", "left_next_alarm",
+                       "left_alarm_event", "left_smart_wake", "left_command_result", "right_sleep_score"] {
+            #expect(stored.contains(object), "\(object) follows the pod")
+        }
+    }
+
+    /// Alarms, smart-wake steps and command outcomes are Home Assistant event entities, one
+    /// per side, each reading its side's non-retained event topic.
+    @Test func eventsAreEventEntitiesPerSide() throws {
+        let byObject = Dictionary(uniqueKeysWithValues: Self.discovery.entities(for: Self.pod).map { ($0.object, $0) })
+        for (object, topic, types) in [
+            ("right_alarm_event", "podbridge/VPOD0001/right/alarm/event", HomeAssistantDiscovery.alarmEventTypes),
+            ("left_smart_wake", "podbridge/VPOD0001/left/wake/event", HomeAssistantDiscovery.wakeEventTypes),
+            ("left_command_result", "podbridge/VPOD0001/left/command/event", HomeAssistantDiscovery.commandEventTypes),
+        ] {
+            let entity = try #require(byObject[object])
+            #expect(entity.component == "event")
+            #expect(entity.config["state_topic"] == .string(topic))
+            #expect(entity.config["event_types"] == .array(types.map(JSONValue.string)))
+        }
+        #expect(HomeAssistantDiscovery.commandEventTypes.contains("refused") && HomeAssistantDiscovery.commandEventTypes.contains("nack"))
+        #expect(byObject["left_next_alarm"]?.config["device_class"] == "timestamp")
+        #expect(byObject["left_next_alarm"]?.config["state_topic"] == "podbridge/VPOD0001/left/schedule")
+        #expect(byObject["right_alarm_ringing"]?.component == "binary_sensor")
+        #expect(byObject["right_alarm_ringing"]?.config["state_topic"] == "podbridge/VPOD0001/right/state")
+        // Last night in full: the score's attributes, and sensors of its own.
+        #expect(byObject["left_sleep_score"]?.config["json_attributes_topic"] == "podbridge/VPOD0001/left/last_night")
+        #expect(byObject["left_deep_sleep"]?.config["value_template"] == "{{ value_json.stage_minutes.deep }}")
+        #expect(byObject["left_sleep_efficiency"]?.config["unit_of_measurement"] == "%")
+        #expect(byObject["left_time_in_bed"]?.config["device_class"] == "duration")
+        #expect(byObject["left_night_heart_rate"]?.config["value_template"] == "{{ value_json.mean_heart_rate }}")
+    }
+
+    /// Weekday and weekend times are controls apart where the configuration has weekend
+    /// nights; without weekend days there is one bedtime and one wake time.
+    @Test func weekendTimesAreControlsOfTheirOwn() throws {
+        let byObject = Dictionary(uniqueKeysWithValues: Self.discovery.entities(for: Self.pod).map { ($0.object, $0) })
+        #expect(byObject["left_weekend_bedtime"]?.config["command_topic"] == "podbridge/VPOD0001/left/schedule/weekend_bedtime/set")
+        #expect(byObject["left_weekend_wake"]?.config["value_template"] == "{{ value_json.weekend_wake }}")
+        #expect(byObject["left_bedtime"]?.config["name"] == "Left weekday bedtime")
+        let noWeekend = HomeAssistantDiscovery(topics: Self.topics, configurationURL: nil, softwareVersion: "podbridge",
+                                               separateWeekend: false)
+        let objects = noWeekend.entities(for: Self.pod)
+        #expect(!objects.contains { $0.object.contains("weekend") })
+        #expect(objects.first { $0.object == "left_bedtime" }?.config["name"] == "Left bedtime")
     }
 
     @Test func aOneSidedPodHasNoRightEntitiesAndNoDashboardWithoutTheAPI() {

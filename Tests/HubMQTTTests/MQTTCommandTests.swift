@@ -30,6 +30,8 @@ import Testing
         #expect(action("podbridge/POD1/left/alarm/stop", "PRESS") == .stopAlarm)
         #expect(action("podbridge/POD1/left/schedule/bedtime/set", "22:30") == .bedtime("22:30"))
         #expect(action("podbridge/POD1/left/schedule/wake/set", "7:05") == .wake("07:05"))
+        #expect(action("podbridge/POD1/left/schedule/weekend_bedtime/set", "23:15") == .weekendBedtime("23:15"))
+        #expect(action("podbridge/POD1/right/schedule/weekend_wake/set", "9:00") == .weekendWake("09:00"))
         #expect(action("podbridge/POD1/left/schedule/clear", "PRESS") == .clearSchedule)
         #expect(action("podbridge/POD1/left/alarm/set", "OFF") == .alarm(on: false))
         #expect(action("podbridge/POD1/right/alarm/set", "on") == .alarm(on: true))

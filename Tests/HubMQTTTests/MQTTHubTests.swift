@@ -17,8 +17,8 @@ import VirtualPod
 @Suite(.serialized) struct MQTTHubTests {
     static let nightStart = Date(timeIntervalSince1970: 1_794_866_400)  // 2026-11-16T22:00:00Z
     static let serial = "VPOD-MQTT"
-    /// 2 link entities + 14 per side.
-    static let configsPerPod = 34
+    /// 2 link entities + 31 per side.
+    static let configsPerPod = 64
 
     struct Running {
         let daemon: HubDaemon
@@ -70,7 +70,7 @@ import VirtualPod
                                                   reporter: reporter)
         let service = try MQTTService(configuration: config, bus: daemon.bus, control: daemon.control, store: daemon.store,
                                       reporter: reporter, dashboardURL: "http://127.0.0.1:8380/",
-                                      reconnectMin: .milliseconds(100), reconnectMax: .milliseconds(500))
+                                      reconnectMin: .milliseconds(100), reconnectMax: .milliseconds(500), clock: daemon.clock)
         let task = Task { try await daemon.run(adding: [service], stopSignals: nil) }
         return Running(daemon: daemon, service: service, pod: pod, task: task, directory: directory, lines: lines)
     }
@@ -112,6 +112,8 @@ import VirtualPod
                 #expect(config["state_topic"] is String && config["command_topic"] is String, "\(topic)")
             case "button":
                 #expect(config["command_topic"] is String, "\(topic)")
+            case "event":
+                #expect(config["state_topic"] is String && config["event_types"] is [String], "\(topic)")
             default:
                 Issue.record("unexpected component \(component)")
             }
@@ -178,9 +180,13 @@ import VirtualPod
         #expect(await eventually(30) { json(listener.last("podbridge/VPOD-MQTT/right/state"))?["power"] as? String == "OFF" },
                 "right state: \(String(describing: listener.last("podbridge/VPOD-MQTT/right/state")?.text))")
         #expect(hub.pod.snapshot.powerOn == [leftPower, false])
-        // Nothing rings: the pod refuses a snooze, and that nack is published.
+        // Nothing rings: the pod refuses a snooze, and that nack is published, with the pod's
+        // reason, also as the left side's command event (where Home Assistant shows the press).
         try listener.publish("podbridge/VPOD-MQTT/left/alarm/snooze", "PRESS")
         #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/command/result"))?["result"] as? String == "nack" })
+        #expect(await eventually(30) { json(listener.last("podbridge/VPOD-MQTT/left/command/event"))?["event_type"] as? String == "nack" })
+        #expect(json(listener.last("podbridge/VPOD-MQTT/left/command/event"))?["detail"] as? String == "nothing to snooze",
+                "\(String(describing: listener.last("podbridge/VPOD-MQTT/left/command/event")?.text))")
 
         // Malformed commands: an error on podbridge/error, nothing sent to the pod.
         let answeredBefore = hub.pod.snapshot.requestsAnswered
@@ -193,6 +199,10 @@ import VirtualPod
         let errors = listener.all("podbridge/error").compactMap { json($0)?["error"] as? String }
         #expect(errors.count == 4 && errors[0].contains("1–100") && errors[1].contains("side") && errors[2].contains("HH:mm")
                 && errors[3].contains("NOPOD"), "errors: \(errors)")
+        // Those naming a known pod and a side are that side's `refused` command events too.
+        #expect(await eventually(30) { json(listener.last("podbridge/VPOD-MQTT/left/command/event"))?["event_type"] as? String == "refused" })
+        let refusedLeft = listener.all("podbridge/VPOD-MQTT/left/command/event").compactMap { json($0) }.filter { $0["event_type"] as? String == "refused" }
+        #expect(refusedLeft.count == 2 && (refusedLeft.first?["detail"] as? String)?.contains("1–100") == true, "\(refusedLeft)")
         try await Task.sleep(for: .milliseconds(500))
         #expect(hub.pod.snapshot.powerOn == [leftPower, false])
         #expect(listener.all("podbridge/VPOD-MQTT/command/result").count == resultsBefore)
@@ -408,6 +418,194 @@ import VirtualPod
         let late = try Listener(port: broker.port, filters: ["podbridge/status"])
         #expect(await eventually(30) { late.last("podbridge/status")?.text == "offline" && late.last("podbridge/status")?.retain == true })
         await late.stop()
+        await listener.stop()
+    }
+
+    // MARK: The pod away, alarms as events, one publish per change
+
+    /// Whether Home Assistant shows the entity of `object` as available now: every availability
+    /// topic of its (retained) config says `online` on the broker.
+    static func available(_ listener: Listener, _ component: String, _ object: String, serial: String = serial) -> Bool {
+        guard let config = json(listener.last("homeassistant/\(component)/podbridge_\(serial)/\(object)/config")),
+              let availability = config["availability"] as? [[String: Any]] else { return false }
+        return availability.allSatisfy { entry in (entry["topic"] as? String).map { listener.last($0)?.text == "online" } ?? false }
+    }
+
+    /// The pod unplugged: what the hub stores (last night, the schedule, the alarm and wake
+    /// settings) stays available in Home Assistant and can be changed; the pod gets the change
+    /// when it comes back. Setting the weekday bedtime keeps the weekend's.
+    @Test func storedFactsStayAvailableWhileThePodIsAwayAndABedtimeSetThenReachesItOnReturn() async throws {
+        let broker = try TestBroker()
+        let listener = try Listener(port: broker.port)
+        try await listener.waitConnected()
+        let hub = try await Self.start(broker: broker, hours: 1.0, speed: 200)
+        let topic = "podbridge/VPOD-MQTT"
+        #expect(await eventually(120) { Self.configTopics(listener).count == Self.configsPerPod })
+        #expect(await eventually(60) { json(listener.last("\(topic)/left/schedule"))?["acknowledged"] as? Bool == true },
+                "hub said \(hub.lines.all.suffix(10))")
+        // The night ends and is stored: last night is published in full.
+        await hub.pod.waitUntilFinished()
+        #expect(await eventually(120) { json(listener.last("\(topic)/left/last_night"))?["score"] is Int },
+                "no last night; hub said \(hub.lines.all.suffix(10))")
+        let night = try #require(json(listener.last("\(topic)/left/last_night")))
+        for key in ["wake_date", "time_in_bed_minutes", "efficiency", "stage_minutes", "mean_heart_rate", "mean_breathing_rate"] {
+            #expect(night[key] != nil && !(night[key] is NSNull), "last night lacks \(key): \(night)")
+        }
+
+        // Unplugged.
+        hub.pod.stop()
+        #expect(await eventually(60) { listener.last("\(topic)/availability")?.text == "offline" }, "hub said \(hub.lines.all.suffix(10))")
+        #expect(!Self.available(listener, "binary_sensor", "left_occupancy"))
+        #expect(!Self.available(listener, "button", "left_snooze"))
+        for (component, object) in [("sensor", "left_sleep_score"), ("sensor", "left_sleep_time"), ("sensor", "left_time_in_bed"),
+                                    ("sensor", "left_deep_sleep"), ("text", "left_bedtime"), ("text", "left_weekend_bedtime"),
+                                    ("switch", "left_alarm"), ("number", "left_wake_window"), ("sensor", "left_next_alarm"),
+                                    ("event", "left_command_result")] {
+            #expect(Self.available(listener, component, object), "\(object) unavailable with the pod away")
+        }
+        // A subscriber coming now (Home Assistant restarting) gets them all retained.
+        let late = try Listener(port: broker.port, filters: ["\(topic)/left/+", "podbridge/status"])
+        #expect(await eventually(30) {
+            ["\(topic)/left/last_night", "\(topic)/left/schedule", "podbridge/status"].allSatisfy { late.last($0)?.retain == true }
+        })
+        await late.stop()
+
+        // The weekday bedtime set while the pod is away: stored, the weekend's kept.
+        let before = try #require(json(listener.last("\(topic)/left/schedule")))
+        let weekendBedtime = try #require(before["weekend_bedtime"] as? String)
+        #expect(weekendBedtime != "21:10")
+        try listener.publish("\(topic)/left/schedule/bedtime/set", "21:10")
+        #expect(await eventually(60) { json(listener.last("\(topic)/left/command/event"))?["event_type"] as? String == "ok" },
+                "hub said \(hub.lines.all.suffix(10))")
+        let outcome = try #require(json(listener.last("\(topic)/left/command/event")))
+        #expect(outcome["command"] as? String == "bedtime"
+                && (outcome["detail"] as? String)?.hasSuffix("The pod is not connected: it gets this when it next connects.") == true,
+                "\(outcome)")
+        #expect(await eventually(30) { json(listener.last("\(topic)/left/schedule"))?["bedtime"] as? String == "21:10" })
+        let after = try #require(json(listener.last("\(topic)/left/schedule")))
+        #expect(after["weekend_bedtime"] as? String == weekendBedtime && after["wake"] as? String == before["wake"] as? String
+                && after["weekend_wake"] as? String == before["weekend_wake"] as? String, "\(after)")
+        #expect(after["origin"] as? String == "manual")
+        // The weekend's own control: now both nights start at 21:10.
+        try listener.publish("\(topic)/left/schedule/weekend_bedtime/set", "21:10")
+        #expect(await eventually(30) { json(listener.last("\(topic)/left/schedule"))?["weekend_bedtime"] as? String == "21:10" })
+        #expect(json(listener.last("\(topic)/left/schedule"))?["bedtime"] as? String == "21:10")
+        let windows = try #require(json(listener.last("\(topic)/left/schedule"))?["power"] as? [[String: Any]])
+        let on = Set(windows.compactMap { $0["on"] as? String })
+        #expect(on.count == 1, "\(windows)")
+        let expectedOn = try #require(on.first.flatMap { TimeOfDay($0) })
+
+        // Plugged in again (a pod with the same serial on the same link): the schedule reaches it.
+        let pod = try VirtualPod(configuration: VirtualPodConfiguration(
+            identity: PodIdentity(serial: Self.serial, sides: 2, channelsPerSide: 2), night: Self.night(hours: 1, seed: 9),
+            speed: 200, nightStartUnix: hub.daemon.clock.now().timeIntervalSince1970, linkPath: hub.directory + "/pod-link"))
+        _ = try pod.start()
+        defer { pod.stop() }
+        #expect(await eventually(60) { listener.last("\(topic)/availability")?.text == "online" }, "hub said \(hub.lines.all.suffix(10))")
+        #expect(await eventually(60) { pod.currentSchedule(side: .left)?.power?.on == expectedOn },
+                "the pod holds \(String(describing: pod.currentSchedule(side: .left))); hub said \(hub.lines.all.suffix(10))")
+        #expect(await eventually(60) { json(listener.last("\(topic)/left/schedule"))?["acknowledged"] as? Bool == true })
+        #expect(Self.available(listener, "binary_sensor", "left_occupancy"))
+        await hub.stop()
+        await listener.stop()
+    }
+
+    /// The virtual pod rings the left alarm: fired, snoozed (ringing stops), fired again, stopped,
+    /// each an event of the left alarm entity, with the alarm-ringing sensor following; a snooze
+    /// with nothing ringing is the pod's refusal, "nothing to snooze", on the side's command event.
+    @Test func alarmsAreEventsAndEveryCommandAnswersOnItsSide() async throws {
+        let broker = try TestBroker()
+        let listener = try Listener(port: broker.port)
+        try await listener.waitConnected()
+        // The alarm rings 10 simulated minutes (3 s): time for the test to press snooze.
+        let hub = try await Self.start(broker: broker, hours: 1.5, speed: 200) { $0.schedule.conversion.alarm.durationSeconds = 600 }
+        let topic = "podbridge/VPOD-MQTT"
+        #expect(await eventually(120) { json(listener.last("\(topic)/left/schedule"))?["acknowledged"] as? Bool == true },
+                "hub said \(hub.lines.all.suffix(10))")
+        #expect(await eventually(60) { json(listener.last("\(topic)/left/state"))?["alarm_ringing"] as? Bool == false })
+
+        try listener.publish("\(topic)/left/alarm/snooze", "PRESS")
+        #expect(await eventually(60) { json(listener.last("\(topic)/left/command/event"))?["event_type"] as? String == "nack" })
+        let refused = try #require(json(listener.last("\(topic)/left/command/event")))
+        #expect(refused["command"] as? String == "snooze" && refused["detail"] as? String == "nothing to snooze", "\(refused)")
+        #expect(listener.all("\(topic)/right/command/event").isEmpty)
+
+        // An alarm a quarter of an hour ahead (simulated), bedtime early enough for a valid night.
+        try listener.publish("\(topic)/left/schedule/bedtime/set", "21:00")
+        #expect(await eventually(60) { json(listener.last("\(topic)/left/schedule"))?["bedtime"] as? String == "21:00" })
+        let ahead = LocalDateTime(hub.daemon.clock.now().addingTimeInterval(15 * 60), in: try #require(TimeZone(identifier: "UTC")))
+        let alarmTime = TimeOfDay(wrapping: (Int(ahead.minuteOfDay) + 4) / 5 * 5)  // on the schedule's 5-minute steps
+        try listener.publish("\(topic)/left/schedule/wake/set", alarmTime.description)
+        #expect(await eventually(60) { hub.pod.currentSchedule(side: .left)?.alarm?.time == alarmTime },
+                "the pod holds \(String(describing: hub.pod.currentSchedule(side: .left))); hub said \(hub.lines.all.suffix(10))")
+        // The next alarm is today's, at that time.
+        #expect(await eventually(30) {
+            (json(listener.last("\(topic)/left/schedule"))?["next_alarm"] as? String)?.hasSuffix("T\(alarmTime):00Z") == true
+        }, "\(String(describing: listener.last("\(topic)/left/schedule")?.text))")
+
+        func alarmEvents() -> [String] {
+            listener.all("\(topic)/left/alarm/event").compactMap { json($0)?["event_type"] as? String }
+        }
+        #expect(await eventually(120) { alarmEvents().contains("fired") }, "events \(alarmEvents()); hub said \(hub.lines.all.suffix(10))")
+        #expect(await eventually(30) { json(listener.last("\(topic)/left/state"))?["alarm_ringing"] as? Bool == true })
+        try listener.publish("\(topic)/left/alarm/snooze", "60")
+        #expect(await eventually(60) { alarmEvents().contains("snoozed") }, "events \(alarmEvents())")
+        #expect(await eventually(30) { json(listener.last("\(topic)/left/command/event"))?["event_type"] as? String == "ack" })
+        #expect(await eventually(30) { json(listener.last("\(topic)/left/state"))?["alarm_ringing"] as? Bool == false })
+        // A minute (simulated) later it rings again; stopped from Home Assistant.
+        #expect(await eventually(60) { alarmEvents().filter { $0 == "fired" }.count == 2 }, "events \(alarmEvents())")
+        try listener.publish("\(topic)/left/alarm/stop", "PRESS")
+        #expect(await eventually(60) { alarmEvents().last == "stopped" }, "events \(alarmEvents())")
+        #expect(await eventually(30) { json(listener.last("\(topic)/left/state"))?["alarm_ringing"] as? Bool == false })
+        let stopped = try #require(json(listener.all("\(topic)/left/alarm/event").last))
+        #expect(stopped["argument"] as? Int == 2 && stopped["time"] is String && stopped["text"] is String, "\(stopped)")
+        #expect(Array(alarmEvents().prefix(4)) == ["fired", "snoozed", "fired", "stopped"], "\(alarmEvents())")
+        // Events are not retained: Home Assistant starting later must not see an alarm fire again.
+        #expect(listener.all("\(topic)/left/alarm/event").allSatisfy { !$0.retain })
+        #expect(listener.all("\(topic)/right/alarm/event").isEmpty)
+        await hub.stop()
+        await listener.stop()
+    }
+
+    /// Ten simulated minutes of a night at 30x, with a command and an unplug on the way: no
+    /// topic is published twice in a row with the same payload, the hub's and the pod's
+    /// availability go out once per change, and a command on one side leaves the other's
+    /// schedule alone.
+    @Test func everyTopicIsPublishedOncePerChange() async throws {
+        let broker = try TestBroker()
+        let listener = try Listener(port: broker.port)
+        try await listener.waitConnected()
+        let hub = try await Self.start(broker: broker, hours: 1.0, speed: 30) { $0.mqtt.publishEverySeconds = 1 }
+        let topic = "podbridge/VPOD-MQTT"
+        let start = Self.nightStart
+        #expect(await eventually(120) { json(listener.last("\(topic)/right/schedule"))?["acknowledged"] as? Bool == true },
+                "hub said \(hub.lines.all.suffix(10))")
+        let leftSchedules = listener.all("\(topic)/left/schedule").count
+        try listener.publish("\(topic)/right/wake_window/set", "15")
+        #expect(await eventually(60) { json(listener.last("\(topic)/right/schedule"))?["wake_window_minutes"] as? Int == 15 })
+        // The pod away for a few seconds: its availability and link go out once each way.
+        hub.pod.inject(.disconnect(seconds: 3))
+        #expect(await eventually(60) { listener.last("\(topic)/availability")?.text == "offline" })
+        #expect(await eventually(60) { listener.last("\(topic)/availability")?.text == "online" }, "hub said \(hub.lines.all.suffix(10))")
+        #expect(await eventually(120) { hub.daemon.clock.now() >= start.addingTimeInterval(600) })
+        #expect(listener.all("\(topic)/left/schedule").count == leftSchedules,
+                "\(listener.all("\(topic)/left/schedule").suffix(3).map(\.text))")
+
+        var repeats: [String] = []
+        var counts: [String: Int] = [:]
+        var last: [String: [UInt8]] = [:]
+        for message in listener.messages {
+            counts[message.topic, default: 0] += 1
+            if last[message.topic] == message.payload { repeats.append("\(message.topic): \(message.text.prefix(120))") }
+            last[message.topic] = message.payload
+        }
+        #expect(repeats.isEmpty, "published twice in a row: \(repeats.prefix(5)) (\(repeats.count) in all)")
+        #expect(counts["podbridge/status"] == 1)
+        #expect(listener.all("\(topic)/availability").map(\.text) == ["online", "offline", "online"])
+        // Each discovery config once (nothing re-announced an unchanged config).
+        #expect(Self.configTopics(listener).allSatisfy { counts[$0] == 1 },
+                "\(Self.configTopics(listener).filter { counts[$0] != 1 }.prefix(3))")
+        await hub.stop()
         await listener.stop()
     }
 

@@ -116,7 +116,7 @@ struct RunCommand: AsyncParsableCommand {
             let dashboard = settings.api.enabled ? Self.dashboardURL(listen: settings.api.listen) : nil
             do {
                 extra.append(try MQTTService(configuration: settings, bus: hub.bus, control: hub.control, store: hub.store,
-                                             reporter: reporter, dashboardURL: dashboard))
+                                             reporter: reporter, dashboardURL: dashboard, clock: hub.clock))
             } catch {
                 throw CommandFailure("MQTT: \(error)")
             }
