@@ -303,6 +303,10 @@ import VirtualPod
         hub.daemon.bus.publish(.wake(WakeNotice(kind: .windowOpened, serial: "VPOD-MQTT", side: .left,
                                                 at: Date(timeIntervalSince1970: Double(end - 1800)), record: record, text: "window open")))
         #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/left/wake"))?["event"] as? String == "window_opened" })
+        // And once, not retained, as the left smart-wake event entity's event.
+        #expect(await eventually(30) { json(listener.last("podbridge/VPOD-MQTT/left/wake/event"))?["event_type"] as? String == "window_opened" })
+        #expect(listener.all("podbridge/VPOD-MQTT/left/wake/event").count == 1
+                && listener.last("podbridge/VPOD-MQTT/left/wake/event")?.retain == false)
 
         // The broker goes away (it keeps nothing: persistence is off) and comes back.
         broker.stop()
