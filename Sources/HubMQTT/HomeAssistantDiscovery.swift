@@ -231,6 +231,12 @@ package struct HomeAssistantDiscovery: Sendable {
                 ]),
                 event("alarm_event", "alarm", topics.sideAlarmEvents(serial, side), Self.alarmEventTypes, icon: "mdi:alarm-bell"),
                 event("smart_wake", "smart wake", topics.wakeEvents(serial, side), Self.wakeEventTypes, icon: "mdi:weather-sunset-up"),
+                // The latest step, retained: what the smart wake is at, also after Home Assistant restarts.
+                entity("sensor", "\(side)_smart_wake_status", name: "\(title) smart wake status", [
+                    "state_topic": .string(topics.wake(serial, side)), "value_template": "{{ value_json.event }}",
+                    "device_class": "enum", "options": .array(Self.wakeEventTypes.map(JSONValue.string)),
+                    "json_attributes_topic": .string(topics.wake(serial, side)), "icon": "mdi:weather-sunset-up",
+                ]),
                 event("command_result", "command result", topics.commandEvents(serial, side), Self.commandEventTypes,
                       icon: "mdi:message-reply-text"),
             ]

@@ -19,7 +19,7 @@ import Testing
 
     @Test func everyConfigIsAValidDiscoveryPayload() throws {
         let messages = Self.discovery.messages(for: Self.pod)
-        #expect(messages.count == 2 + 2 * 31)
+        #expect(messages.count == 2 + 2 * 32)
         var uniqueIDs = Set<String>()
         for message in messages {
             #expect(message.retain && message.qos == .atLeastOnce)
@@ -99,7 +99,7 @@ import Testing
         }
         for object in ["left_sleep_score", "left_sleep_time", "left_time_in_bed", "left_bedtime", "left_wake", "left_weekend_bedtime",
                        "left_weekend_wake", "left_alarm", "left_wake_window", "left_clear_schedule", "left_next_alarm",
-                       "left_alarm_event", "left_smart_wake", "left_command_result", "right_sleep_score"] {
+                       "left_alarm_event", "left_smart_wake", "left_smart_wake_status", "left_command_result", "right_sleep_score"] {
             #expect(stored.contains(object), "\(object) follows the pod")
         }
     }
@@ -119,6 +119,7 @@ import Testing
             #expect(entity.config["event_types"] == .array(types.map(JSONValue.string)))
         }
         #expect(HomeAssistantDiscovery.commandEventTypes.contains("refused") && HomeAssistantDiscovery.commandEventTypes.contains("nack"))
+        #expect(byObject["left_smart_wake_status"]?.config["state_topic"] == "podbridge/VPOD0001/left/wake")
         #expect(byObject["left_next_alarm"]?.config["device_class"] == "timestamp")
         #expect(byObject["left_next_alarm"]?.config["state_topic"] == "podbridge/VPOD0001/left/schedule")
         #expect(byObject["right_alarm_ringing"]?.component == "binary_sensor")

@@ -17,8 +17,8 @@ import VirtualPod
 @Suite(.serialized) struct MQTTHubTests {
     static let nightStart = Date(timeIntervalSince1970: 1_794_866_400)  // 2026-11-16T22:00:00Z
     static let serial = "VPOD-MQTT"
-    /// 2 link entities + 31 per side.
-    static let configsPerPod = 64
+    /// 2 link entities + 32 per side.
+    static let configsPerPod = 66
 
     struct Running {
         let daemon: HubDaemon
@@ -160,6 +160,8 @@ import VirtualPod
                 "no stage; hub said \(hub.lines.all.suffix(10))")
         let right = try #require(json(listener.last("podbridge/VPOD-MQTT/right/state")))
         #expect(right["present"] as? Bool == false && right["heart_rate"] is NSNull)
+        // Nobody on the right: its stage says the bed is empty.
+        #expect(right["stage"] as? String == "out_of_bed", "\(right)")
         #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/left/schedule"))?["wake"] is String })
         // Once the pod acknowledged both sides' schedules, the retained states say so (the
         // acknowledgement is stored after the last push's notice, and is published on its own).
@@ -464,7 +466,7 @@ import VirtualPod
         for (component, object) in [("sensor", "left_sleep_score"), ("sensor", "left_sleep_time"), ("sensor", "left_time_in_bed"),
                                     ("sensor", "left_deep_sleep"), ("text", "left_bedtime"), ("text", "left_weekend_bedtime"),
                                     ("switch", "left_alarm"), ("number", "left_wake_window"), ("sensor", "left_next_alarm"),
-                                    ("event", "left_command_result")] {
+                                    ("sensor", "left_smart_wake_status"), ("event", "left_command_result")] {
             #expect(Self.available(listener, component, object), "\(object) unavailable with the pod away")
         }
         // A subscriber coming now (Home Assistant restarting) gets them all retained.
