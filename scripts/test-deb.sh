@@ -163,8 +163,8 @@ in_root podbridge devices > "$root/root/devices.log" 2>&1 && pass "podbridge dev
 if in_root podbridge simulate --seed 7 --speed 3600 --duration 1 --left occupied --right empty \
     --in-bed 5 --out-of-bed 5 --link /root/pod --truth /root/truth > "$root/root/simulate.log" 2>&1 \
   && in_root podbridge analyze --beats /root/truth/beats-left.csv --json /root/night.json > "$root/root/analyze.log" 2>&1 \
-  && grep -q '"stages\|"epochs\|"deep' "$root/root/night.json"; then
-  pass "podbridge simulate + podbridge analyze: $(grep -m1 -iE 'session|sleep' "$root/root/analyze.log" | cut -c1-100)"
+  && grep -q '^session 1: ' "$root/root/analyze.log" && grep -q '"epochs"' "$root/root/night.json"; then
+  pass "podbridge simulate + podbridge analyze: $(grep -m1 '^session 1: ' "$root/root/analyze.log")"
 else
   fail "simulate + analyze: $(tail -n 5 "$root/root/simulate.log" "$root/root/analyze.log" 2>&1)"
 fi
@@ -180,7 +180,7 @@ apt_install "$previous_name" && [ "$(installed_version)" = "$previous_version" ]
 chroot "$root" env -i PATH=/usr/bin:/bin LANG=C.UTF-8 podbridge run --no-console --no-api --log-level info \
   --state-dir /var/lib/podbridge --path /root/night-pod --clock-speed 600 > "$root/root/hub.log" 2>&1 &
 hub=$!
-in_root podbridge simulate --seed 11 --speed 600 --duration 1.5 --left occupied --right empty --in-bed 5 --out-of-bed 10 \
+in_root podbridge simulate --seed 11 --speed 600 --duration 1.5 --left occupied --right empty --in-bed 5 --out-of-bed 5 \
   --link /root/night-pod > "$root/root/night-pod.log" 2>&1 || fail "the old package's virtual pod: $(tail -3 "$root/root/night-pod.log")"
 # Stored when the hub's clock has seen the bed empty for the session's gap (20 simulated
 # minutes, 2 s here); a hub that never stores it fails the check below after 5 minutes.
@@ -193,13 +193,14 @@ kill -TERM "$hub" 2> /dev/null || true
 wait "$hub" || true
 night=$(ls "$root/var/lib/podbridge/exports" 2> /dev/null | head -1) || true
 [ -n "$night" ] && pass "the old hub stored and exported a night: $night" || fail "no night stored: $(tail -5 "$root/root/hub.log")"
-wake=${night%%-left*}
+# The sessions the old binary reads, by their ids (the export's first column), to find again.
+in_root podbridge export --all --state-dir /var/lib/podbridge --format csv 2> /dev/null | tail -n +2 | cut -d, -f1 | sort -u > "$root/root/sessions.old" || true
 echo '{ "logLevel": "debug" }' > "$root/etc/podbridge/config.json"
 apt_install "$new_name" && [ "$(installed_version)" = "$new_version" ] && grep -qF "Unpacking podbridge ($new_version) over ($previous_version)" "$root/root/apt.log" \
   && pass "upgraded $previous_version -> $new_version" || fail "the upgrade"
 in_root podbridge export --all --state-dir /var/lib/podbridge --format csv > "$root/root/export.csv" 2> "$root/root/export.log" \
-  && [ -n "$wake" ] && grep -q "$wake" "$root/root/export.csv" \
-  && pass "the new binary reads the old hub's night ($wake) from the kept database" \
+  && [ -s "$root/root/sessions.old" ] && [ -z "$(tail -n +2 "$root/root/export.csv" | cut -d, -f1 | sort -u | comm -23 "$root/root/sessions.old" -)" ] \
+  && pass "the new binary reads the old hub's night from the kept database: $(tr '\n' ' ' < "$root/root/sessions.old")" \
   || fail "the night after the upgrade: $(cat "$root/root/export.log")"
 [ "$(cat "$root/etc/podbridge/config.json")" = '{ "logLevel": "debug" }' ] && pass "the edited configuration kept" \
   || fail "the configuration after the upgrade: $(cat "$root/etc/podbridge/config.json")"
