@@ -33,6 +33,8 @@ commit="" when=$(date -u -R)
 if git rev-parse --verify -q HEAD > /dev/null 2>&1; then
   commit=$(git rev-parse --short=10 HEAD)
   when=$(git log -1 --format=%aD)
+  [ "$(git rev-parse --is-shallow-repository)" = false ] \
+    || echo "warning: a shallow clone: the version counts only its depth (git fetch --unshallow)" >&2
   if [ "$(git tag --points-at HEAD | grep -cx "v$upstream")" -eq 0 ]; then
     version=$upstream+git$(git rev-list --count HEAD).g$commit
   fi

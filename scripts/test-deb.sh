@@ -68,6 +68,11 @@ package_of() { # commit $1's package, built in the clone into folder $2 (kept wh
 # Both packages from the one clone: the previous commit's first, then this one's, which
 # rebuilds only the modules the commit changed (a second full release build would not fit CI).
 previous=${PODBRIDGE_PREVIOUS_DEB:-}
+if [ -z "$previous" ] || [ -z "${PODBRIDGE_DEB:-}" ]; then
+  # The versions count the commits: a shallow clone's count is its depth.
+  [ "$(git rev-parse --is-shallow-repository)" = false ] && git rev-parse -q --verify HEAD~1 > /dev/null \
+    || { echo "test-deb.sh needs the whole history (a shallow clone? git fetch --unshallow)" >&2; exit 1; }
+fi
 if [ -z "$previous" ]; then
   step "the previous commit's package ($(git log -1 --format='%h %s' HEAD~1 | cut -c1-70))"
   previous=$(package_of "$(git rev-parse HEAD~1)" "$out/previous-deb")
