@@ -26,7 +26,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 export PATH=/opt/swift/usr/bin:/usr/sbin:/usr/bin:/sbin:/bin
-[ "$(id -u)" -eq 0 ] || { echo "test-deb.sh needs root (debootstrap, chroot, mounts): sudo make test-deb" >&2; exit 1; }
+# Root for debootstrap, chroot and mounts: through sudo when run as a user (as install-deps.sh
+# does); what it makes stays in .build-deb, apart from .build.
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo > /dev/null || { echo "test-deb.sh needs root (debootstrap, chroot, mounts)" >&2; exit 1; }
+  exec sudo --preserve-env=PODBRIDGE_DEB,PODBRIDGE_PREVIOUS_DEB,PODBRIDGE_BINARY,DEBIAN_MIRROR "$0" "$@"
+fi
 out=$repo/.build-deb
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 failures=0
@@ -60,7 +65,10 @@ package_of() { # commit $1's package, built in the clone into folder $2 (kept wh
     [ -f "$clone/docs/install.md" ] || cp docs/install.md "$clone/docs/"
   fi
   start=$(date +%s)
-  (cd "$clone" && DEB_OUT=$dest scripts/build-deb.sh) 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]|warning:|^ {4}' >&2 || true
+  # The build's progress lines in a log; its end shown if it fails.
+  (cd "$clone" && DEB_OUT=$dest scripts/build-deb.sh) > "$dest.log" 2>&1 \
+    || { tail -n 40 "$dest.log" >&2; echo "commit $short's package failed (log: $dest.log)" >&2; exit 1; }
+  grep -E '^built ' "$dest.log" >&2
   echo "(commit $short's package: $(($(date +%s) - start)) s)" >&2
   one_deb "$dest"
 }
