@@ -8,7 +8,7 @@ FUZZ_TIME ?= 300
 SWIFT_TEST_SKIP ?= --skip UmockdevTests
 FUZZ_DIR := .build-fuzz
 
-.PHONY: deps build demo test test-unit test-device test-install install uninstall bench heldout model fuzz clean
+.PHONY: deps build demo test test-unit test-device test-install install uninstall bench heldout model fuzz clean deb test-deb
 
 deps:
 	@scripts/install-deps.sh
@@ -21,7 +21,7 @@ demo: deps
 	@scripts/demo.sh
 
 ## Every test: the unit and integration suites, then the device suites that need umockdev.
-test: deps test-unit test-device test-install
+test: deps test-unit test-device test-install test-deb
 
 # The suites that run the hub against the virtual pod on simulated clocks (tens to hundreds
 # of times real time) run second, on their own: sharing two cores with the CPU-bound suites
@@ -55,6 +55,18 @@ test-device:
 ## `make install` into a staging root and out again (scripts/test-install.sh).
 test-install:
 	scripts/test-install.sh
+
+## The Debian package, .build-deb/podbridge_<version>_<arch>.deb (scripts/build-deb.sh,
+## docs/install.md): the static release build, laid out by scripts/install.sh.
+deb:
+	@scripts/install-deps.sh --deb
+	scripts/build-deb.sh
+
+## The package as users install it, as root: this commit's and the previous one's built in a
+## clone (.build-deb/clone), lintian, apt-get install into a fresh debootstrap chroot, upgrade
+## from the previous commit's package, remove, purge (scripts/test-deb.sh).
+test-deb: deps
+	scripts/test-deb.sh
 
 ## The hub on this machine, as root: the binary (Swift runtime linked in) to $(PREFIX)/bin,
 ## the systemd unit and the udev rule, then systemd and udev reloaded (scripts/install.sh;
@@ -122,4 +134,4 @@ fuzz: deps
 	done
 
 clean:
-	rm -rf .build $(FUZZ_DIR)
+	rm -rf .build $(FUZZ_DIR) .build-deb

@@ -3,7 +3,7 @@
 # Needs root (or sudo) only if something is missing. Swift itself is not a Debian
 # package: it is expected on PATH or at /opt/swift (https://swift.org/install).
 # `--hub`: only what building and running the hub needs (`make install` on a hub: no browser,
-# broker or test tools).
+# broker or test tools). `--deb`: what `make deb` needs beyond that (Debian's packaging tools).
 set -euo pipefail
 hub_packages=(
   pkg-config
@@ -22,8 +22,11 @@ packages=(
   chromium                                       # the dashboard test's headless browser
   wrk curl                                       # make bench: API latency under load, live clients; curl: the tests' raw SSE reader
   python3-pip                                    # schemathesis (below), when no pip is installed
+  dpkg-dev lintian debootstrap                   # make deb; make test-deb: the package checked, a fresh Debian chroot
 )
+deb_packages=("${hub_packages[@]}" dpkg-dev)     # dpkg-shlibdeps, dpkg-gencontrol
 [ "${1:-}" = "--hub" ] && packages=("${hub_packages[@]}")
+[ "${1:-}" = "--deb" ] && packages=("${deb_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -37,7 +40,7 @@ if ((${#missing[@]})); then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 # schemathesis (PyPI) checks the running API against its OpenAPI document in the tests.
-if [ "${1:-}" != "--hub" ] && ! command -v st >/dev/null 2>&1; then
+if [ -z "${1:-}" ] && ! command -v st >/dev/null 2>&1; then
   echo "installing: schemathesis (pip)"
   PIP=(python3 -m pip install --quiet)
   # Debian's own python refuses system-wide installs without this flag (PEP 668).

@@ -16,7 +16,9 @@
 #
 # Environment: PREFIX (/usr/local), SYSCONFDIR (/etc), DESTDIR (empty: this machine; set, a
 # staging root, and nothing is reloaded), PODBRIDGE_BINARY (install this binary instead of
-# building one).
+# building one), SYSTEMDUNITDIR ($SYSCONFDIR/systemd/system) and UDEVRULESDIR
+# ($SYSCONFDIR/udev/rules.d): the Debian package (scripts/build-deb.sh) puts the unit and the
+# rule where a distribution's own go, /lib/systemd/system and /lib/udev/rules.d.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/opt/swift/usr/bin:$PATH
@@ -28,8 +30,8 @@ BIN=$DESTDIR$PREFIX/bin/podbridge
 LIB=$DESTDIR$PREFIX/lib/podbridge
 # Where SwiftPM puts the HubAPI module's resources, beside the binary it builds.
 RESOURCES=podbridge_HubAPI.resources
-UNIT=$DESTDIR$SYSCONFDIR/systemd/system/podbridge.service
-RULE=$DESTDIR$SYSCONFDIR/udev/rules.d/70-podbridge.rules
+UNIT=$DESTDIR${SYSTEMDUNITDIR:-$SYSCONFDIR/systemd/system}/podbridge.service
+RULE=$DESTDIR${UDEVRULESDIR:-$SYSCONFDIR/udev/rules.d}/70-podbridge.rules
 # The pod's USB id (udev/70-podbridge.rules, firmware-protocol.md section 1).
 VENDOR=1209 PRODUCT=0001
 
