@@ -406,6 +406,9 @@ package actor MQTTBridge {
             lastNights[key] = MQTTPayloads.lastNight(night)
             guard connected else { return }
             await publishLastNight(serial: night.serial, side: night.side)
+        case .presencePower:
+            // The switch's state follows from the `.powerSet` the command published.
+            break
         }
     }
 
