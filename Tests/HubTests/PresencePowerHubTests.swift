@@ -27,8 +27,9 @@ import VirtualPod
 
         /// - Parameters: `wake`: the left side's wake (its power goes off 30 min later);
         ///   `outBeforeEnd`: seconds before the night's end the sleeper gets up.
-        init(serial: String, hours: Double, outBeforeEnd: Double, wake: String,
-             configure: (inout HubConfiguration) -> Void = { _ in }) async throws {
+        init(serial: String, hours: Double, outBeforeEnd: Double, bedtime: String = "22:00", wake: String,
+             configure: (inout HubConfiguration) -> Void = { _ in },
+             beforeStart: (NightStore) async throws -> Void = { _ in }) async throws {
             dir = try ScheduleTempDir()
             let sleeper = SideConfig(sleeper: SleeperProfile(getsIn: 120, getsOutBeforeEnd: outBeforeEnd, bathroomTrip: false))
             let night = NightConfig(seed: 46, duration: hours * 3600, sides: [sleeper, .empty], noise: .normal, channelsPerSide: 1)
@@ -49,8 +50,9 @@ import VirtualPod
             do {
                 let store = try NightStore(path: c.databasePath, timeZone: TimeZone(identifier: "UTC")!)
                 try await store.setManualSchedule(ManualScheduleRecord(
-                    podSerial: serial, side: .left, weekdayBedtime: "22:00", weekdayWake: wake,
-                    weekendBedtime: "22:00", weekendWake: wake, setAt: 0))
+                    podSerial: serial, side: .left, weekdayBedtime: bedtime, weekdayWake: wake,
+                    weekendBedtime: bedtime, weekendWake: wake, setAt: 0))
+                try await beforeStart(store)
                 try store.close()
             }
             let lines = ReportedLines()
@@ -165,6 +167,25 @@ import VirtualPod
         let off = try #require(rig.log(.left).first { !$0.on && $0.at > left }, "\(rig.log(.left))")
         #expect(off.at.timeIntervalSince(left) < 13 * 60, "off \(off.at), left \(left)")
         #expect(rig.notices.contains { $0.action == "hold" && $0.reason == "still_in_bed" }, "\(rig.notices)")
+        await rig.stop()
+    }
+
+    /// A hub restarted while keep-on held the power past the schedule's off (here 21:30; the
+    /// hold, stored by the hub before, runs to 22:20): the driver's start-up pushes the
+    /// schedule without the hold, so the service pushes the stored hold again, and the pod
+    /// holds the later off, which ends the power, rather than none until tomorrow's.
+    @Test func aHoldStoredBeforeARestartIsPushedAgain() async throws {
+        let until = Self.nightStart.addingTimeInterval(20 * 60)
+        let rig = try await Rig(serial: "PRESENCE-RESTART", hours: 0.5, outBeforeEnd: 60, bedtime: "20:00", wake: "21:00") { _ in }
+            beforeStart: { store in
+            try await store.recordPresencePowerChange(PresencePowerChange(
+                podSerial: "PRESENCE-RESTART", side: .left, at: Int64(Self.nightStart.timeIntervalSince1970) - 900, action: "hold",
+                until: Int64(until.timeIntervalSince1970), reason: "still_in_bed",
+                text: "left power kept on until 22:20: still in bed at the scheduled off 21:30", outcome: "pushed"))
+        }
+        #expect(await eventually(120) { rig.pod.currentSchedule(side: .left)?.power?.off == TimeOfDay(wrapping: 22 * 60 + 20) },
+                "the pod holds \(String(describing: rig.pod.currentSchedule(side: .left))); \(rig.lines.all.suffix(10))")
+        #expect(rig.lines.contains("left power kept on until 22:20 again"))
         await rig.stop()
     }
 }

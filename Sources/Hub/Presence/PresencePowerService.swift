@@ -21,6 +21,7 @@ package actor PresencePowerService: Service {
     private let schedule: ScheduleDriver
     /// Hub seconds between looks at the clock (presence changes are handled as they come).
     private let tickSeconds: TimeInterval
+    private let podZone: TimeZone
 
     private var serial: String?
     private var policies: [BedSide: PresencePower] = [:]
@@ -38,6 +39,7 @@ package actor PresencePowerService: Service {
         self.control = control
         self.schedule = schedule
         self.tickSeconds = tickSeconds
+        self.podZone = configuration.podTimeZone
     }
 
     package func run() async throws {
@@ -71,6 +73,7 @@ package actor PresencePowerService: Service {
                 serial = pod.serial
                 policies = [:]
                 lastPresence = [:]
+                await restoreHolds(serial: pod.serial)
             }
         case .podDisconnected(let s, _, _):
             guard s == serial else { return }
@@ -99,6 +102,23 @@ package actor PresencePowerService: Service {
                 holds[side] = nil
                 await schedule.holdPowerOff(side: side, until: nil)
             }
+        }
+    }
+
+    /// A hub restarted while a hold was in force: the driver's start-up pushed the schedule
+    /// without it, and a pod past the schedule's own off would keep the side on until its next
+    /// off. So a stored hold that is not over is pushed again (the pod then ends the power at it).
+    private func restoreHolds(serial: String) async {
+        let now = clock.now()
+        guard let changes = try? await store.presencePowerChanges(podSerial: serial,
+                                                                 since: Int64(now.timeIntervalSince1970) - 86_400, limit: 10_000) else { return }
+        for side in BedSide.allCases {
+            guard let last = changes.last(where: { $0.side == side }), last.action == "hold", let until = last.until,
+                  Double(until) > now.timeIntervalSince1970 else { continue }
+            let date = Date(timeIntervalSince1970: Double(until))
+            holds[side] = date
+            await schedule.holdPowerOff(side: side, until: date)
+            reporter.event("\(side) power kept on until \(LocalDateTime(date, in: podZone).timeOfDay) again: the hold stored before the hub restarted")
         }
     }
 
