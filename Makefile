@@ -41,7 +41,8 @@ CLOCKED_WIDTH := SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=1
 MQTT_SUITES := HubMQTTTests.MQTTClientTests HubMQTTTests.MQTTHubTests
 SOLO_SUITES := HubTests.HubSoakTests HubAPITests.APIControlTests HubAPITests.APIConformanceTests \
   HubAPITests.DashboardBrowserTests HubAPITests.APILiveTests HubAPITests.APILoadTests HubAPITests.APIConnectionTests \
-  HubAPITests.APICORSTests $(MQTT_SUITES)
+  HubAPITests.APICORSTests $(MQTT_SUITES) \
+  HubAPITests.APIPresencePowerTests
 
 test-unit:
 	swift build --build-tests

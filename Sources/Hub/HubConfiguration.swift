@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 import SleepSchedule
 
 /// Everything `podbridge run` can be told, with defaults that work.
@@ -78,7 +79,21 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
         /// Smart wake per side (docs/smart-wake.md); `podbridge schedule set --window` and the
         /// API override it per pod side in the store.
         package var smartWake = SmartWakeSettings()
+        /// Presence-driven power (docs/schedule.md §5): the bed follows the sleeper inside the
+        /// pod's schedule.
+        package var presencePower = PresencePowerConfiguration()
         package init() {}
+    }
+
+    /// Presence-driven power of both sides: off unless `enabled`; each side's rules and the
+    /// safety limits (`PresencePowerSettings`, `PresencePowerRules`).
+    package struct PresencePowerConfiguration: Codable, Sendable, Equatable {
+        package var enabled = false
+        package var left = PresencePowerSettings()
+        package var right = PresencePowerSettings()
+        package var rules = PresencePowerRules()
+        package init() {}
+        package subscript(side: BedSide) -> PresencePowerSettings { side == .right ? right : left }
     }
 
     /// Smart wake of both sides: off (a fixed alarm) unless a window is set.
@@ -514,6 +529,14 @@ extension HubConfiguration {
         }
         do { try schedule.inference.validate() } catch {
             throw .badValue(key: "schedule.inference", reason: Self.reason(error))
+        }
+        for (name, side) in [("left", schedule.presencePower.left), ("right", schedule.presencePower.right)] {
+            do { try side.validate() } catch {
+                throw .badValue(key: "schedule.presencePower.\(name)", reason: Self.reason(error))
+            }
+        }
+        do { try schedule.presencePower.rules.validate() } catch {
+            throw .badValue(key: "schedule.presencePower.rules", reason: Self.reason(error))
         }
         // Checked here, not only when a schedule is converted: every command refuses it.
         do { try schedule.conversion.validate() } catch {

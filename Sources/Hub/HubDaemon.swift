@@ -78,6 +78,10 @@ package struct HubDaemon: Sendable {
                              control: control, schedule: $0, rule: wakeRule)
         }
         if let wake { services.append(wake) }
+        if let schedule, configuration.schedule.presencePower.enabled {
+            services.append(PresencePowerService(store: store, configuration: configuration, clock: clock, reporter: reporter,
+                                                 bus: bus, control: control, schedule: schedule))
+        }
         if let url = configuration.upload.baseURL {
             let upload = try UploadConfiguration(baseURL: url, bearerToken: configuration.upload.token)
             reporter.event("uploading finished nights to \(upload.baseURL)")

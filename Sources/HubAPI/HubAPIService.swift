@@ -161,6 +161,7 @@ package struct HubAPIService: Service {
         PodRoutes(bus: bus, control: control, store: store).register(on: v1)
         NightRoutes(store: store, timeZone: configuration.hubTimeZone, clock: clock).register(on: v1)
         ScheduleRoutes(store: store, settings: configuration.schedule, control: control, clock: clock).register(on: v1)
+        PresencePowerRoutes(store: store, settings: configuration.schedule, control: control, clock: clock).register(on: v1)
         LiveStreamRoutes(clients: clients).register(on: v1)
         return router
     }

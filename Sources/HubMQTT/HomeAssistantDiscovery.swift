@@ -218,6 +218,10 @@ package struct HomeAssistantDiscovery: Sendable {
                     "state_topic": schedule, "value_template": "{{ value_json.wake_window_minutes }}",
                     "min": 0, "max": 120, "step": 5, "mode": "box", "unit_of_measurement": "min", "icon": "mdi:timer-sand",
                 ]),
+                entity("sensor", "\(side)_presence_power", name: "\(title) presence power", [
+                    "state_topic": .string(topics.presencePower(serial, side)), "value_template": "{{ value_json.text }}",
+                    "json_attributes_topic": .string(topics.presencePower(serial, side)), "icon": "mdi:bed-clock",
+                ]),
                 entity("button", "\(side)_clear_schedule", name: "\(title) back to learned schedule", [
                     "command_topic": .string(topics.clearScheduleCommand(serial, side)), "payload_press": "PRESS",
                     "icon": "mdi:calendar-refresh",

@@ -30,6 +30,8 @@ package struct MQTTTopics: Sendable, Hashable {
     package func schedule(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/schedule" }
     /// The side's latest smart wake (JSON: window, decision, firing, repeats), retained.
     package func wake(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/wake" }
+    /// Presence-driven power's last change of the side, with its reason (retained).
+    package func presencePower(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/presence_power" }
     /// Alarm events (JSON), QoS 1, not retained.
     package func alarmEvents(_ serial: String) -> String { "\(pod(serial))/alarm/event" }
     /// The outcome of each command (the pod's ack or nack), QoS 1, not retained.

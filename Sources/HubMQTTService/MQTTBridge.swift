@@ -329,6 +329,11 @@ package actor MQTTBridge {
                             qos: .atLeastOnce, retain: true))
     }
 
+    private func publishPresencePower(_ notice: PresencePowerNotice) {
+        publish(MQTTMessage(topic: topics.presencePower(notice.serial, notice.side.rawValue),
+                            payload: MQTTPayloads.presencePower(notice).encoded, qos: .atLeastOnce, retain: true))
+    }
+
     private func sides(_ count: Int) -> [BedSide] { count >= 2 ? [.left, .right] : [.left] }
 
     private func publishLink(_ pod: HubState.PodState) {
@@ -484,6 +489,10 @@ package actor MQTTBridge {
             lastNights[key] = MQTTPayloads.lastNight(night)
             guard connected else { return }
             await publishLastNight(serial: night.serial, side: night.side)
+        case .presencePower(let notice):
+            // The switch's state follows from the `.powerSet` the command published; this is the why.
+            guard connected else { return }
+            publishPresencePower(notice)
         }
     }
 

@@ -17,7 +17,7 @@ import GRDB
 ///   how the alarm went (`wake_records`: the window, when and why it fired, repeats, snoozes).
 package enum StoreMigrations {
     /// Identifiers of all migrations, oldest first.
-    package static let versions = ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"]
+    package static let versions = ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "presence_power_changes"]
 
     package static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -262,6 +262,24 @@ package enum StoreMigrations {
         // How often the sleeper went back to bed after smart wake saw them up (WakeState.swift).
         migrator.registerMigration("v9") { db in
             try db.execute(sql: "ALTER TABLE wake_records ADD COLUMN returns_to_bed INTEGER NOT NULL DEFAULT 0")
+        }
+        // Each power change presence-driven power made, with its reason (PresencePowerLog.swift).
+        // Named, not numbered: other migrations may be added beside it.
+        migrator.registerMigration("presence_power_changes") { db in
+            try db.execute(sql: """
+                CREATE TABLE presence_power_changes (
+                    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+                    pod_serial TEXT NOT NULL REFERENCES pods(serial) ON DELETE CASCADE,
+                    side       TEXT NOT NULL CHECK (side IN ('left', 'right')),
+                    at         INTEGER NOT NULL,
+                    action     TEXT NOT NULL CHECK (action IN ('off', 'on', 'hold')),
+                    until      INTEGER,
+                    reason     TEXT NOT NULL,
+                    text       TEXT NOT NULL,
+                    outcome    TEXT NOT NULL
+                );
+                CREATE INDEX presence_power_changes_at ON presence_power_changes(pod_serial, at);
+                """)
         }
         return migrator
     }

@@ -471,6 +471,7 @@ final class PodEngine: @unchecked Sendable {
         s.powerOn = firmware.power.map(\.on)
         s.vibrating = (0..<sides).map { firmware.isVibrating(side: $0) }
         s.alarmsFired = firmware.fired
+        s.powerLog = firmware.powerLog
         s.truth = player?.truth
         s.appliedClocks = appliedClocks
         s.framesSent = framesSent

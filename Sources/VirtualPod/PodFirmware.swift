@@ -73,6 +73,8 @@ struct PodFirmware: Sendable {
     private var cache: [CachedResponse] = []
     /// Alarms that went off or failed, in order (kept across reboots for inspection).
     private(set) var fired: [FiredAlarm] = []
+    /// Every power change with its cause (kept across reboots), for tests.
+    private(set) var powerLog: [PowerChange] = []
     /// Requests answered, and how many of them came from the retry cache.
     private(set) var requestsAnswered: UInt64 = 0
     private(set) var retransmitsFromCache: UInt64 = 0
@@ -270,6 +272,8 @@ struct PodFirmware: Sendable {
         case .setPower(let p):
             guard hasSide(p.side) else { return reply(.setPower, .unsupportedFeature) }
             power[p.side.index] = PowerState(on: p.on, level: p.level)
+            powerLog.append(PowerChange(side: p.side, on: p.on, level: Int(p.level), tick: tick, bootCount: bootCount,
+                                        unixMillis: clock?.unixMillis(atTick: tick), cause: .command))
             return reply(.setPower, .ok)
         case .getSchedule(let side):
             guard hasSide(side) else { return reply(.getSchedule, .unsupportedFeature) }
@@ -439,10 +443,14 @@ struct PodFirmware: Sendable {
             if let e = onEntry {
                 if !power[s].on || power[s].level != e.level {
                     power[s] = PowerState(on: true, level: e.level)
+                    powerLog.append(PowerChange(side: side, on: true, level: Int(e.level), tick: t, bootCount: bootCount,
+                                                unixMillis: clock?.unixMillis(atTick: t), cause: .schedule))
                     emit(PodEvent(tick: t, kind: .powerOn, side: side, argument: UInt16(e.level)))
                 }
             } else if offDue, power[s].on {
                 power[s].on = false
+                powerLog.append(PowerChange(side: side, on: false, level: 0, tick: t, bootCount: bootCount,
+                                            unixMillis: clock?.unixMillis(atTick: t), cause: .schedule))
                 emit(PodEvent(tick: t, kind: .powerOff, side: side, argument: 0))
             }
         }

@@ -102,6 +102,9 @@ package final class VirtualPod: Sendable {
 
     package var alarmsFired: [FiredAlarm] { snapshot.alarmsFired }
 
+    /// The pod's power log: every change of a side's power and what made it.
+    package var powerLog: [PowerChange] { snapshot.powerLog }
+
     /// The clock the hub set; nil while the pod's clock is not valid.
     package var clock: ClockAnchor? { snapshot.clock }
 

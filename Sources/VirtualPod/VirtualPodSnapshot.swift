@@ -26,6 +26,8 @@ package struct VirtualPodSnapshot: Sendable {
     /// Whether each side's alarm is vibrating.
     package var vibrating: [Bool] = []
     package var alarmsFired: [FiredAlarm] = []
+    /// Every power change with its cause (the hub's SET_POWER or the pod's schedule).
+    package var powerLog: [PowerChange] = []
     /// What the model played so far, including the sleepers' answers to alarms (nil when replaying).
     package var truth: GroundTruth?
     /// Every clock the hub set, with the simulated moment it was applied.

@@ -7,6 +7,7 @@ let benchAreas: [(name: String, run: @Sendable (BenchOptions) async throws -> Vo
     ("synthetic", { try runSyntheticStagingBench(options: $0) }),
     ("patterns", { runNightPatternBench(options: $0) }),
     ("schedule", { try runScheduleBench(options: $0) }),
+    ("presence", { try runPresencePowerBench(options: $0) }),
     ("wake", { try runWakeBench(options: $0) }),
     ("store", { try await runStoreBench(options: $0) }),
 ]

@@ -1,6 +1,6 @@
 // `make bench`: prints the project's measured figures, one "name: value unit" per line.
 // `--quick` runs fewer repetitions (used to check the benchmarks still run); `--only
-// AREA` runs one area (protocol, frontend, podanalysis, staging, synthetic, patterns, schedule, wake, store). `--write-model FILE`
+// AREA` runs one area (protocol, frontend, podanalysis, staging, synthetic, patterns, schedule, presence, wake, store). `--write-model FILE`
 // refits the staging model on Data/ and writes it as Swift (`make model`). `--wake-seeds N`
 // runs the wake area on 360 seeds from N (default 2000; the rule was chosen on 700–819), `--wake-dump FILE` writes
 // every window epoch's observation with the truth as CSV (docs/smart-wake.md). `--spread-offset N`

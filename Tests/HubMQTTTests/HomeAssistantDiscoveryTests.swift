@@ -19,7 +19,7 @@ import Testing
 
     @Test func everyConfigIsAValidDiscoveryPayload() throws {
         let messages = Self.discovery.messages(for: Self.pod)
-        #expect(messages.count == 2 + 2 * 32)
+        #expect(messages.count == 2 + 2 * 33)
         var uniqueIDs = Set<String>()
         for message in messages {
             #expect(message.retain && message.qos == .atLeastOnce)
@@ -72,6 +72,7 @@ import Testing
         #expect(field("right_alarm", "command_topic") == "podbridge/VPOD0001/right/alarm/set")
         #expect(byObject["left_wake_window"]?.component == "number")
         #expect(field("left_wake_window", "unit_of_measurement") == "min" && field("left_wake_window", "max") == 120)
+        #expect(field("right_presence_power", "state_topic") == "podbridge/VPOD0001/right/presence_power")
         #expect(field("link", "device_class") == "connectivity")
         // The link entity stays available while the pod is away: it is what says so.
         if case .array(let a)? = field("link", "availability") { #expect(a.count == 1) } else { Issue.record("no availability") }

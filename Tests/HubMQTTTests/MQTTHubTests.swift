@@ -17,8 +17,8 @@ import VirtualPod
 @Suite(.serialized) struct MQTTHubTests {
     static let nightStart = Date(timeIntervalSince1970: 1_794_866_400)  // 2026-11-16T22:00:00Z
     static let serial = "VPOD-MQTT"
-    /// 2 link entities + 32 per side.
-    static let configsPerPod = 66
+    /// 2 link entities + 33 per side.
+    static let configsPerPod = 68
 
     struct Running {
         let daemon: HubDaemon

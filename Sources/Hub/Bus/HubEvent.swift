@@ -45,6 +45,9 @@ package enum HubEvent: Sendable, Hashable {
     /// Smart wake: a window opened, the decision, the alarm ringing, a repeat, a snooze,
     /// the side emptying (the wake's record after the change).
     case wake(WakeNotice)
+    /// Presence-driven power switched a side off or on, or held its power on past the
+    /// scheduled off, with the reason (docs/schedule.md §5).
+    case presencePower(PresencePowerNotice)
 }
 
 /// Who the pod is, from its HELLO answer.

@@ -56,6 +56,8 @@ package actor ScheduleDriver {
     private var featureReported: Set<ScheduleCommandKey> = []
     /// Pushes sent to the pod, and acknowledged, since this driver started (for status lines).
     package private(set) var pushesSent = 0
+    /// Presence-driven power's keep-on: the pod's off of a side's window in force moved later.
+    private var holds: [BedSide: PowerHold] = [:]
     package private(set) var pushesAcknowledged = 0
 
     package init(store: NightStore, configuration: HubConfiguration, clock: HubClock, reporter: HubReporter,
@@ -295,8 +297,37 @@ package actor ScheduleDriver {
                 reporter.warning("schedule \(side): could not be worked out (\(error)); keeping the previous one")
             }
         }
-        let schedules = podSides.compactMap { decisions[$0]?.schedule }
+        return desiredState(now: now)
+    }
+
+    /// The schedules in force, with presence-driven power's holds applied (a hold that is over,
+    /// or no longer fits the schedule, is dropped).
+    private func desiredState(now: Date) -> DesiredPodState? {
+        let schedules = podSides.compactMap { side -> PodSchedule? in
+            guard let schedule = decisions[side]?.schedule else { return nil }
+            guard let hold = holds[side] else { return schedule }
+            guard let held = hold.applied(to: schedule, now: now) else {
+                holds[side] = nil
+                return schedule
+            }
+            return held
+        }
         return schedules.isEmpty ? nil : DesiredPodState(timeZone: podZone, schedules: schedules)
+    }
+
+    // MARK: Presence-driven power
+
+    /// Keep-on (`PresencePowerService`): the pod switches `side` off at `until` instead of its
+    /// window's off, for the window in force; nil puts the schedule's own off back. Pushed now
+    /// when a pod is connected, through the same policy as every schedule (only if it changed).
+    package func holdPowerOff(side: BedSide, until: Date?) async {
+        guard configuration.schedule.enabled else { return }
+        await lock()
+        defer { unlock() }
+        holds[side] = until.map { PowerHold(side: side, until: $0) }
+        guard podSerial != nil, let desired = desiredState(now: clock.now()) else { return }
+        await process(.desiredChanged(desired))
+        await reportAcknowledgedSides()
     }
 
     // MARK: Carrying out the policy

@@ -63,6 +63,8 @@ struct ConsoleLines {
         case .linkCounters, .linkProblem, .preliminaryStage, .alarm, .schedulePushed, .scheduleAcknowledged, .nightFinished, .wake, .powerSet,
              .powerReported:
             break
+        case .presencePower(let notice):
+            reporter.event(notice.consoleLine)
         }
     }
 

@@ -221,6 +221,7 @@ function handle(m) {
     case "night_finished": loadNights(); break;
     case "wake": if (["out_of_bed", "back_in_bed", "decided"].includes(m.kind)) loadNights(); break;
     case "schedule_pushed": case "alarm": loadSchedule(); break;
+    case "presence_power": loadPresencePower(); break;
   }
 }
 
@@ -455,6 +456,25 @@ async function loadSchedule() {
   }
 }
 
+// Presence-driven power under the schedule: on or off, and per side the last change it made
+// with its reason ("left power off at 07:42: bed empty for 15 min").
+async function loadPresencePower() {
+  try {
+    const p = await api("/api/v1/presence-power");
+    const rows = p.sides.map((side) => {
+      const last = p.changes.filter((c) => c.side === side.side).at(-1);
+      return el("tr", {}, el("th", {}, side.side),
+        el("td", {}, last ? last.text : "no change yet", last && !["ack", "pushed"].includes(last.outcome) ? el("span", { class: "muted" }, ` (not done: ${last.outcome})`) : ""));
+    });
+    $("presence-power").replaceChildren(el("div", { class: "card" },
+      el("p", { class: "muted" }, p.enabled ? "Presence-driven power: on (the bed follows the sleeper inside the schedule)" : "Presence-driven power: off (schedule.presencePower.enabled)"),
+      el("table", {}, ...rows)));
+  } catch (e) {
+    // No pod known yet: the schedule says so already.
+    $("presence-power").replaceChildren();
+  }
+}
+
 // The form starts from the manual schedule in force (the chosen side's, for "both" the first
 // side's), weekend included, until the user edits it. Empty weekend fields mean "as on
 // weekdays", so they are filled only when the weekend differs: a weekday time changed and
@@ -569,7 +589,7 @@ $("auth-form").addEventListener("submit", (e) => {
 let polling;
 function start() {
   stream();
-  Promise.allSettled([loadPods(), loadLive(), loadNights(), loadSchedule()])
+  Promise.allSettled([loadPods(), loadLive(), loadNights(), loadSchedule(), loadPresencePower()])
     .then(() => { document.body.dataset.loaded = "true"; });
   polling ??= setInterval(() => { loadPods(); loadSchedule(); }, 60000);
 }

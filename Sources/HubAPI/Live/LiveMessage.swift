@@ -163,6 +163,16 @@ package struct LiveMessage: Codable, Sendable, Equatable {
             self.serial = serial
             self.side = side.description
             self.on = on
+        case .presencePower(let p):
+            self.init(type: "presence_power")
+            serial = p.serial
+            side = p.side.description
+            kind = p.action
+            reason = p.reason
+            detail = p.text
+            outcome = p.outcome
+            end = p.until.map { Self.rfc3339($0.timeIntervalSince1970) }
+            time = Self.rfc3339(p.at.timeIntervalSince1970)
         case .clockSet, .linkCounters, .scheduleAcknowledged:
             return nil
         }

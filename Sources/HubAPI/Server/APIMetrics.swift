@@ -129,6 +129,8 @@ package final class APIMetrics: Sendable {
                 counter("podbridge_schedule_pushes_total", [("outcome", p.outcome.rawValue)]).increment()
             case .wake(let w):
                 counter("podbridge_wake_events_total", [("kind", w.kind.rawValue)]).increment()
+            case .presencePower(let p):
+                counter("podbridge_presence_power_changes_total", [("action", p.action), ("outcome", p.outcome)]).increment()
             // Readings are read from the bus's state at scrape time (`render`): a second per
             // side, thousands a second at the demo's 1800×, five registry look-ups each here
             // made this subscriber fall behind and drop the events it counts.
