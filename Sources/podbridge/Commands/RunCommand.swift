@@ -3,6 +3,7 @@ import Foundation
 import Hub
 import HubAPI
 import HubMQTTService
+import HomeKitService
 import Logging
 import PodDevice
 import ServiceLifecycle
@@ -119,6 +120,15 @@ struct RunCommand: AsyncParsableCommand {
                                              reporter: reporter, dashboardURL: dashboard))
             } catch {
                 throw CommandFailure("MQTT: \(error)")
+            }
+        }
+        // HomeKit: off unless homekit.enabled (docs/homekit.md).
+        if settings.homekit.enabled {
+            do {
+                extra.append(try HomeKitService(configuration: settings, bus: hub.bus, control: hub.control, store: hub.store,
+                                                reporter: reporter))
+            } catch {
+                throw CommandFailure("HomeKit: \(error)")
             }
         }
         try await hub.run(adding: extra, stopSignals: stopSignals)
