@@ -39,6 +39,7 @@ let package = Package(
         .systemLibrary(name: "CUmockdev", pkgConfig: "umockdev-1.0", providers: [.apt(["libumockdev-dev"])]),
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
         // MARK: Pure logic: no I/O
         /// The domain's words every module shares: bed side, sleep stage, calendar day and the
@@ -129,7 +130,7 @@ let package = Package(
         /// HomeKit in `podbridge run`: the HAP server (SwiftNIO) on the hub's bus and control,
         /// the pairing state file, the `_hap._tcp` advertisement through Avahi.
         .target(name: "HomeKitService", dependencies: [
-            "CAvahi", "HomeKit", "Hub", "SleepDomain", "SleepStore",
+            "CAvahi", "CQREncode", "HomeKit", "Hub", "SleepDomain", "SleepStore",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
@@ -206,6 +207,12 @@ let package = Package(
         ], swiftSettings: strict),
         /// HAP's pure parts against known vectors (aiohomekit's formulas, RFC 5054's group).
         .testTarget(name: "HomeKitTests", dependencies: ["HomeKit", "SleepDomain", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
+        /// HomeKit end to end: aiohomekit against the hub's HAP server, the virtual pod and Avahi on loopback.
+        .testTarget(name: "HomeKitServiceTests", dependencies: [
+            "HomeKit", "HomeKitService", "Hub", "HubAPI", "SleepDomain", "TestSupport", "VirtualPod", "NightModel",
+            .product(name: "Logging", package: "swift-log"),
+            // The dashboard test runs the API beside the HomeKit service.
+        ], swiftSettings: strict),
         .testTarget(name: "SleepScheduleTests", dependencies: ["SleepDomain", "SleepSchedule"], swiftSettings: strict),
         .testTarget(name: "SmartWakeTests", dependencies: ["SleepDomain", "SmartWake", "SleepSchedule", "SleepAnalysis"],
                     swiftSettings: strict),

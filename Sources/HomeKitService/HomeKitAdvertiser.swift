@@ -81,8 +81,8 @@ package final class HomeKitAdvertiser: Sendable {
         }
     }
 
-    private static func list(_ items: [String]) -> OpaquePointer? {
-        var list: OpaquePointer?
+    private static func list(_ items: [String]) -> UnsafeMutablePointer<AvahiStringList>? {
+        var list: UnsafeMutablePointer<AvahiStringList>?
         // Avahi prepends: add in reverse to keep the order.
         for item in items.reversed() { list = avahi_string_list_add(list, item) }
         return list

@@ -250,10 +250,12 @@ package actor HomeKitBridge {
             case .snooze(let serial, let side):
                 guard let on = value.asBool else { return .invalidValue }
                 // Momentary: it reads off again at once; only "on" does something.
-                return on ? Self.status(try await control.send(.snooze(side: side, seconds: 540), toPod: serial)) : .success
+                guard on else { return .success }
+                return Self.status(try await control.send(.snooze(side: side, seconds: 540), toPod: serial))
             case .stopAlarm(let serial, let side):
                 guard let on = value.asBool else { return .invalidValue }
-                return on ? Self.status(try await control.send(.stopAlarm(side: side), toPod: serial)) : .success
+                guard on else { return .success }
+                return Self.status(try await control.send(.stopAlarm(side: side), toPod: serial))
             case .constant, .occupancy:
                 return .readOnly
             }

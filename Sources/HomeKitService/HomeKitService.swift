@@ -17,15 +17,20 @@ package struct HomeKitService: Service {
     private let reporter: HubReporter
     private let advertiser: HomeKitAdvertiser?
 
+    /// - Parameter board: where the dashboard reads the setup code and QR code (the API's).
     package init(configuration: HubConfiguration, bus: HubBus, control: HubControl, store: NightStore,
-                 reporter: HubReporter) throws(HomeKitStateFileError) {
+                 reporter: HubReporter, board: HomeKitSetupBoard? = nil) throws(HomeKitStateFileError) {
         let file = HomeKitStateFile(stateDirectory: configuration.stateDirectory)
         let state = try file.loadOrCreate()
         let settings = configuration.homekit
         let advertiser = settings.advertise ? HomeKitAdvertiser(name: settings.name, reporter: reporter) : nil
         self.advertiser = advertiser
         bridge = HomeKitBridge(state: state, file: file, name: settings.name, bus: bus, control: control, store: store,
-                               reporter: reporter, stateChanged: { advertiser?.update($0) })
+                               reporter: reporter, stateChanged: { state in
+                                   advertiser?.update(state)
+                                   board?.setup = Self.setup(state)
+                               })
+        board?.setup = Self.setup(state)
         self.bus = bus
         self.port = settings.port
         self.reporter = reporter
@@ -70,6 +75,13 @@ package struct HomeKitService: Service {
         }
     }
 
+    /// The dashboard's view of `state`: the code and QR code only while unpaired.
+    static func setup(_ state: HAPPairingState) -> HomeKitSetupBoard.Setup {
+        guard !state.isPaired else { return .init(paired: true, setupCode: nil, setupPayload: nil, qr: nil) }
+        let payload = SetupPayload.uri(code: state.setupCode, setupID: state.setupID)
+        return .init(paired: false, setupCode: state.setupCode.formatted, setupPayload: payload, qr: SetupQRCode.rows(payload))
+    }
+
     /// One controller connection: its bytes to the bridge, the bridge's answers and events back.
     private static func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, bridge: HomeKitBridge) async {
         let (id, outbound) = await bridge.open()
@@ -77,14 +89,10 @@ package struct HomeKitService: Service {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for await bytes in outbound { try await writer.write(ByteBuffer(bytes: bytes)) }
-                    // The bridge closed the connection (a removed pairing, a bad frame).
-                    throw CancellationError()
+                    // The bridge ended the connection (a removed pairing, a bad frame): close it.
+                    connection.channel.close(promise: nil)
                 }
-                group.addTask {
-                    for try await buffer in inbound { await bridge.received(Array(buffer.readableBytesView), on: id) }
-                    throw CancellationError()
-                }
-                _ = try await group.next()
+                for try await buffer in inbound { await bridge.received(Array(buffer.readableBytesView), on: id) }
                 group.cancelAll()
             }
         }

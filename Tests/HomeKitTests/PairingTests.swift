@@ -61,9 +61,12 @@ import Testing
         let secret = try ephemeral.sharedSecretFromKeyAgreement(with: .init(rawRepresentation: accessoryPublic)).withUnsafeBytes { Array($0) }
         let key = HAPKeys.derive(secret, salt: "Pair-Verify-Encrypt-Salt", info: "Pair-Verify-Encrypt-Info")
         // The accessory's M2 decrypts and its signature checks out with its long-term key.
-        let sub = try TLV8.decode(try #require(HAPKeys.open(try #require(m2[.encryptedData]), key: key, nonce: HAPKeys.nonce(label: "PV-Msg02"))))
+        let sealed = try #require(m2[.encryptedData])
+        let opened = try #require(HAPKeys.open(sealed, key: key, nonce: HAPKeys.nonce(label: "PV-Msg02")))
+        let sub = try TLV8.decode(opened)
         let signing = try Curve25519.Signing.PublicKey(rawRepresentation: state.publicKey)
-        #expect(signing.isValidSignature(try #require(sub[.signature]), for: accessoryPublic + Array(state.accessoryID.utf8) + Array(ephemeral.publicKey.rawRepresentation)))
+        let signature = try #require(sub[.signature])
+        #expect(signing.isValidSignature(signature, for: accessoryPublic + Array(state.accessoryID.utf8) + Array(ephemeral.publicKey.rawRepresentation)))
         // A stranger's M3.
         let stranger = Curve25519.Signing.PrivateKey()
         let id = Array("stranger".utf8)

@@ -107,9 +107,11 @@ struct RunCommand: AsyncParsableCommand {
             reporter.event("simulated clock: starts \(clockStart ?? "now"), \(clockSpeed)× real time")
         }
         let hub = try await HubDaemon.assemble(configuration: settings, clock: clock, reporter: reporter, recordPath: record)
+        // HomeKit's setup code and QR code, for the dashboard while unpaired.
+        let homekitBoard = settings.homekit.enabled ? HomeKitSetupBoard() : nil
         let api = settings.api.enabled
             ? HubAPIService(configuration: settings, store: hub.store, bus: hub.bus, control: hub.control, reporter: reporter,
-                            clock: hub.clock)
+                            clock: hub.clock, homekit: homekitBoard)
             : nil
         var extra: [any Service] = api.map { [$0] } ?? []
         // MQTT with Home Assistant discovery: off unless mqtt.host is set (docs/mqtt.md).
@@ -126,7 +128,7 @@ struct RunCommand: AsyncParsableCommand {
         if settings.homekit.enabled {
             do {
                 extra.append(try HomeKitService(configuration: settings, bus: hub.bus, control: hub.control, store: hub.store,
-                                                reporter: reporter))
+                                                reporter: reporter, board: homekitBoard))
             } catch {
                 throw CommandFailure("HomeKit: \(error)")
             }
