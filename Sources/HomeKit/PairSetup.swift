@@ -93,7 +93,8 @@ public struct PairSetup: Sendable {
         return Outcome(response: response, paired: (pairingID, ltpk))
     }
 
-    static func error(_ state: UInt8, _ error: HAPTLVError) -> Outcome {
+    /// An answer at `state` carrying only an error (also the server's busy answer).
+    public static func error(_ state: UInt8, _ error: HAPTLVError) -> Outcome {
         var response = TLV8()
         response.append(.state, byte: state)
         response.append(.error, byte: error.rawValue)
