@@ -19,7 +19,7 @@ from aiohomekit.controller import Controller
 from aiohomekit.exceptions import AccessoryNotFoundError
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
-from zeroconf.asyncio import AsyncZeroconf
+from zeroconf.asyncio import AsyncServiceBrowser, AsyncZeroconf
 
 OCCUPANCY = "00000071-0000-1000-8000-0026BB765291"
 ON = "00000025-0000-1000-8000-0026BB765291"
@@ -53,8 +53,24 @@ def index(accessories):
     return found, names
 
 
+class Ignore:
+    """aiohomekit reads what the browsers find from zeroconf's cache; it needs no callbacks."""
+
+    def add_service(self, zc, type_, name):
+        pass
+
+    def remove_service(self, zc, type_, name):
+        pass
+
+    def update_service(self, zc, type_, name):
+        pass
+
+
 async def started():
     zeroconf = AsyncZeroconf(interfaces=["127.0.0.1"])
+    # aiohomekit uses the browsers its host (Home Assistant) runs: one per HAP transport.
+    for hap_type in ("_hap._tcp.local.", "_hap._udp.local."):
+        AsyncServiceBrowser(zeroconf.zeroconf, hap_type, listener=Ignore())
     controller = Controller(async_zeroconf_instance=zeroconf)
     await controller.async_start()
     return controller, zeroconf

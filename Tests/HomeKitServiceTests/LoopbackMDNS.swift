@@ -42,26 +42,44 @@ final class LoopbackMDNS: @unchecked Sendable {
 
     func stop() {
         if startedAvahi { _ = try? Self.run("/usr/sbin/avahi-daemon", ["-k"]) }
-        if let dbusPID { kill(dbusPID, SIGTERM) }
+        if let dbusPID {
+            // The system bus does not end on SIGTERM; its pid file would stop the next start.
+            kill(dbusPID, SIGKILL)
+            unlink("/run/dbus/pid")
+            unlink("/run/dbus/system_bus_socket")
+        }
         if restoreMulticast { _ = try? Self.run("/usr/sbin/ip", ["link", "set", "lo", "multicast", "off"]) }
         try? FileManager.default.removeItem(atPath: directory)
     }
 
+    /// Runs `path` to its end with posix_spawn and waitpid, its output in a file. Not
+    /// Foundation's Process: it takes a forking daemon's inherited descriptors as the command
+    /// still running, and waited for dbus-daemon --fork forever.
     @discardableResult
     static func run(_ path: String, _ arguments: [String], mustSucceed: Bool = false) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        do { try process.run() } catch { throw Failure(description: "cannot run \(path): \(error) (scripts/install-deps.sh installs it)") }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let output = String(decoding: data, as: UTF8.self)
-        if mustSucceed, process.terminationStatus != 0 {
-            throw Failure(description: "\(path) \(arguments.joined(separator: " ")) failed: \(output)")
+        let log = NSTemporaryDirectory() + "mdns-\(UUID().uuidString).log"
+        defer { unlink(log) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        guard spawned == 0 else {
+            throw Failure(description: "cannot run \(path): \(String(cString: strerror(spawned))) (scripts/install-deps.sh installs it)")
         }
-        return (process.terminationStatus, output)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        // WIFEXITED / WEXITSTATUS: the low 7 bits are the signal, the next 8 the exit code.
+        let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        if mustSucceed, code != 0 {
+            throw Failure(description: "\(path) \(arguments.joined(separator: " ")) failed (\(code)): \(output)")
+        }
+        return (code, output)
     }
 }
