@@ -79,8 +79,10 @@ import VirtualPod
         #expect(dom.contains(#"data-setup-code="\#(state.setupCode.formatted)">\#(state.setupCode.formatted)<"#), "\(dom.suffix(3000))")
         #expect(dom.contains(#"data-payload="\#(payload)""#))
         // What a phone's camera reads off the screen: the payload.
-        let artifacts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent(".build/test-artifacts")
+        // Where the other suites keep theirs: $PODBRIDGE_ARTIFACTS, else .build/test-artifacts.
+        let artifacts = ProcessInfo.processInfo.environment["PODBRIDGE_ARTIFACTS"].map { URL(fileURLWithPath: $0) }
+            ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent(".build/test-artifacts")
         try FileManager.default.createDirectory(at: artifacts, withIntermediateDirectories: true)
         let shot = artifacts.appendingPathComponent("homekit-dashboard.png").path
         let taken = try await Self.tool(common + ["--screenshot=\(shot)", base + "/"])
