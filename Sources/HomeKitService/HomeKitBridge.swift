@@ -108,7 +108,7 @@ package actor HomeKitBridge {
     private func answer(_ request: HAPHTTPRequest, on id: Int) async {
         guard connections[id] != nil else { return }
         switch (request.method, request.path) {
-        case ("POST", "/pair-setup"): pairSetup(request, on: id)
+        case ("POST", "/pair-setup"): await pairSetup(request, on: id)
         case ("POST", "/pair-verify"): pairVerify(request, on: id)
         case (_, "/pair-setup"), (_, "/pair-verify"), (_, "/pairings"), (_, "/accessories"), (_, "/characteristics"):
             guard let controller = connections[id]?.controllerID, state.pairings[controller] != nil else {
@@ -128,15 +128,29 @@ package actor HomeKitBridge {
         }
     }
 
-    private func pairSetup(_ request: HAPHTTPRequest, on id: Int) {
+    private func pairSetup(_ request: HAPHTTPRequest, on id: Int) async {
         guard let tlv = try? TLV8.decode(request.body) else { return send(HAPHTTPResponse.encode(status: 400), on: id) }
         if tlv.byte(.state) == 1, let owner = setupOwner, owner != id, connections[owner] != nil {
             return sendTLV(PairSetup.error(2, .busy).response, on: id)
         }
         if tlv.byte(.state) == 1 { setupOwner = id }
-        guard var connection = connections[id] else { return }
-        let outcome = connection.setup.handle(tlv, state: state)
-        connections[id] = connection
+        guard let connection = connections[id] else { return }
+        // SRP's big-number work (seconds in a debug build) off the actor: other sessions'
+        // requests and events go on meanwhile. One pair-setup at a time (`setupOwner`).
+        let (setup, current) = (connection.setup, state)
+        var (advanced, outcome) = await Task.detached {
+            var setup = setup
+            let outcome = setup.handle(tlv, state: current)
+            return (setup, outcome)
+        }.value
+        guard connections[id] != nil else { return }
+        connections[id]?.setup = advanced
+        if outcome.paired != nil, state.isPaired {
+            // Another controller paired while this one's M5 was worked out.
+            outcome = PairSetup.error(6, .unavailable)
+            advanced = PairSetup()
+            connections[id]?.setup = advanced
+        }
         if outcome.failedAttempt {
             state.failedSetupAttempts += 1
             save()
