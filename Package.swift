@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/attaswift/BigInt", from: "6.0.1"),
     ],
     targets: [
         // MARK: C shims (Debian's libraries through pkg-config)
@@ -36,6 +38,8 @@ let package = Package(
         .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
         .systemLibrary(name: "CUmockdev", pkgConfig: "umockdev-1.0", providers: [.apt(["libumockdev-dev"])]),
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
         // MARK: Pure logic: no I/O
         /// The domain's words every module shares: bed side, sleep stage, calendar day and the
@@ -54,6 +58,14 @@ let package = Package(
 
         /// MQTT for the hub, its pure part: topics, validated commands, Home Assistant discovery configs.
         .target(name: "HubMQTT", dependencies: ["SleepDomain"], swiftSettings: strict),
+
+        /// HomeKit Accessory Protocol, its pure part: TLV8, SRP-6a pair-setup, pair-verify, the
+        /// encrypted session's framing, the accessory database, setup code and payload.
+        .target(name: "HomeKit", dependencies: [
+            "SleepDomain",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "BigInt", package: "BigInt"),
+        ], swiftSettings: strict),
 
         // MARK: Edges: devices, storage, network
         /// The firmware side of the protocol over a pseudo-terminal, playing a NightModel night.
@@ -115,12 +127,23 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], swiftSettings: strict),
 
+        /// HomeKit in `podbridge run`: the HAP server (SwiftNIO) on the hub's bus and control,
+        /// the pairing state file, the `_hap._tcp` advertisement through Avahi.
+        .target(name: "HomeKitService", dependencies: [
+            "CAvahi", "CQREncode", "HomeKit", "Hub", "SleepDomain", "SleepStore",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], swiftSettings: strict),
+
         // MARK: The executables
         .executableTarget(
             name: "podbridge",
             dependencies: [
                 "SleepDomain", "PodProtocol", "PodDevice", "VirtualPod", "NightModel", "SleepAnalysis", "SleepSchedule",
                 "SleepStore", "BackendUpload", "PodAnalysis", "Hub", "HubAPI", "HubMQTTService", "SystemCalls",
+                "HomeKit", "HomeKitService",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -182,6 +205,14 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             // The last-will test runs the real daemon binary and kills it.
             "podbridge",
+        ], swiftSettings: strict),
+        /// HAP's pure parts against known vectors (aiohomekit's formulas, RFC 5054's group).
+        .testTarget(name: "HomeKitTests", dependencies: ["HomeKit", "SleepDomain", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
+        /// HomeKit end to end: aiohomekit against the hub's HAP server, the virtual pod and Avahi on loopback.
+        .testTarget(name: "HomeKitServiceTests", dependencies: [
+            "HomeKit", "HomeKitService", "Hub", "HubAPI", "SleepDomain", "TestSupport", "VirtualPod", "NightModel",
+            .product(name: "Logging", package: "swift-log"),
+            // The dashboard test runs the API beside the HomeKit service.
         ], swiftSettings: strict),
         .testTarget(name: "SleepScheduleTests", dependencies: ["SleepDomain", "SleepSchedule"], swiftSettings: strict),
         .testTarget(name: "SmartWakeTests", dependencies: ["SleepDomain", "SmartWake", "SleepSchedule", "SleepAnalysis"],

@@ -8,6 +8,7 @@ set -euo pipefail
 hub_packages=(
   pkg-config
   libudev-dev libusb-1.0-0-dev libsqlite3-dev libmosquitto-dev   # the C libraries the hub links
+  libavahi-client-dev avahi-daemon libqrencode-dev               # HomeKit: DNS-SD advertisement, setup QR code
   udev systemd                                                   # the rule and the unit it installs
 )
 packages=(
@@ -23,6 +24,8 @@ packages=(
   wrk curl                                       # make bench: API latency under load, live clients; curl: the tests' raw SSE reader
   python3-pip                                    # schemathesis (below), when no pip is installed
   dpkg-dev lintian debootstrap                   # make deb; make test-deb: the package checked, a fresh Debian chroot
+  libavahi-client-dev avahi-daemon avahi-utils dbus   # HomeKit: the advertisement; a daemon and bus the tests start
+  libqrencode-dev zbar-tools                          # HomeKit: the setup QR code on the dashboard; zbarimg reads it back
 )
 deb_packages=("${hub_packages[@]}" dpkg-dev)     # dpkg-shlibdeps, dpkg-gencontrol
 [ "${1:-}" = "--hub" ] && packages=("${hub_packages[@]}")
@@ -46,6 +49,13 @@ if [ -z "${1:-}" ] && ! command -v st >/dev/null 2>&1; then
   # Debian's own python refuses system-wide installs without this flag (PEP 668).
   python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages && PIP+=(--break-system-packages)
   "${PIP[@]}" "schemathesis>=4,<5"
+fi
+# aiohomekit (PyPI), Home Assistant's HomeKit controller, pairs with the hub in the HomeKit tests.
+if [ "${1:-}" != "--hub" ] && ! python3 -c "import aiohomekit" >/dev/null 2>&1; then
+  echo "installing: aiohomekit (pip)"
+  PIP=(python3 -m pip install --quiet)
+  python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages && PIP+=(--break-system-packages)
+  "${PIP[@]}" "aiohomekit>=4,<5"
 fi
 if ! command -v swift >/dev/null 2>&1 && [ ! -x /opt/swift/usr/bin/swift ]; then
   echo "error: Swift 6 is needed (swift on PATH or /opt/swift); see https://swift.org/install" >&2

@@ -23,6 +23,7 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
     package var retention = RetentionSettings()
     package var api = APISettings()
     package var mqtt = MQTTSettings()
+    package var homekit = HomeKitSettings()
     /// Seconds between live-reading lines on the console.
     package var progressSeconds: Double = 2
     /// The log's least level (`trace` … `critical`, as swift-log names them). Default: `info`
@@ -227,6 +228,18 @@ package struct HubConfiguration: Codable, Sendable, Equatable {
         package var discoveryPrefix = "homeassistant"
         /// How often live vitals are published per side (presence changes go out at once).
         package var publishEverySeconds: Double = 10
+        package init() {}
+    }
+
+    /// The HomeKit accessory bridge (docs/homekit.md); off unless `enabled`.
+    package struct HomeKitSettings: Codable, Sendable, Equatable {
+        package var enabled = false
+        /// The TCP port HAP listens on (all addresses); 0 picks a free one.
+        package var port = 51826
+        /// The bridge's name in Apple Home and in the DNS-SD advertisement.
+        package var name = "podbridge"
+        /// Advertise `_hap._tcp` through Avahi (off only for tests that connect directly).
+        package var advertise = true
         package init() {}
     }
 
@@ -556,6 +569,10 @@ extension HubConfiguration {
 
 extension HubConfiguration {
     func validateMQTT() throws(ConfigurationError) {
+        guard (0...65535).contains(homekit.port) else { throw .badValue(key: "homekit.port", reason: "must be 0–65535, got \(homekit.port)") }
+        guard !homekit.name.isEmpty, homekit.name.utf8.count <= 63 else {
+            throw .badValue(key: "homekit.name", reason: "must be 1–63 bytes long")
+        }
         guard (1...65535).contains(mqtt.port) else { throw .badValue(key: "mqtt.port", reason: "must be 1–65535, got \(mqtt.port)") }
         guard mqtt.publishEverySeconds > 0, mqtt.publishEverySeconds <= 86_400 else {
             throw .badValue(key: "mqtt.publishEverySeconds", reason: "must be > 0 and at most a day")

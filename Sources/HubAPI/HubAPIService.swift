@@ -23,6 +23,8 @@ package struct HubAPIService: Service {
     let clients: LiveClients
     let onListening: @Sendable (Int) -> Void
     let limits: ConnectionLimits
+    /// HomeKit's setup code and QR code for the dashboard (`GET /api/v1/homekit`); nil while HomeKit is off.
+    let homekit: HomeKitSetupBoard?
 
     /// - Parameters:
     ///   - clientQueue: events buffered per live client before the oldest are dropped.
@@ -32,7 +34,9 @@ package struct HubAPIService: Service {
     ///   - onListening: called with the bound port once the server accepts connections.
     package init(configuration: HubConfiguration, store: NightStore, bus: HubBus, control: HubControl,
                 reporter: HubReporter, clock: HubClock = .system, clientQueue: Int = 256, clientMaxBehind: Int = 512,
-                clientSendBuffer: Int = 32 * 1024, onListening: @escaping @Sendable (Int) -> Void = { _ in }) {
+                clientSendBuffer: Int = 32 * 1024, onListening: @escaping @Sendable (Int) -> Void = { _ in },
+                homekit: HomeKitSetupBoard? = nil) {
+        self.homekit = homekit
         self.configuration = configuration
         self.store = store
         self.bus = bus
@@ -163,6 +167,10 @@ package struct HubAPIService: Service {
         ScheduleRoutes(store: store, settings: configuration.schedule, control: control, clock: clock).register(on: v1)
         PresencePowerRoutes(store: store, settings: configuration.schedule, control: control, clock: clock).register(on: v1)
         LiveStreamRoutes(clients: clients).register(on: v1)
+        v1.get("homekit") { [homekit] _, _ in
+            guard let setup = homekit?.setup else { throw APIError.notFound("HomeKit is off (homekit.enabled is false)") }
+            return try Response.json(setup)
+        }
         return router
     }
 }

@@ -11,4 +11,5 @@ let registeredCommands: [any ParsableCommand.Type] = [
     ExportCommand.self,
     SyncCommand.self,
     InspectCommand.self,
+    HomeKitCommand.self,
 ]

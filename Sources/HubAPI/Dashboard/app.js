@@ -548,6 +548,32 @@ function drawPods({ pods, linkProblem }, withStatus = true) {
     connected ? `pod ${connected.serial} connected` : problem ? "pod cannot be used" : "no pod connected");
 }
 
+// MARK: HomeKit
+
+// While the bridge is unpaired: the setup payload's QR code (drawn from the hub's modules:
+// no script from elsewhere) and the code in digits. Paired: says so. HomeKit off: no section.
+async function loadHomeKit() {
+  let answer;
+  try { answer = await api("/api/v1/homekit"); } catch (e) { $("homekit-section").hidden = true; return; }
+  $("homekit-section").hidden = false;
+  if (answer.paired) {
+    $("homekit").replaceChildren(el("div", { class: "card", "data-homekit": "paired" },
+      el("p", {}, "Paired with Apple Home."),
+      el("p", { class: "muted" }, "To pair again, stop the hub and run podbridge homekit reset.")));
+    return;
+  }
+  const quiet = 4, size = answer.qr.length + 2 * quiet;
+  const qr = svgEl("svg", { viewBox: `0 0 ${size} ${size}`, class: "qr", role: "img", width: 200, height: 200,
+    "aria-label": `QR code for adding podbridge to Apple Home, setup code ${answer.setupCode}`, "data-payload": answer.setupPayload });
+  qr.append(svgEl("rect", { width: size, height: size, fill: "#fff" }));
+  answer.qr.forEach((row, y) => {
+    for (let x = 0; x < row.length; x++) if (row[x] === "1") qr.append(svgEl("rect", { x: x + quiet, y: y + quiet, width: 1, height: 1, fill: "#000" }));
+  });
+  $("homekit").replaceChildren(el("div", { class: "card", "data-homekit": "unpaired" },
+    el("p", {}, "In the Home app: Add Accessory, then scan this code, or type the setup code."),
+    qr, el("p", { class: "setup-code", "data-setup-code": answer.setupCode }, answer.setupCode)));
+}
+
 async function loadLive() {
   try {
     const answer = await api("/api/v1/live");
@@ -589,8 +615,8 @@ $("auth-form").addEventListener("submit", (e) => {
 let polling;
 function start() {
   stream();
-  Promise.allSettled([loadPods(), loadLive(), loadNights(), loadSchedule(), loadPresencePower()])
+  Promise.allSettled([loadPods(), loadLive(), loadNights(), loadSchedule(), loadPresencePower(), loadHomeKit()])
     .then(() => { document.body.dataset.loaded = "true"; });
-  polling ??= setInterval(() => { loadPods(); loadSchedule(); }, 60000);
+  polling ??= setInterval(() => { loadPods(); loadSchedule(); loadHomeKit(); }, 60000);
 }
 start();

@@ -3,6 +3,7 @@ import Foundation
 import Hub
 import HubAPI
 import HubMQTTService
+import HomeKitService
 import Logging
 import PodDevice
 import ServiceLifecycle
@@ -106,9 +107,11 @@ struct RunCommand: AsyncParsableCommand {
             reporter.event("simulated clock: starts \(clockStart ?? "now"), \(clockSpeed)× real time")
         }
         let hub = try await HubDaemon.assemble(configuration: settings, clock: clock, reporter: reporter, recordPath: record)
+        // HomeKit's setup code and QR code, for the dashboard while unpaired.
+        let homekitBoard = settings.homekit.enabled ? HomeKitSetupBoard() : nil
         let api = settings.api.enabled
             ? HubAPIService(configuration: settings, store: hub.store, bus: hub.bus, control: hub.control, reporter: reporter,
-                            clock: hub.clock)
+                            clock: hub.clock, homekit: homekitBoard)
             : nil
         var extra: [any Service] = api.map { [$0] } ?? []
         // MQTT with Home Assistant discovery: off unless mqtt.host is set (docs/mqtt.md).
@@ -119,6 +122,15 @@ struct RunCommand: AsyncParsableCommand {
                                              reporter: reporter, dashboardURL: dashboard, clock: hub.clock))
             } catch {
                 throw CommandFailure("MQTT: \(error)")
+            }
+        }
+        // HomeKit: off unless homekit.enabled (docs/homekit.md).
+        if settings.homekit.enabled {
+            do {
+                extra.append(try HomeKitService(configuration: settings, bus: hub.bus, control: hub.control, store: hub.store,
+                                                reporter: reporter, board: homekitBoard))
+            } catch {
+                throw CommandFailure("HomeKit: \(error)")
             }
         }
         try await hub.run(adding: extra, stopSignals: stopSignals)
