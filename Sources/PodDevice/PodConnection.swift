@@ -299,7 +299,8 @@ package actor PodConnection {
         } catch {
             return false
         }
-        return restartSucceeded && (await session.sessions) > before
+        let sessions = await session.sessions
+        return restartSucceeded && sessions > before
     }
 
     /// Runs the start-up of spec §7.1; returns how many BOOTs the session had seen when

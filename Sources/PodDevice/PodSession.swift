@@ -50,6 +50,9 @@ actor PodSession {
         var result: WaitResult?
         var timer: Task<Void, Never>?
         var attempt: UInt64 = 0
+        /// An answer was handed to the request: any further one (to a retransmission, or a
+        /// duplicate in the same read) is late, even before the request has returned.
+        var answered = false
     }
     private enum WaitResult {
         case response(Response)
@@ -126,10 +129,13 @@ actor PodSession {
         if case .response = result, type != waiter.type {
             result = .wrongType("\(type.map { "\($0)" } ?? "?") under the id of \(waiter.type)")
         }
-        if let c = waiter.continuation {
+        if waiter.answered {
+            stats.lateResponses &+= 1  // a second answer, however soon after the first
+        } else if let c = waiter.continuation {
             waiter.timer?.cancel()
             waiter.timer = nil
             waiter.continuation = nil
+            waiter.answered = true
             pending[requestID] = waiter
             c.resume(returning: result)
         } else if waiter.result == nil {
@@ -159,6 +165,7 @@ actor PodSession {
                 // An answer that came in after the last attempt timed out is still an answer.
                 let outcome: WaitResult
                 if let early = pending[id]?.result {
+                    pending[id]?.answered = true
                     outcome = early
                 } else {
                     if attempt > 0 { stats.retransmits &+= 1 }
@@ -243,6 +250,7 @@ actor PodSession {
             guard var waiter = pending[id] else { return c.resume(returning: .ended(.closed)) }
             if let result = waiter.result {
                 waiter.result = nil
+                waiter.answered = true
                 pending[id] = waiter
                 return c.resume(returning: result)
             }

@@ -16,20 +16,25 @@ let conformanceTiming = LinkTiming(responseTimeout: .milliseconds(400), retries:
                                    reconnectInitialDelay: .milliseconds(10), reconnectMaxDelay: .milliseconds(80), jitter: 0,
                                    livenessTimeout: .seconds(600), refusedRetryDelay: .milliseconds(900))
 
+/// Every event a connection reported, in order.
+final class EventLog: Sendable {
+    let events = Mutex<[LinkEvent]>([])
+    func append(_ event: LinkEvent) { events.withLock { $0.append(event) } }
+}
+
 /// One hub against one scripted pod, with every event the hub reported.
 final class ConformanceLink: Sendable {
     let pod: ScriptedPod
     let connection: PodConnection
     let timing: LinkTiming
-    private let taken = Mutex<[LinkEvent]>([])
+    private let taken = EventLog()
     private let runner = Mutex<Task<Void, any Error>?>(nil)
 
     init(pod: ScriptedPod, timing: LinkTiming) {
         self.pod = pod
         self.timing = timing
         let taken = self.taken
-        connection = PodConnection(opener: PathOpener(path: pod.path), timing: timing,
-                                   sink: { event in taken.withLock { $0.append(event) } })
+        connection = PodConnection(opener: PathOpener(path: pod.path), timing: timing, sink: { taken.append($0) })
     }
 
     func start() async {
@@ -45,7 +50,7 @@ final class ConformanceLink: Sendable {
         await pod.unplug()
     }
 
-    var events: [LinkEvent] { taken.withLock { $0 } }
+    var events: [LinkEvent] { taken.events.withLock { $0 } }
     func count(_ match: (LinkEvent) -> Bool) -> Int { events.filter(match).count }
     /// Waits until `n` events match (bounded by `eventually`'s generous deadline).
     func waitFor(_ n: Int = 1, _ match: @escaping @Sendable (LinkEvent) -> Bool) async -> Bool {
@@ -153,12 +158,14 @@ extension ConformanceRow {
                 _ = try await link.connection.send(.setAlarm(alarmForConformance))
             }
             await #expect(throws: PodLinkError.self) { try await link.connection.triggerAlarm(triggerForConformance) }
-            #expect(await link.pod.count(of: .setAlarm) == 0 && link.pod.count(of: .triggerAlarm) == 0)
+            #expect(await link.pod.count(of: .setAlarm) == 0)
+            #expect(await link.pod.count(of: .triggerAlarm) == 0)
         },
         ConformanceRow(name: "a v1.0 link carries v1.0 messages only: no TRIGGER_ALARM though bit 7 is set",
                        pod: { $0.speaksMinor = nil }) { link in
             #expect(await link.streamingUp())
-            #expect(await link.connection.info?.minor == 0 && link.connection.info?.features.contains(.alarmTrigger) == true)
+            let info = await link.connection.info
+            #expect(info?.minor == 0 && info?.features.contains(.alarmTrigger) == true)
             await #expect(throws: PodLinkError.unsupportedByPod(request: .triggerAlarm, feature: "alarm trigger on a v1.0 link")) {
                 try await link.connection.triggerAlarm(triggerForConformance)
             }
@@ -217,7 +224,8 @@ extension ConformanceRow {
                 _ = try await link.connection.send(.snooze(side: .left, seconds: 0))
             }
             #expect(await link.pod.count(of: .getStatus) == 1)
-            #expect(await link.pod.count(of: .hello) == 1 && link.pod.count(of: .snooze) == 1)
+            #expect(await link.pod.count(of: .hello) == 1)
+            #expect(await link.pod.count(of: .snooze) == 1)
             #expect(link.reboots.isEmpty)
         },
         ConformanceRow(name: "CLOCK_NOT_SET: reported to the caller as it is, no start-up, no probe",
@@ -226,7 +234,8 @@ extension ConformanceRow {
             await #expect(throws: PodLinkError.nack(request: .setAlarm, status: .clockNotSet)) {
                 _ = try await link.connection.send(.setAlarm(alarmForConformance))
             }
-            #expect(await link.pod.count(of: .hello) == 1 && link.pod.count(of: .getStatus) == 0)
+            #expect(await link.pod.count(of: .hello) == 1)
+            #expect(await link.pod.count(of: .getStatus) == 0)
         },
         ConformanceRow(name: "late answer: held until the retransmission, the first answer taken, the second counted late",
                        pod: { $0.withholdUntilRetransmit = [.ping] }) { link in
@@ -245,6 +254,7 @@ extension ConformanceRow {
             _ = try await link.connection.send(.ping(nonce: [4]))  // the link goes on
         },
         ConformanceRow(name: "final nack of START_STREAM: the link stays, reported, asked again after the long interval",
+                       timing: { var t = conformanceTiming; t.livenessTimeout = .milliseconds(600); return t }(),
                        pod: { $0.refuse[.startStream] = .internalError }) { link in
             #expect(await link.waitFor(2, isRefused))
             #expect(await link.pod.count(of: .hello) == 1)
@@ -265,13 +275,15 @@ extension ConformanceRow {
         },
         ConformanceRow(name: "COBS trailing byte: a frame ending in a full block arrives with and without the final 0x01") { link in
             #expect(await link.streamingUp())
-            let frame = try fullBlockLogFrame(sequence: await link.pod.nextSequence)
-            let canonical = COBS.encode(frame)
+            let firstSequence = await link.pod.nextSequence
+            let frame = try fullBlockLogFrame(sequence: firstSequence)
+            let canonical = COBS.encode(frame)  // with its delimiter
             // The canonical encoder writes the empty block 0x01 after the full one (§3.1).
-            #expect(canonical.last == 0x01 && canonical[canonical.count - 256] == 0xFF)
-            await link.pod.sendRaw(canonical + [0])
-            let second = try fullBlockLogFrame(sequence: await link.pod.nextSequence)
-            await link.pod.sendRaw(Array(COBS.encode(second).dropLast()) + [0])
+            #expect(canonical.suffix(2) == [0x01, 0x00] && canonical[canonical.count - 257] == 0xFF)
+            await link.pod.sendRaw(canonical)
+            let secondSequence = await link.pod.nextSequence
+            let second = try fullBlockLogFrame(sequence: secondSequence)
+            await link.pod.sendRaw(Array(COBS.encode(second).dropLast(2)) + [0])  // without the 0x01
             #expect(await link.waitFor(2) { if case .frame(let f, _) = $0, case .log = f.message { true } else { false } })
             #expect(await link.connection.counters().malformed == 0)
         },

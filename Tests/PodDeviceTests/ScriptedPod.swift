@@ -100,7 +100,7 @@ actor ScriptedPod {
             return
         }
         let response: Response
-        if let (status, count) = refuseTimes[type], count > 0 {
+        if case let (status, count)? = refuseTimes[type], count > 0 {
             refuseTimes[type] = (status, count - 1)
             response = Response(request: type, status: status)
         } else if let status = refuse[type] {
