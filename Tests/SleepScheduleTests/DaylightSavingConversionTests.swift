@@ -66,7 +66,7 @@ import SleepDomain
     /// stepped minute by minute through each transition night; at every minute it holds what
     /// the hub sends then. Every alarm time of the night rings exactly once, on both
     /// transitions, repeating or for one day, and no skipped time is ever held in the window.
-    @Test(arguments: [spring, fall])
+    @Test(arguments: [DaylightSavingConversionTests.spring, DaylightSavingConversionTests.fall])
     func everyTimeOfTheNightRingsOnceAndNoSkippedTimeIsHeld(transition: Date) {
         let zone = Zones.newYork
         let window = TransitionWindow.around(transition, in: zone, lead: Self.lead)!
