@@ -43,6 +43,16 @@ package struct LinkTiming: Sendable, Hashable {
     }
 
     /// The delay before reconnect attempt `attempt` (0-based): capped exponential, jittered.
+    /// When the liveness clock should look at the link next: the moment the silence since
+    /// `lastFrame` reaches `livenessTimeout` (spec §7.7: the probe goes out at 3 s, not at the
+    /// next beat of a coarser timer), or a beat from `now` when that moment is past (a probe
+    /// is out) or further than a beat away (the status and stream-retry checks ride on it).
+    package func nextLivenessCheck(lastFrame: ContinuousClock.Instant, now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+        let beat = now + livenessTimeout / 3
+        let silentAt = lastFrame + livenessTimeout
+        return silentAt > now ? min(silentAt, beat) : beat
+    }
+
     package func reconnectDelay(attempt: Int, random: Double) -> Duration {
         let base = reconnectInitialDelay * Double(1 << min(attempt, 20))
         let capped = min(base, reconnectMaxDelay)
@@ -151,8 +161,8 @@ package enum LinkEvent: Sendable {
     case streaming(StreamMask)
     /// A streamed or event frame (never a response), with its receive time (µs, Unix epoch).
     case frame(DecodedFrame, receivedMicros: UInt64)
-    /// The pod reset (BOOT event or a new boot count): the start-up is being re-run.
-    case podRebooted
+    /// The pod reset: the start-up is being re-run. How the hub found out is kept for the log.
+    case podRebooted(RebootEvidence)
     /// The pod's status says its clock is not valid, though it did not reset (§7.5): whoever
     /// keeps its clock (the schedule service) must send SET_CLOCK again. Once per loss.
     case clockInvalid
@@ -197,6 +207,24 @@ package enum LinkFailure: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .transport(let error), .link(.disconnected(let error)): error
         case .link(let error): .failed(.foreign(error.description))
+        }
+    }
+}
+
+/// How the hub learnt that the pod reset (spec §7.7): what its log and `podRebooted` say.
+package enum RebootEvidence: Sendable, Hashable, CustomStringConvertible {
+    /// The pod's BOOT event arrived.
+    case bootEvent
+    /// A request was answered NO_SESSION (v1.1), or NOT_READY by a v1.0 pod where that means no session.
+    case noSession(Status)
+    /// A status carried another boot count than the HELLO: a HELLO reached the reset pod unseen.
+    case bootCount(from: UInt32, to: UInt32)
+
+    package var description: String {
+        switch self {
+        case .bootEvent: "BOOT event"
+        case .noSession(let status): status == .notReady ? "NOT_READY" : "NO_SESSION"
+        case .bootCount(let from, let to): "boot count \(from) → \(to)"
         }
     }
 }

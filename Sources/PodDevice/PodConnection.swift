@@ -50,6 +50,16 @@ package actor PodConnection {
     package private(set) var info: PodInfo?
     package private(set) var anchor: ClockAnchor?
     package private(set) var hookError: String?
+    /// A start-up or a session recovery is running: another waits for it rather than run its own.
+    private var restarting = false
+    private var restartWaiters: [CheckedContinuation<Void, Never>] = []
+    /// How the last start-up or recovery ended (false: it threw, the link is going down).
+    private var restartSucceeded = true
+    /// BOOTs the last start-up's HELLO covered.
+    private var bootsAtLastHello = 0
+    /// True inside the start-up's after-connect hook: a request it makes that is answered
+    /// NO_SESSION fails that start-up (§7.2) instead of waiting for a recovery (for itself).
+    @TaskLocal static var insideStartUp = false
 
     /// - Parameters:
     ///   - expectedSerial: only accept this pod (otherwise the first one that answers, then that one).
@@ -155,36 +165,36 @@ package actor PodConnection {
     }
 
     /// Start-up, then follow the session until it ends: re-run the start-up after a pod
-    /// reboot (BOOT, or a boot count that changed under a silent link), probe a silent link,
+    /// reboot (BOOT, or a lost session found by a probe or a request), probe a silent link,
     /// ask again for a refused stream at a long interval. Returns why the link ended.
     private func drive(_ session: PodSession, onConnected: () -> Void) async throws(PodLinkError) -> TransportError {
         // BOOTs that arrived before HELLO was answered are covered by that HELLO; a reset
-        // after it makes the remaining start-up requests fail (the pod answers NOT_READY /
-        // NO_SESSION until HELLO), which the probe below or a reconnect recovers from.
-        var bootsHandled = try await startUp(session)
+        // after it makes the remaining start-up requests fail (the pod answers NO_SESSION
+        // until HELLO), which the probe below or a reconnect recovers from.
+        try await exclusively { () async throws(PodLinkError) in _ = try await self.startUp(session) }
         onConnected()
-        let beat = timing.livenessTimeout / 3
+        let timing = self.timing
         let metronome = Task {
-            while (try? await Task.sleep(for: beat)) != nil { await session.tick() }
+            // §7.7: wake when the silence reaches the timeout, not at a later beat.
+            while !Task.isCancelled {
+                let due = timing.nextLivenessCheck(lastFrame: await session.lastFrameAt, now: .now)
+                guard (try? await Task.sleep(until: due, clock: .continuous)) != nil else { return }
+                await session.tick()
+            }
         }
         defer { metronome.cancel() }
         for await signal in session.signals {
             switch signal {
             case .podRebooted(let boots):
-                guard boots > bootsHandled else { continue }  // a BOOT seen during start-up
-                bootsHandled = boots
-                emit(.podRebooted)
-                bootsHandled = max(bootsHandled, try await startUp(session))
-            case .sessionInDoubt(let why):
-                if let boots = try await probe(session, because: why) { bootsHandled = max(bootsHandled, boots) }
+                try await exclusively { () async throws(PodLinkError) in
+                    guard boots > self.bootsAtLastHello else { return }  // covered by a HELLO since
+                    try await self.restart(session, .bootEvent)
+                }
             case .tick:
                 let asked = ContinuousClock.now - lastStatusAt >= timing.statusInterval
                 let silent = ContinuousClock.now - (await session.lastFrameAt) >= timing.livenessTimeout
                 if asked || silent {
-                    if let boots = try await probe(session, because: silent ? "silent for \(timing.livenessTimeout)" : "status due",
-                                                   liveness: silent) {
-                        bootsHandled = max(bootsHandled, boots)
-                    }
+                    try await probe(session, liveness: silent)
                 } else if let due = streamRetryAt, ContinuousClock.now >= due {
                     try await startStreaming(session)
                 }
@@ -196,36 +206,101 @@ package actor PodConnection {
         return .closed
     }
 
-    /// §7.7: GET_STATUS on a silent or doubtful link. A changed boot count, or a pod that says
-    /// it has no session, reset without the hub seeing BOOT: the start-up is run again
-    /// (returning the BOOTs it covers). No answer at all ends the link (reconnect).
-    /// The status also tells a clock lost without a reset (`.clockInvalid`, once per loss).
-    /// `liveness: false` is the periodic status check of a busy link, not counted as a probe.
-    private func probe(_ session: PodSession, because why: String, liveness: Bool = true) async throws(PodLinkError) -> Int? {
+    /// Runs `body` as the only start-up or recovery; one already running is waited for
+    /// instead (its outcome stands for this one's), so a BOOT, a probe and a request answered
+    /// NO_SESSION at the same moment re-run the start-up once.
+    private func exclusively(_ body: () async throws(PodLinkError) -> Void) async throws(PodLinkError) {
+        if restarting {
+            await withCheckedContinuation { restartWaiters.append($0) }
+            return
+        }
+        restarting = true
+        defer {
+            restarting = false
+            let waiters = restartWaiters
+            restartWaiters = []
+            for w in waiters { w.resume() }
+        }
+        do {
+            try await body()
+            restartSucceeded = true
+        } catch {
+            restartSucceeded = false
+            throw error
+        }
+    }
+
+    /// The pod reset (found by `evidence`): forget the sequence baseline, say so, run the
+    /// start-up again on the same link. Call inside `exclusively`.
+    private func restart(_ session: PodSession, _ evidence: RebootEvidence) async throws(PodLinkError) {
+        if evidence != .bootEvent {
+            unannouncedReboots &+= 1
+            await session.resetSequence()
+        }
+        emit(.podRebooted(evidence))
+        _ = try await startUp(session)
+    }
+
+    /// §7.7: GET_STATUS on a silent link, or as the periodic status check (`liveness: false`,
+    /// not counted as a probe). A pod that says it has no session, or another boot count,
+    /// reset without the hub seeing BOOT: the start-up is run again. No answer at all ends
+    /// the link (reconnect). The status also tells a clock lost without a reset
+    /// (`.clockInvalid`, once per loss) and a stream the pod dropped.
+    private func probe(_ session: PodSession, liveness: Bool) async throws(PodLinkError) {
+        try await exclusively { () async throws(PodLinkError) in
+            guard let evidence = try await self.ask(session, liveness: liveness) else { return }
+            try await self.restart(session, evidence)
+        }
+    }
+
+    /// One GET_STATUS: how it shows the session lost, or nil when it is intact (then the
+    /// status is passed on and acted on).
+    private func ask(_ session: PodSession, liveness: Bool) async throws(PodLinkError) -> RebootEvidence? {
         if liveness { probes &+= 1 }
         lastStatusAt = .now
-        var rebooted = false
+        let status: PodStatus
         do {
             let response = try await session.request(.getStatus)
-            guard case .status(let status) = response.body else { return nil }
-            rebooted = status.bootCount != info?.bootCount
-            if !rebooted, !status.clockValid, anchor != nil, !clockLossReported {
-                clockLossReported = true
-                emit(.clockInvalid)
-            }
-            if !rebooted { emit(.status(status)) }
-            if !rebooted, streamRetryAt == nil, !streams.isEmpty, status.streaming.isEmpty {
-                // The pod is alive but stopped streaming (a v1 pod's reset of its stream state).
-                try await startStreaming(session)
-            }
-        } catch .nack(_, let status) where status == .noSession || status == .notReady {
-            rebooted = true
+            guard case .status(let s) = response.body else { return nil }
+            status = s
+        } catch .nack(_, let s) where s == .noSession || s == .notReady {
+            return .noSession(s)
         }  // a timeout is thrown on: no answer at all ends this link (reconnect)
-        guard rebooted else { return nil }
-        unannouncedReboots &+= 1
-        await session.resetSequence()
-        emit(.podRebooted)
-        return try await startUp(session)
+        if let known = info?.bootCount, status.bootCount != known {
+            return .bootCount(from: known, to: status.bootCount)
+        }
+        if !status.clockValid, anchor != nil, !clockLossReported {
+            clockLossReported = true
+            emit(.clockInvalid)
+        }
+        emit(.status(status))
+        if streamRetryAt == nil, !streams.isEmpty, status.streaming.isEmpty {
+            // The pod is alive but stopped streaming (a v1 pod's reset of its stream state).
+            try await startStreaming(session)
+        }
+        return nil
+    }
+
+    /// §7.2: a request sent while the session count was `before` was answered `status`.
+    /// NO_SESSION (or a v1.0 NOT_READY to GET_STATUS or PING) proves the session lost: the
+    /// start-up runs again. A v1.0 NOT_READY to anything else is probed first: an intact
+    /// session makes it the request's final answer. Returns whether a start-up ran since the
+    /// request was sent (so it may be sent once more).
+    private func recover(_ session: PodSession, sentIn before: Int, type: MessageType, status: Status) async -> Bool {
+        do {
+            try await exclusively { () async throws(PodLinkError) in
+                guard await session.sessions == before else { return }  // restarted since
+                if status == .noSession || type == .getStatus || type == .ping {
+                    try await self.restart(session, .noSession(status))
+                } else if let evidence = try await self.ask(session, liveness: true) {
+                    try await self.restart(session, evidence)
+                }
+            }
+        } catch {
+            return false
+        }
+        let sessions = await session.sessions
+        return restartSucceeded && sessions > before
     }
 
     /// Runs the start-up of spec §7.1; returns how many BOOTs the session had seen when
@@ -247,6 +322,7 @@ package actor PodConnection {
             throw .protocolVersionMismatch(hub: hub, pod: "chose v\(podInfo.protocolVersion)")
         }
         let bootsAtHello = await session.boots
+        bootsAtLastHello = bootsAtHello
         if pinsSerial, let serial, serial != podInfo.serial { throw .wrongPod(expected: serial, found: podInfo.serial) }
         serial = podInfo.serial
         info = podInfo
@@ -262,7 +338,7 @@ package actor PodConnection {
         }
         hookError = nil
         if let afterConnect {
-            do { try await afterConnect(self) } catch { hookError = "\(error)" }
+            do { try await Self.$insideStartUp.withValue(true) { try await afterConnect(self) } } catch { hookError = "\(error)" }
         }
         streamRetryAt = nil
         try await startStreaming(session)
@@ -316,12 +392,34 @@ package actor PodConnection {
     /// Sends a request on the current link (schedules, alarms, power, status...). A nack
     /// throws `.nack` with the pod's status code; no link throws `.notConnected`; a request
     /// for a feature the pod did not announce in HELLO throws `.unsupportedByPod` unsent.
-    package func send(_ message: Message) async throws(PodLinkError) -> Response {
+    /// A request answered NO_SESSION (the pod reset unseen) is sent once more after the
+    /// start-up ran again (spec §7.2); the caller gets that answer. A caller whose after-connect
+    /// hook re-sends its state anyway, and that holds a lock the hook needs (the schedule
+    /// service), passes `resendsAfterLostSession: false`: the start-up is set going and the
+    /// NO_SESSION returned at once, so the hook can run.
+    package func send(_ message: Message, resendsAfterLostSession: Bool = true) async throws(PodLinkError) -> Response {
         guard let session else { throw .notConnected }
-        if let info, let (request, feature, name) = Self.feature(needed: message), !info.features.contains(feature) {
-            throw .unsupportedByPod(request: request, feature: name)
+        if let info, let (request, feature, name) = Self.feature(needed: message) {
+            guard info.features.contains(feature) else { throw .unsupportedByPod(request: request, feature: name) }
+            // §5: a message type of a minor revision only on a link that agreed that minor.
+            guard info.minor >= Self.minorIntroducing(request) else {
+                throw .unsupportedByPod(request: request, feature: "\(name) on a v1.\(info.minor) link")
+            }
         }
-        let response = try await session.request(message)
+        let before = await session.sessions
+        let response: Response
+        do {
+            response = try await session.request(message)
+        } catch .nack(let type, let status) where Self.mayLoseSession(status) && !Self.insideStartUp {
+            guard resendsAfterLostSession else {
+                Task { _ = await self.recover(session, sentIn: before, type: type, status: status) }
+                throw .nack(request: type, status: status)
+            }
+            guard await recover(session, sentIn: before, type: type, status: status), let again = self.session else {
+                throw .nack(request: type, status: status)
+            }
+            response = try await again.request(message)  // once, with a new id
+        }
         // Every acknowledged SET_CLOCK re-anchors the pod's ticks (DST, re-sync, a clock the
         // pod lost), not only the start-up one: the event carries it to whoever times data.
         if case .clock(let a) = response.body {
@@ -333,10 +431,17 @@ package actor PodConnection {
     }
 
     /// TRIGGER_ALARM (v1.1): fire `trigger.side`'s alarm now; the pod disarms that side's
-    /// alarm for the rest of its local day. Needs the pod's alarm-trigger feature bit.
+    /// alarm's next occurrence within 3 hours. Needs the pod's alarm-trigger feature bit and a
+    /// link that agreed minor 1 (§5).
     package func triggerAlarm(_ trigger: AlarmTrigger) async throws(PodLinkError) {
         _ = try await send(.triggerAlarm(trigger))
     }
+
+    /// Statuses that may mean the pod lost its session: v1.1 NO_SESSION, v1.0 NOT_READY (§7.2).
+    static func mayLoseSession(_ status: Status) -> Bool { status == .noSession || status == .notReady }
+
+    /// The minor revision that added a request type (0: v1.0).
+    static func minorIntroducing(_ type: MessageType) -> UInt8 { type == .triggerAlarm ? 1 : 0 }
 
     /// The HELLO feature bit a request needs, if any, with the request's type and the feature's name.
     static func feature(needed message: Message) -> (MessageType, FeatureSet, String)? {

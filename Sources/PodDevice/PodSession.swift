@@ -8,9 +8,6 @@ import SleepDomain
 enum SessionSignal: Sendable {
     /// The pod sent BOOT: it reset and forgot clock, schedules and stream (`boots` counts them).
     case podRebooted(boots: Int)
-    /// The pod answered a request in a way that means it may have lost the session (v1.1
-    /// NO_SESSION; v1 NOT_READY): the owner should probe with GET_STATUS.
-    case sessionInDoubt(String)
     /// A beat of the owner's liveness clock (see `PodConnection`); nothing arrived with it.
     case tick
     /// The transport ended (unplug, close, error).
@@ -35,6 +32,9 @@ actor PodSession {
     /// dropped and counted as malformed (§6, v1.1). Nil until HELLO is answered.
     private var announced: (sides: UInt8, channels: UInt8)?
     private(set) var boots = 0
+    /// HELLOs the pod acknowledged on this link: each opened a session (§7.1). A request
+    /// answered NO_SESSION under an older count needs no new start-up: one ran since.
+    private(set) var sessions = 0
     private var reader: Task<Void, Never>?
     private var stats = LinkCounters()
     /// When the last valid frame of any kind arrived (liveness, §7.7).
@@ -50,6 +50,9 @@ actor PodSession {
         var result: WaitResult?
         var timer: Task<Void, Never>?
         var attempt: UInt64 = 0
+        /// An answer was handed to the request: any further one (to a retransmission, or a
+        /// duplicate in the same read) is late, even before the request has returned.
+        var answered = false
     }
     private enum WaitResult {
         case response(Response)
@@ -126,10 +129,13 @@ actor PodSession {
         if case .response = result, type != waiter.type {
             result = .wrongType("\(type.map { "\($0)" } ?? "?") under the id of \(waiter.type)")
         }
-        if let c = waiter.continuation {
+        if waiter.answered {
+            stats.lateResponses &+= 1  // a second answer, however soon after the first
+        } else if let c = waiter.continuation {
             waiter.timer?.cancel()
             waiter.timer = nil
             waiter.continuation = nil
+            waiter.answered = true
             pending[requestID] = waiter
             c.resume(returning: result)
         } else if waiter.result == nil {
@@ -159,6 +165,7 @@ actor PodSession {
                 // An answer that came in after the last attempt timed out is still an answer.
                 let outcome: WaitResult
                 if let early = pending[id]?.result {
+                    pending[id]?.answered = true
                     outcome = early
                 } else {
                     if attempt > 0 { stats.retransmits &+= 1 }
@@ -173,12 +180,11 @@ actor PodSession {
                         break attempts  // §7.2: a request re-sent after BUSY gets a new id
                     }
                     if response.status != .ok {
+                        // NO_SESSION and a v1.0 NOT_READY are the connection's to act on (§7.2).
                         stats.nacks &+= 1
-                        if response.status == .noSession || (response.status == .notReady && type != .hello) {
-                            signalContinuation.yield(.sessionInDoubt("\(type) answered \(response.status)"))
-                        }
                         throw .nack(request: type, status: response.status)
                     }
+                    if type == .hello { sessions += 1 }
                     return response
                 case .wrongType(let detail):
                     throw .unexpectedResponse(request: type, detail: detail)
@@ -244,6 +250,7 @@ actor PodSession {
             guard var waiter = pending[id] else { return c.resume(returning: .ended(.closed)) }
             if let result = waiter.result {
                 waiter.result = nil
+                waiter.answered = true
                 pending[id] = waiter
                 return c.resume(returning: result)
             }

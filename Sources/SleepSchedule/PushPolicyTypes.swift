@@ -90,16 +90,29 @@ package struct DesiredPodState: Hashable, Sendable {
     /// next firing after `now − alarmHoldover` comes first, so an alarm stays in force for
     /// `alarmHoldover` after it fired (vibration and snoozes are not cut short) and is then
     /// replaced by the entry that fires next (Friday's 07:00 by Saturday's 09:30).
-    package func commands(at now: Date, alarmHoldover: TimeInterval) -> [ScheduleCommand] {
+    /// Around a DST transition (from `transitionLead` before it until the skipped or repeated
+    /// hour is over) the times are sent converted, so the pod never meets a local time the
+    /// transition skips or repeats (`DaylightSavingConversion`, firmware-protocol.md §7.4).
+    package func commands(at now: Date, alarmHoldover: TimeInterval,
+                          transitionLead: TimeInterval = PushPolicyConfiguration().preTransitionLeadSeconds) -> [ScheduleCommand] {
         let sides = schedules.sorted { $0.side < $1.side }
         var list: [ScheduleCommand] = [.setClock(ClockSync(zone: timeZone, at: now))]
-        for s in sides { list.append(.setPowerSchedule(s.side, s.powerWindows)) }
+        for s in sides {
+            list.append(.setPowerSchedule(s.side, s.powerWindows.map {
+                DaylightSavingConversion.powerWindow($0, at: now, in: timeZone, lead: transitionLead)
+            }))
+        }
         for s in sides {
             if let window = s.powerWindows.first(where: { $0.contains(now, in: timeZone) }) {
                 list.append(.setPowerOn(s.side, level: window.level))
             }
         }
-        for s in sides { list.append(.setAlarm(s.side, alarmInForce(s, at: now, holdover: alarmHoldover)?.entry)) }
+        for s in sides {
+            let entry = alarmInForce(s, at: now, holdover: alarmHoldover)?.entry
+            list.append(.setAlarm(s.side, entry.flatMap {
+                DaylightSavingConversion.alarm($0, at: now, in: timeZone, lead: transitionLead)
+            }))
+        }
         return list
     }
 

@@ -10,8 +10,10 @@ import Foundation
 ///   when the pod's zone changes; the clock alone on a hub clock step, a pod clock found off or
 ///   invalid, and every `clockResyncIntervalSeconds`;
 /// - `preTransitionLeadSeconds` before each DST transition of the pod's zone the power
-///   schedules and alarms are pushed again; at the transition the UTC offset changes, so
-///   set-clock differs from what was acknowledged and is re-sent;
+///   schedules and alarms are pushed again, converted so the pod never meets a time the
+///   transition skips or repeats (`DaylightSavingConversion`); at the transition the UTC offset
+///   changes, so set-clock differs from what was acknowledged and is re-sent (then a fall's
+///   repeated-hour alarm); when the skipped or repeated hour is over the times go back;
 /// - one command in flight at a time; a timeout or a retryable nack (BUSY, NOT_READY) is
 ///   retried after an exponential delay up to `maxRetries` times, then reported as `.failed`;
 ///   any other nack is reported at once. A failed value is not retried until something changes.
@@ -147,6 +149,11 @@ package struct SchedulePushPolicy: Sendable {
             if prePushedTransition != t { wake.append(windowStart) }
             wake.append(t)
         }
+        // The end of a transition's window: the converted times go back to what they are.
+        if let w = TransitionWindow.around(now, in: desired.timeZone, lead: configuration.preTransitionLeadSeconds) {
+            wake.append(w.transition)
+            wake.append(w.end)
+        }
         // Periodic clock re-sync.
         if let at = clockAcknowledgedAt {
             let due = at.addingTimeInterval(configuration.clockResyncIntervalSeconds)
@@ -166,7 +173,8 @@ package struct SchedulePushPolicy: Sendable {
         }
 
         if inFlight == nil {
-            let commands = desired.commands(at: now, alarmHoldover: configuration.alarmHoldoverSeconds)
+            let commands = desired.commands(at: now, alarmHoldover: configuration.alarmHoldoverSeconds,
+                                            transitionLead: configuration.preTransitionLeadSeconds)
             var pending = false
             for cmd in commands {
                 let key = cmd.key

@@ -171,6 +171,9 @@ struct PodFirmware: Sendable {
                 return reply(.hello, .unsupportedVersion)
             }
             linkReady = true
+            // §7.1: every HELLO starts a new session: the stream stops until START_STREAM (clock,
+            // schedules, alarms and power belong to the pod and stay).
+            streaming = []
             // §5: the minor is agreed only when the hub offered one (a v1.0 hub gets a v1.0 reply).
             linkMinor = h.maxMinor.map { min($0, Wire.minorVersion) } ?? 0
             var info = podInfo(tick: tick)

@@ -30,10 +30,28 @@ actor ScriptedPod {
     /// with `noSessionStatus` (v1.1 NO_SESSION, or NOT_READY for a v1 pod).
     private(set) var sessionOpen = false
     var noSessionStatus: Status = .noSession
+    /// The minor this pod speaks (v1.1: 1); nil plays a v1.0 pod, which answers HELLO without
+    /// `protocol_minor` whatever the hub offers.
+    var speaksMinor: UInt8? = Wire.minorVersion
+    /// Sides HELLO announces.
+    var sides: UInt8 = 2
+    /// Requests of a type refused with a status the next `count` times (then served).
+    var refuseTimes: [MessageType: (status: Status, count: Int)] = [:]
+    /// Requests of a type whose first answer is held back until its retransmission arrives:
+    /// then the held answer and the retransmission's go out, one after the other.
+    var withholdUntilRetransmit: Set<MessageType> = []
+    private var withheld: [UInt16: Response] = [:]
+    /// Requests of a type answered twice at once.
+    var answerTwice: Set<MessageType> = []
+    /// When each request arrived, and when the pod last sent a frame (liveness scenarios).
+    private(set) var arrivals: [ContinuousClock.Instant] = []
+    private(set) var lastSentAt = ContinuousClock.now
     /// Remembered answers by request id (spec §7.2: retransmits get the same answer).
     private var answered: [UInt16: Response] = [:]
     private var reader: Task<Void, Never>?
     private var tick: UInt64 = 0
+    /// The minor the last HELLO agreed (nil: a v1.0 answer).
+    private var agreedMinor: UInt8?
 
     init(serial: String = "PB0001", protocolVersion: UInt8 = Wire.version, bootCount: UInt32 = 1) throws {
         let terminal = try PseudoTerminal()
@@ -67,18 +85,25 @@ actor ScriptedPod {
 
     private func handle(_ frame: DecodedFrame) async {
         requests.append(frame)
+        arrivals.append(.now)
         guard let type = MessageType(rawValue: frame.header.type) else { return }
         if let left = ignore[type], left > 0 {
             ignore[type] = left - 1
             return
         }
         let id = frame.header.requestID
+        if let held = withheld.removeValue(forKey: id) {
+            await send(.response(held), requestID: id)  // the original's answer, late
+        }
         if let previous = answered[id] {
             await send(.response(previous), requestID: id)
             return
         }
         let response: Response
-        if let status = refuse[type] {
+        if case let (status, count)? = refuseTimes[type], count > 0 {
+            refuseTimes[type] = (status, count - 1)
+            response = Response(request: type, status: status)
+        } else if let status = refuse[type] {
             response = Response(request: type, status: status)
         } else if !sessionOpen, type != .hello {
             response = Response(request: type, status: noSessionStatus)
@@ -89,6 +114,7 @@ actor ScriptedPod {
                     bootBeforeHello = false
                     await reboot()
                 }
+                agreedMinor = h.maxMinor.flatMap { hub in speaksMinor.map { min(hub, $0) } }
                 response = (h.minVersion...h.maxVersion).contains(protocolVersion)
                     ? Response(request: .hello, status: .ok, body: .hello(info))
                     : Response(request: .hello, status: .unsupportedVersion)
@@ -108,19 +134,50 @@ actor ScriptedPod {
             }
         }
         answered[id] = response
+        if withholdUntilRetransmit.remove(type) != nil {
+            withheld[id] = response
+            return
+        }
         await send(.response(response), requestID: id)
+        if answerTwice.remove(type) != nil { await send(.response(response), requestID: id) }
     }
 
     var info: PodInfo {
-        PodInfo(protocolVersion: protocolVersion, firmware: FirmwareVersion(1, 4, 2), sides: 2, piezoChannelsPerSide: 1,
+        PodInfo(protocolVersion: protocolVersion, firmware: FirmwareVersion(1, 4, 2), sides: sides, piezoChannelsPerSide: 1,
                 sampleRate: 500, capacitanceRateMilliHz: 2000, features: features, bootCount: bootCount, tick: tick,
-                serial: reportedSerial ?? serial)
+                serial: reportedSerial ?? serial, protocolMinor: agreedMinor)
     }
 
     func send(_ message: Message, requestID: UInt16 = 0) async {
         guard let bytes = try? encoder.encode(message, requestID: requestID) else { return }
+        lastSentAt = .now
         try? await pty.write(bytes)
     }
+
+    /// Sends a frame with the given sequence number (reordering scenarios); the pod's own
+    /// counter goes on from where it was.
+    func send(_ message: Message, sequence: UInt16) async {
+        let next = encoder.nextSequence
+        encoder.nextSequence = sequence
+        await send(message)
+        encoder.nextSequence = next
+    }
+
+    /// The sequence number of the pod's next frame.
+    var nextSequence: UInt16 { encoder.nextSequence }
+
+    /// Raw link bytes, counted as one sent frame (hand-stuffed frames).
+    func sendRaw(_ bytes: [UInt8]) async {
+        encoder.nextSequence &+= 1
+        lastSentAt = .now
+        try? await pty.write(bytes)
+    }
+
+    /// The boot count moves on while a session stays open: what a hub sees when another host's
+    /// HELLO reached the pod after a reset it did not hear of.
+    func bumpBootCountKeepingSession() { bootCount += 1 }
+
+    func configure(_ change: @Sendable (isolated ScriptedPod) -> Void) { change(self) }
 
     /// A piezo block for `side`, advancing the pod's ticks.
     func sendPiezo(side: BedSide = .left) async {

@@ -275,6 +275,45 @@ import SleepDomain
         #expect(fw.fired.map(\.outcome) == [.triggered, .started])
     }
 
+    /// §6.2 (clarified 2026-12-07): the occurrence of the current minute never counts as the
+    /// next one, fired or not; the first in a later minute does.
+    @Test func aTriggerInTheAlarmsOwnMinuteDisarmsNothingAndOneJustBeforeDisarmsIt() throws {
+        // Sunday 23:58:30 local; the alarm at 00:00 every day.
+        let alarm = AlarmSetting(side: .left, days: .everyDay, time: TimeOfDay("00:00")!, intensity: 80, pattern: .double,
+                                 durationSeconds: 10)
+        let trigger = AlarmTrigger(side: .left, intensity: 60, pattern: .rise, durationSeconds: 5)
+        var inMinute = PodFirmware(identity: PodIdentity())
+        ready(&inMinute, clockAt: Self.sundayLate, tick: 0)
+        _ = inMinute.handle(frame(.setAlarm(alarm), id: 3), tick: 0)
+        _ = run(&inMinute, through: 500 * 120)  // Monday 00:00:30: 00:00 fired at its start
+        #expect(inMinute.fired.map(\.outcome) == [.started])
+        _ = inMinute.handle(frame(.triggerAlarm(trigger), id: 4), tick: 500 * 120)
+        _ = run(&inMinute, through: 500 * (90 + 86_400 + 30))  // Tuesday 00:00:30
+        #expect(inMinute.fired.map(\.outcome) == [.started, .triggered, .started], "Tuesday's 00:00 is a day ahead: armed")
+
+        var before = PodFirmware(identity: PodIdentity())
+        ready(&before, clockAt: Self.sundayLate, tick: 0)
+        _ = before.handle(frame(.setAlarm(alarm), id: 3), tick: 0)
+        _ = before.handle(frame(.triggerAlarm(trigger), id: 4), tick: 500 * 89)  // Sunday 23:59:59
+        _ = run(&before, through: 500 * 3600)
+        #expect(before.fired.map(\.outcome) == [.triggered], "Monday's 00:00 was the next occurrence: disarmed")
+    }
+
+    /// §7.1 (clarified 2026-12-07): every HELLO starts a new session and stops the stream; the
+    /// pod's clock and alarm stay.
+    @Test func aHelloStopsTheStreamAndKeepsThePodsState() {
+        var fw = PodFirmware(identity: PodIdentity())
+        ready(&fw, clockAt: Self.sundayLate)
+        let alarm = AlarmSetting(side: .left, days: .everyDay, time: TimeOfDay("07:00")!, intensity: 80, pattern: .double,
+                                 durationSeconds: 10)
+        _ = fw.handle(frame(.setAlarm(alarm), id: 3), tick: 1000)
+        #expect(status(fw.handle(frame(.startStream(.all), id: 4), tick: 1000)) == .ok)
+        #expect(!fw.streaming.isEmpty)
+        #expect(status(fw.handle(frame(.hello(HelloRequest(maxMinor: 1)), id: 5), tick: 1001)) == .ok)
+        #expect(fw.streaming.isEmpty)
+        #expect(fw.clock != nil && fw.report(side: .left).alarm == alarm)
+    }
+
     @Test func triggerAlarmNeedsTheFeature() {
         var fw = PodFirmware(identity: PodIdentity(features: .v1))
         ready(&fw, clockAt: Self.sundayLate)

@@ -218,7 +218,8 @@ package actor ScheduleDriver {
         let now = clock.now()
         var rearmAt: Date?
         if let desired = policy.desired,
-           case .setAlarm(_, let entry?)? = desired.commands(at: now, alarmHoldover: policy.configuration.alarmHoldoverSeconds)
+           case .setAlarm(_, let entry?)? = desired.commands(at: now, alarmHoldover: policy.configuration.alarmHoldoverSeconds,
+                                                             transitionLead: policy.configuration.preTransitionLeadSeconds)
                .first(where: { $0.key == .alarm(side) }) {
             rearmAt = LocalTimeResolver.rearmInstant(of: entry, clearedAt: now, in: podZone)
         }
@@ -270,7 +271,8 @@ package actor ScheduleDriver {
     /// Whether every desired command is acknowledged by the connected pod.
     package var isInSync: Bool {
         guard policy.isConnected, let desired = policy.desired, policy.inFlight == nil else { return false }
-        return desired.commands(at: clock.now(), alarmHoldover: configuration.schedule.push.alarmHoldoverSeconds)
+        return desired.commands(at: clock.now(), alarmHoldover: configuration.schedule.push.alarmHoldoverSeconds,
+                                transitionLead: configuration.schedule.push.preTransitionLeadSeconds)
             .allSatisfy { policy.acknowledged[$0.key] == $0 }
     }
 
@@ -378,7 +380,9 @@ package actor ScheduleDriver {
         pushesSent += 1
         for message in wireMessages(command) {
             do {
-                let response = try await connection.send(message)
+                // Not re-sent by the link after a lost session: this driver holds its lock here, and
+                // the start-up's hook (`podConnected`) needs it to send everything again anyway.
+                let response = try await connection.send(message, resendsAfterLostSession: false)
                 if response.status != .ok {
                     answer = .rejected(command.key, status: Int(response.status.rawValue))
                     outcome = .nack

@@ -177,10 +177,11 @@ package final class PodLinkService: Service, Sendable {
                 // In place (optional chaining): the pipeline holds the open nights.
                 let ended = await pipeline?.apply(frame.message) ?? 0
                 if ended > 0 { await service.schedule?.sessionsChanged() }
-            case .podRebooted:
+            case .podRebooted(let evidence):
                 // Logged, not printed: the handshake that follows prints the new boot, and the
-                // schedule says what it sends again (one reboot, not three console lines).
-                reporter.logger.info("pod \(serial ?? "?") rebooted (BOOT event): handshaking again")
+                // schedule says what it sends again (one reboot, not three console lines). The
+                // reason is how the reset was found (spec §7.7): BOOT, NO_SESSION, a boot count.
+                reporter.logger.info("pod \(serial ?? "?") rebooted (\(evidence)): handshaking again")
             case .clockInvalid:
                 reporter.warning("pod \(serial ?? "?") lost its clock without a reset: sending it again")
                 if let serial { await service.schedule?.podClockLost(podSerial: serial) }

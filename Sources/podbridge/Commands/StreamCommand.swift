@@ -154,9 +154,9 @@ final class StreamView {
                 say(Self.readingsLines(readings))
                 say(Self.countersLine(await connection.counters()))
             }
-        case .podRebooted:
+        case .podRebooted(let evidence):
             streaming = false
-            say("pod rebooted: handshake, clock and schedules again")
+            say("pod rebooted (\(evidence)): handshake, clock and schedules again")
         case .clockInvalid:
             say("pod lost its clock without a reset (GET_STATUS): its alarms fail until a hub sets it again")
         case .status(let status):
