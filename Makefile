@@ -83,12 +83,14 @@ uninstall:
 	scripts/install.sh --uninstall
 
 ## Figures: protocol throughput, analyzer accuracy and speed, store timings; API latency,
-## daemon CPU and memory with live clients (scripts/bench-api.sh).
+## daemon CPU and memory with live clients (scripts/bench-api.sh); the hub's whole-process CPU
+## per hour of night at 600x and 1x beside `analyze --capture` of the same night (scripts/bench-hub.sh).
 bench: deps
 	swift build -c release --product podbridge-bench
 	swift build -c release --product podbridge
 	.build/release/podbridge-bench $(BENCH_ARGS)
 	scripts/bench-api.sh
+	scripts/bench-hub.sh
 
 ## The shipped staging models on scored nights the project never saw: HELDOUT names one or
 ## more folders in Data/'s layouts (slpdb beats and stages, sleep-accel's PhysioNet files).

@@ -173,6 +173,8 @@ let package = Package(
             "SleepDomain", "TestSupport",
             "Hub", "PodProtocol", "PodDevice", "SystemCalls", "VirtualPod", "NightModel", "SleepAnalysis", "SleepSchedule", "SleepStore",
             "SmartWake",
+            // LinkSignalFrontTests reads the front's per-side outputs.
+            "PodAnalysis",
             // The daemon under a umockdev testbed (HubUmockdevTests, run by scripts/test-device.sh).
             "CUmockdev",
             .product(name: "Logging", package: "swift-log"),

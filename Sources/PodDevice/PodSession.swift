@@ -91,32 +91,35 @@ actor PodSession {
         }
     }
 
+    /// Decodes what one read brought and hands each frame on as the decoder completes it
+    /// (no array of frames per read).
     private func receive(_ bytes: [UInt8]) {
         let now = SystemClock().unixMicros()
-        var frames: [DecodedFrame] = []
-        bytes.withUnsafeBytes { decoder.decode($0) { frames.append($0) } }
-        if !frames.isEmpty { lastFrameAt = .now }
-        for frame in frames {
-            if let recorder, let raw = frame.raw { recorder.record(.podToHub, frame: raw, at: now) }
-            switch frame.message {
-            case .response(let response):
-                deliver(.response(response), type: response.request, requestID: frame.header.requestID)
-            case .malformed(let type, let reason) where type & MessageType.responseBit != 0:
-                // An answer whose body cannot be read (e.g. a HELLO reply with an empty serial)
-                // is still the answer: the request fails with the reason instead of timing out.
-                let request = MessageType(rawValue: type & ~MessageType.responseBit)
-                deliver(.wrongType("unreadable \(request.map { "\($0)" } ?? "response") body: \(reason)"),
-                        type: request, requestID: frame.header.requestID)
-            case let message where announced.map { !message.fits(sides: $0.sides, channelsPerSide: $0.channels) } ?? false:
-                stats.beyondAnnounced &+= 1
-            case .event(let event) where event.kind == .boot:
-                boots += 1
-                stats.podReboots &+= 1
-                onFrame(frame, now)
-                signalContinuation.yield(.podRebooted(boots: boots))
-            default:
-                onFrame(frame, now)
-            }
+        let before = decoder.counters.frames
+        bytes.withUnsafeBytes { decoder.decode($0) { handle($0, receivedMicros: now) } }
+        if decoder.counters.frames != before { lastFrameAt = .now }
+    }
+
+    private func handle(_ frame: DecodedFrame, receivedMicros now: UInt64) {
+        if let recorder, let raw = frame.raw { recorder.record(.podToHub, frame: raw, at: now) }
+        switch frame.message {
+        case .response(let response):
+            deliver(.response(response), type: response.request, requestID: frame.header.requestID)
+        case .malformed(let type, let reason) where type & MessageType.responseBit != 0:
+            // An answer whose body cannot be read (e.g. a HELLO reply with an empty serial)
+            // is still the answer: the request fails with the reason instead of timing out.
+            let request = MessageType(rawValue: type & ~MessageType.responseBit)
+            deliver(.wrongType("unreadable \(request.map { "\($0)" } ?? "response") body: \(reason)"),
+                    type: request, requestID: frame.header.requestID)
+        case let message where announced.map { !message.fits(sides: $0.sides, channelsPerSide: $0.channels) } ?? false:
+            stats.beyondAnnounced &+= 1
+        case .event(let event) where event.kind == .boot:
+            boots += 1
+            stats.podReboots &+= 1
+            onFrame(frame, now)
+            signalContinuation.yield(.podRebooted(boots: boots))
+        default:
+            onFrame(frame, now)
         }
     }
 

@@ -4,20 +4,24 @@ import PodAnalysis
 import PodProtocol
 import SleepAnalysis
 
-/// One pod's readings on their way to the store: pod messages → the signal router (per-side
-/// front ends, timed by the clock anchor) → live seconds on the bus → per-side session
-/// trackers → nights handed to the `NightKeeper`.
+/// One pod's readings on their way to the store: each side's seconds (from the link's
+/// `LinkSignalFront`, which runs the router and front ends on the link's reader) → live
+/// seconds on the bus → per-side session trackers → nights handed to the `NightKeeper`.
 ///
 /// A value owned by the pod's link service and fed in order from its one task, so it needs
-/// no actor. The clock anchor comes from every `.clockSet` of the link (start-up, reboot,
-/// and each SET_CLOCK the schedule service sends).
+/// no actor. The clock anchor (for the times of the pod's events) comes from every
+/// `.clockSet` of the link (start-up, reboot, and each SET_CLOCK the schedule service sends);
+/// a BOOT ends it.
 struct PodPipeline {
     let serial: String
+    /// HELLO's `sample_rate` of the pod this pipeline serves.
+    let sampleRate: UInt16
     private let bus: HubBus
     private let keeper: NightKeeper
     private let reporter: HubReporter
     private let hubZone: TimeZone
-    private var router = PodSignalRouter()
+    /// The anchor in force, nil before SET_CLOCK or after a BOOT.
+    private(set) var clockAnchor: ClockAnchor?
     private var trackers: [BedSide: SessionTracker]
     private let rules: SessionTracker.Rules
     /// Smart wake, offered each side's night at every epoch inside a wake window.
@@ -36,9 +40,10 @@ struct PodPipeline {
     /// night on from there instead of losing it.
     private var unsaved: [BedSide: [SessionTracker.Night]] = [:]
 
-    init(serial: String, configuration: HubConfiguration, bus: HubBus, keeper: NightKeeper, reporter: HubReporter,
+    init(serial: String, sampleRate: UInt16, configuration: HubConfiguration, bus: HubBus, keeper: NightKeeper, reporter: HubReporter,
          clock: HubClock, wake: SmartWakeService? = nil) {
         self.serial = serial
+        self.sampleRate = sampleRate
         self.clock = clock
         self.wake = wake
         self.bus = bus
@@ -50,19 +55,17 @@ struct PodPipeline {
         trackers = [.left: SessionTracker(rules: rules), .right: SessionTracker(rules: rules)]
     }
 
-    /// The anchor that maps the pod's ticks to UTC now (nil before SET_CLOCK or after a BOOT).
-    var clockAnchor: ClockAnchor? { router.currentAnchor }
+    mutating func anchor(_ anchor: ClockAnchor) { clockAnchor = anchor }
 
-    mutating func anchor(_ anchor: ClockAnchor) { router.anchor(anchor) }
+    /// A pod message other than streamed readings: a BOOT ends the clock anchor in force.
+    mutating func observe(_ message: Message) {
+        if case .event(let e) = message, e.kind == .boot { clockAnchor = nil }
+    }
 
-    /// Every message goes through the router: BOOT ends the clock anchor in force there.
-    /// Returns the nights that ended (already stored), so the caller can reschedule.
-    mutating func apply(_ message: Message) async -> Int {
-        var ended = 0
-        for output in router.apply(message) {
-            ended += await feed(output.side, output.output)
-        }
-        return ended
+    /// A side's completed seconds. Returns the nights that ended (already stored), so the
+    /// caller can reschedule.
+    mutating func apply(_ output: SideOutput) async -> Int {
+        await feed(output.side, output.output)
     }
 
     private mutating func feed(_ side: BedSide, _ output: FrontEndOutput) async -> Int {

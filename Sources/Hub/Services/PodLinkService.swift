@@ -1,4 +1,5 @@
 import Foundation
+import PodAnalysis
 import PodDevice
 import PodProtocol
 import ServiceLifecycle
@@ -25,10 +26,16 @@ package final class PodLinkService: Service, Sendable {
     private let schedule: ScheduleDriver?
     private let wake: SmartWakeService?
     private let countersEvery: Duration
-    /// The link's events and the hub clock's ticks, in one stream the follower takes in order:
-    /// the connection hands its events straight in (no task between them).
-    private let inputs: AsyncStream<LinkFollower.Input>
-    private let feed: AsyncStream<LinkFollower.Input>.Continuation
+    /// The link's events (streamed frames already turned into seconds by `front`) and the hub
+    /// clock's ticks, in one stream the follower takes in order.
+    private let inputs: AsyncStream<FollowerInput>
+    private let feed: AsyncStream<FollowerInput>.Continuation
+    /// Decoded frames go through the router and front ends here, on the link's reader.
+    private let front: LinkSignalFront
+
+    /// What the follower takes, in order: a link event other than a streamed frame, a side's
+    /// completed seconds, or a minute of the hub's clock.
+    enum FollowerInput: Sendable { case link(LinkEvent), signal(SideOutput), tick }
 
     /// - Parameters:
     ///   - opener: how the link (re)opens the pod: a fixed path, or discovery by serial.
@@ -46,8 +53,10 @@ package final class PodLinkService: Service, Sendable {
         self.schedule = schedule
         self.countersEvery = countersEvery
         let podZone = configuration.podTimeZone
-        let (inputs, feed) = AsyncStream.makeStream(of: LinkFollower.Input.self)
+        let (inputs, feed) = AsyncStream.makeStream(of: FollowerInput.self)
         (self.inputs, self.feed) = (inputs, feed)
+        let front = LinkSignalFront(forward: { feed.yield($0) })
+        self.front = front
         connection = PodConnection(
             // Without pod.serial the opener chooses the pod (discovery takes another once the
             // one in use is unplugged), and the link serves whichever it opened.
@@ -58,7 +67,7 @@ package final class PodLinkService: Service, Sendable {
             afterConnect: { connection in
                 if let schedule { await schedule.podConnected(connection) }
             },
-            sink: { feed.yield(.link($0)) })
+            sink: { front.take($0) })
     }
 
     package func run() async throws {
@@ -82,6 +91,7 @@ package final class PodLinkService: Service, Sendable {
                 for await input in inputs {
                     switch input {
                     case .link(let event): await link.handle(event)
+                    case .signal(let output): await link.handle(output)
                     case .tick: await link.tick()
                     }
                 }
@@ -115,8 +125,6 @@ package final class PodLinkService: Service, Sendable {
 
     /// Follows the link's events in order; owns the pipeline of the pod on the link.
     private struct LinkFollower {
-        enum Input { case link(LinkEvent), tick }
-
         let service: PodLinkService
         var pipeline: PodPipeline?
         var lastFailure: LinkFailure?
@@ -140,10 +148,13 @@ package final class PodLinkService: Service, Sendable {
                 reporter.logger.debug("opening \(endpoint)")
             case .connected(let info, let endpoint):
                 lastFailure = nil
-                let newPipeline = pipeline?.serial != info.serial
+                // A new pipeline for another pod, or the same pod at another sample rate (the
+                // front's router starts again for it).
+                let newPipeline = pipeline?.serial != info.serial || pipeline?.sampleRate != info.sampleRate
                 if newPipeline {
                     await pipeline?.flush()
-                    pipeline = PodPipeline(serial: info.serial, configuration: service.configuration, bus: service.bus,
+                    pipeline = PodPipeline(serial: info.serial, sampleRate: info.sampleRate,
+                                           configuration: service.configuration, bus: service.bus,
                                            keeper: abandoned.keeper, reporter: reporter, clock: service.clock,
                                            wake: service.wake)
                 }
@@ -174,9 +185,8 @@ package final class PodLinkService: Service, Sendable {
                 if case .event(let e) = frame.message, e.kind == .powerOn || e.kind == .powerOff, let side = e.side {
                     service.bus.publish(.powerReported(serial: serial, side: side, on: e.kind == .powerOn))
                 }
-                // In place (optional chaining): the pipeline holds the open nights.
-                let ended = await pipeline?.apply(frame.message) ?? 0
-                if ended > 0 { await service.schedule?.sessionsChanged() }
+                // Streamed readings never come here (the front turned them into seconds).
+                pipeline?.observe(frame.message)
             case .podRebooted(let evidence):
                 // Logged, not printed: the handshake that follows prints the new boot, and the
                 // schedule says what it sends again (one reboot, not three console lines). The
@@ -218,6 +228,13 @@ package final class PodLinkService: Service, Sendable {
             case .stopped(let error):
                 if let error { reporter.warning("link stopped: \(error)") }
             }
+        }
+
+        /// A side's seconds completed by the front.
+        mutating func handle(_ output: SideOutput) async {
+            // In place (optional chaining): the pipeline holds the open nights.
+            let ended = await pipeline?.apply(output) ?? 0
+            if ended > 0 { await service.schedule?.sessionsChanged() }
         }
 
         /// A minute of the hub's clock went by: nights whose data stopped more than `maxDataGap`
