@@ -133,6 +133,8 @@ cleanup() {
 }
 trap cleanup EXIT
 tar -C "$root" --numeric-owner -xf "$cache"
+# mktemp made the root 0700: apt drops to its _apt user to download, who must reach /var/cache/apt.
+chmod 755 "$root"
 mount -t proc proc "$root/proc" && mounts+=("$root/proc")
 # A devpts of its own for the virtual pod's pseudo-terminals, apart from the host's.
 mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$root/dev/pts" && mounts+=("$root/dev/pts")
