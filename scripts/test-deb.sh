@@ -77,7 +77,11 @@ package_of() { # commit $1's package, built in the clone into folder $2 (kept wh
 # rebuilds only the modules the commit changed (a second full release build would not fit CI).
 previous=${PODBRIDGE_PREVIOUS_DEB:-}
 if [ -z "$previous" ] || [ -z "${PODBRIDGE_DEB:-}" ]; then
-  # The versions count the commits: a shallow clone's count is its depth.
+  # The versions count the commits: a shallow clone's count is its depth. A shallow clone (CI's,
+  # perhaps) is made whole from where it came from, if that is reachable.
+  if [ "$(git rev-parse --is-shallow-repository)" = true ]; then
+    git fetch --quiet --unshallow 2> /dev/null || echo "(could not fetch the whole history)" >&2
+  fi
   [ "$(git rev-parse --is-shallow-repository)" = false ] && git rev-parse -q --verify HEAD~1 > /dev/null \
     || { echo "test-deb.sh needs the whole history (a shallow clone? git fetch --unshallow)" >&2; exit 1; }
 fi
