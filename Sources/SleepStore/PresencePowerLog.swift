@@ -63,14 +63,15 @@ extension NightStore {
         }
     }
 
-    /// The changes of a pod from `since` (unix seconds) on, oldest first, at most `limit`.
+    /// The newest `limit` changes of a pod from `since` (unix seconds) on, oldest first.
     package func presencePowerChanges(podSerial: String, since: Int64 = 0, limit: Int = 500) async throws -> [PresencePowerChange] {
         try await read { db in
             try PresencePowerChangeRow
                 .filter(PresencePowerChangeRow.Columns.podSerial == podSerial && PresencePowerChangeRow.Columns.at >= since)
-                .order(PresencePowerChangeRow.Columns.at, PresencePowerChangeRow.Columns.id)
+                .order(PresencePowerChangeRow.Columns.at.desc, PresencePowerChangeRow.Columns.id.desc)
                 .limit(limit)
                 .fetchAll(db)
+                .reversed()
                 .map { PresencePowerChange(podSerial: $0.podSerial, side: BedSide(rawValue: $0.side) ?? .left, at: $0.at,
                                            action: $0.action, until: $0.until, reason: $0.reason, text: $0.text, outcome: $0.outcome) }
         }

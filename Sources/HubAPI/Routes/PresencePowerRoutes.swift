@@ -19,12 +19,12 @@ package struct PresencePowerRoutes: Sendable {
             let q = try RequestInput.query(request, allowed: ["pod"])
             let serial = try await ScheduleRoutes(store: self.store, settings: self.settings, control: self.control, clock: self.clock)
                 .knownPod(q["pod"])
-            let changes = try await self.store.presencePowerChanges(podSerial: serial)
+            let changes = try await self.store.presencePowerChanges(podSerial: serial, limit: 100)
             let p = self.settings.presencePower
             return try Response.json(PresencePowerBody(
                 pod: serial, enabled: p.enabled && self.settings.enabled,
                 sides: BedSide.allCases.map { .init(side: $0.rawValue, settings: p[$0]) }, rules: p.rules,
-                changes: changes.suffix(100).map { c in
+                changes: changes.map { c in
                     .init(side: c.side.rawValue, at: LiveMessage.rfc3339(Double(c.at)), action: c.action,
                           until: c.until.map { LiveMessage.rfc3339(Double($0)) }, reason: c.reason, text: c.text, outcome: c.outcome)
                 }))
