@@ -185,7 +185,8 @@ import VirtualPod
         }
         #expect(await eventually(120) { rig.pod.currentSchedule(side: .left)?.power?.off == TimeOfDay(wrapping: 22 * 60 + 20) },
                 "the pod holds \(String(describing: rig.pod.currentSchedule(side: .left))); \(rig.lines.all.suffix(10))")
-        #expect(rig.lines.contains("left power kept on until 22:20 again"))
+        // Said after the push returns, so a moment after the pod holds it.
+        #expect(await eventually(30) { rig.lines.contains("left power kept on until 22:20 again") })
         await rig.stop()
     }
 }
