@@ -12,36 +12,56 @@ package struct HubClock: WallClock {
     package let start: Date
     /// Simulated seconds per real second (1 = real time).
     package let speed: Double
+    /// Time shared with an in-process virtual pod (the clocked tests): this clock then runs
+    /// on the timeline's running time and stands still while the pod holds it.
+    package let timeline: PacedTimeline?
+    private let timelineStart: Duration
 
-    package init(start: Date? = nil, speed: Double = 1, origin: Date = Date()) {
+    package init(start: Date? = nil, speed: Double = 1, origin: Date = Date(), timeline: PacedTimeline? = nil) {
         self.origin = origin
         self.start = start ?? origin
         self.speed = speed
+        self.timeline = timeline
+        timelineStart = timeline?.elapsed() ?? .zero
     }
 
     package static let system = HubClock()
 
-    package var isAccelerated: Bool { speed != 1 || start != origin }
+    package var isAccelerated: Bool { speed != 1 || start != origin || timeline != nil }
 
     package func now() -> Date {
-        start.addingTimeInterval(Date().timeIntervalSince(origin) * speed)
+        if let timeline { return start.addingTimeInterval((timeline.elapsed() - timelineStart).secondsValue * speed) }
+        return start.addingTimeInterval(Date().timeIntervalSince(origin) * speed)
     }
 
-    /// Seconds of this clock gone by since `instant`, on the monotonic clock: unlike the
-    /// difference of two `now()`s, not thrown off when the system's clock is stepped (NTP
-    /// setting a hub that booted without a real-time clock).
-    package func seconds(since instant: ContinuousClock.Instant) -> TimeInterval {
-        let elapsed = (ContinuousClock.now - instant).components
-        return (Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18) * speed
+    /// A point on this clock's monotonic time line: unlike a `Date` from `now()`, not thrown
+    /// off when the system's clock is stepped (NTP setting a hub that booted without a
+    /// real-time clock), and still while a paced timeline is held.
+    package struct Mark: Sendable, Hashable {
+        fileprivate let running: Duration
     }
 
-    /// The monotonic instant at which this clock read `seconds` ago.
-    package func instant(secondsAgo seconds: TimeInterval) -> ContinuousClock.Instant {
-        ContinuousClock.now - .milliseconds(Int64(max(0, seconds) / speed * 1000))
+    package func mark() -> Mark { Mark(running: running()) }
+
+    /// The mark this clock passed `seconds` ago.
+    package func mark(secondsAgo seconds: TimeInterval) -> Mark {
+        Mark(running: running() - .milliseconds(Int64(max(0, seconds) / speed * 1000)))
     }
 
-    /// How long to sleep in real time for `simulated` seconds to pass on this clock.
+    /// Seconds of this clock gone by since `mark`.
+    package func seconds(since mark: Mark) -> TimeInterval {
+        (running() - mark.running).secondsValue * speed
+    }
+
+    /// How long to sleep in real time for `simulated` seconds to pass on this clock (at least:
+    /// a held timeline makes it longer, so timed work checks the clock again when it wakes).
     package func realDuration(of simulated: TimeInterval) -> Duration {
         .milliseconds(Int64(max(0, simulated / speed) * 1000))
     }
+
+    private func running() -> Duration {
+        timeline?.elapsed() ?? (ContinuousClock.now - Self.processStart)
+    }
+
+    private static let processStart = ContinuousClock.now
 }

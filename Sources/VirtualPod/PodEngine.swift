@@ -38,6 +38,10 @@ final class PodEngine: @unchecked Sendable {
     // Time: model ticks are 500 per simulated second since start and never reset; the pod's
     // tick is `modelTick − bootModelTick`.
     private let startNanos: UInt64
+    /// The shared timeline's running time when the pod started (with `config.timeline`).
+    private let timelineStart: Duration
+    /// Whether this pod holds the shared timeline (its queue is past `holdAbove`).
+    private var holding = false
     private let ticksPerNano: Double
     private var modelTick: UInt64 = 0
     private var bootModelTick: UInt64 = 0
@@ -75,6 +79,11 @@ final class PodEngine: @unchecked Sendable {
     /// Shortest pause between rounds when only streams are due: batches frames at high
     /// speed instead of waking for every 100 ms block.
     private static let minBatchNanos: UInt64 = 20_000_000
+    /// Unread bytes beyond which the pod holds a shared timeline, and below which it lets go:
+    /// 64 KiB is about seven simulated seconds of a two-sided pod's data, so a hub that falls
+    /// behind is never more than that behind the clock it shares.
+    private static let holdAbove = 64 << 10
+    private static let releaseBelow = 16 << 10
 
     init(config: VirtualPodConfiguration) throws(SystemError) {
         self.config = config
@@ -97,6 +106,7 @@ final class PodEngine: @unchecked Sendable {
         (wakeRead, wakeWrite) = try SystemCalls.makeWakePipe()
         shared = Mutex(Shared())
         startNanos = Self.monotonicNanos()
+        timelineStart = config.timeline?.elapsed() ?? .zero
         // Every stored property is set: if attach() throws, deinit runs and closes the pipe
         // (closing it here as well would close descriptors another thread reused).
         try attach()
@@ -153,12 +163,15 @@ final class PodEngine: @unchecked Sendable {
             if config.stopsAtEnd, isAtEnd { finished = true }
             publish()
             flush()
+            paceTimeline()
             if finished {
                 drain(until: Self.monotonicNanos() + 2_000_000_000)
                 break
             }
             sleep(now: now)
         }
+        if holding { config.timeline?.release() }
+        holding = false
         pty?.close()
         pty = nil
         if let link = config.linkPath { SystemCalls.unlink(link) }
@@ -180,11 +193,33 @@ final class PodEngine: @unchecked Sendable {
     }
 
     private func modelTick(at nanos: UInt64) -> UInt64 {
-        max(modelTick, UInt64(Double(nanos &- startNanos) * ticksPerNano))
+        max(modelTick, UInt64(Double(runningNanos(at: nanos)) * ticksPerNano))
     }
 
+    /// The monotonic instant at which model time reaches `t`, if the timeline is not held.
     private func nanos(atModelTick t: UInt64) -> UInt64 {
-        startNanos + UInt64(Double(t) / ticksPerNano)
+        let now = Self.monotonicNanos()
+        let heldSoFar = (now &- startNanos) &- min(now &- startNanos, runningNanos(at: now))
+        return startNanos &+ heldSoFar &+ UInt64(Double(t) / ticksPerNano)
+    }
+
+    /// Real nanoseconds the pod's time has run since it started: on the monotonic clock, or
+    /// the shared timeline's running time.
+    private func runningNanos(at nanos: UInt64) -> UInt64 {
+        guard let timeline = config.timeline else { return nanos &- startNanos }
+        let c = (timeline.elapsed() - timelineStart).components
+        return UInt64(max(0, c.seconds)) * 1_000_000_000 + UInt64(max(0, c.attoseconds / 1_000_000_000))
+    }
+
+    /// Holds a shared timeline while the hub leaves too much unread, and lets it go once the
+    /// hub has caught up (or the link is gone, stalled on purpose or the pod stopped).
+    private func paceTimeline() {
+        guard let timeline = config.timeline else { return }
+        let linked = pty != nil && stallUntil == nil && detachedUntil == nil && !finished
+        let hold = linked && (holding ? pendingCount >= Self.releaseBelow : pendingCount > Self.holdAbove)
+        guard hold != holding else { return }
+        holding = hold
+        if hold { timeline.hold() } else { timeline.release() }
     }
 
     private func podTick(_ model: UInt64) -> UInt64? {

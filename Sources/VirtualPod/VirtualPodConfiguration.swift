@@ -1,5 +1,6 @@
 import NightModel
 import PodProtocol
+import SleepDomain
 
 /// Everything a virtual pod needs to know before it starts.
 package struct VirtualPodConfiguration: Sendable {
@@ -28,11 +29,17 @@ package struct VirtualPodConfiguration: Sendable {
     package var startReason: ResetReason
     /// Called on the pod's thread with the tty path at start and after each replug.
     package var onAttach: (@Sendable (String) -> Void)?
+    /// Time shared with an in-process hub (`HubClock(timeline:)`): the pod plays on its
+    /// running time and holds it while the hub leaves more than `PodEngine.holdAbove` bytes
+    /// unread, instead of running on and dropping frames. Nil: the pod paces itself on the
+    /// wall clock, as a real pod does.
+    package var timeline: PacedTimeline?
 
     package init(identity: PodIdentity = PodIdentity(), night: NightConfig = NightConfig(), speed: Double = 1,
                 nightStartUnix: Double = 0, replay: [Capture.Record]? = nil, faults: [ScheduledFault] = [],
                 linkPath: String? = nil, stopsAtEnd: Bool = true, transmitQueueLimit: Int = 1 << 20,
-                startReason: ResetReason = .powerOn, onAttach: (@Sendable (String) -> Void)? = nil) {
+                startReason: ResetReason = .powerOn, onAttach: (@Sendable (String) -> Void)? = nil,
+                timeline: PacedTimeline? = nil) {
         self.identity = identity
         self.night = night
         self.speed = speed
@@ -44,6 +51,7 @@ package struct VirtualPodConfiguration: Sendable {
         self.transmitQueueLimit = transmitQueueLimit
         self.startReason = startReason
         self.onAttach = onAttach
+        self.timeline = timeline
     }
 
     /// Checks the values a user can get wrong; the message says which and why.

@@ -7,6 +7,7 @@ import Logging
 import NightModel
 import NIOCore
 import PodProtocol
+import SleepDomain
 import Synchronization
 import NIOHTTP1
 import Testing
@@ -42,10 +43,13 @@ struct APITestHub {
         let dir = try directory ?? TempDir()
         let link = dir.path("pod-link")
         let pod: VirtualPod
+        // A night's data on time the pod and the hub share, so a loaded machine slows the night
+        // instead of losing it (the pod without a night sends nothing to wait for).
+        let timeline = night == nil ? nil : PacedTimeline()
         if let night {
             pod = try VirtualPod(configuration: VirtualPodConfiguration(
                 identity: PodIdentity(serial: serial, sides: 2, channelsPerSide: night.channelsPerSide), night: night,
-                speed: speed, nightStartUnix: start.timeIntervalSince1970, linkPath: link))
+                speed: speed, nightStartUnix: start.timeIntervalSince1970, linkPath: link, timeline: timeline))
         } else {
             pod = try VirtualPod(configuration: VirtualPodConfiguration(
                 identity: PodIdentity(serial: serial, sides: 2, channelsPerSide: 1),
@@ -63,7 +67,8 @@ struct APITestHub {
         configure(&config)
         let lines = Lines()
         let reporter = HubReporter(logger: Logger(label: "api-test") { _ in LineLogHandler(sink: lines) }, console: false)
-        let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(start: start, speed: speed),
+        let daemon = try await HubDaemon.assemble(configuration: config,
+                                                  clock: HubClock(start: start, speed: speed, timeline: timeline),
                                                   reporter: reporter)
         let port = PortBox()
         let api = HubAPIService(configuration: config, store: daemon.store, bus: daemon.bus, control: daemon.control,

@@ -48,9 +48,10 @@ import VirtualPod
         let directory = NSTemporaryDirectory() + "podbridge-mqtt-hub-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let link = directory + "/pod-link"
+        let timeline = PacedTimeline()
         let pod = try VirtualPod(configuration: VirtualPodConfiguration(
             identity: PodIdentity(serial: serial, sides: 2, channelsPerSide: 2), night: night(hours: hours, seed: seed),
-            speed: speed, nightStartUnix: nightStart.timeIntervalSince1970, linkPath: link))
+            speed: speed, nightStartUnix: nightStart.timeIntervalSince1970, linkPath: link, timeline: timeline))
         _ = try pod.start()
         var config = HubConfiguration()
         config.stateDirectory = directory + "/state"
@@ -66,7 +67,8 @@ import VirtualPod
         configure(&config)
         let lines = LogLines()
         let reporter = HubReporter(logger: Logger(label: "mqtt-test") { _ in LineCapture(sink: lines) }, console: false)
-        let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(start: nightStart, speed: speed),
+        let daemon = try await HubDaemon.assemble(configuration: config,
+                                                  clock: HubClock(start: nightStart, speed: speed, timeline: timeline),
                                                   reporter: reporter)
         let service = try MQTTService(configuration: config, bus: daemon.bus, control: daemon.control, store: daemon.store,
                                       reporter: reporter, dashboardURL: "http://127.0.0.1:8380/",

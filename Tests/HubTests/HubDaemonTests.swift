@@ -21,21 +21,24 @@ import Glibc
     static let nightStart = Date(timeIntervalSince1970: 1_794_866_400)  // 2026-11-16T22:00:00Z
 
     /// One sleeper on the left, nobody on the right, getting up 12 minutes before the pod stops.
-    static func pod(hours: Double, speed: Double, seed: UInt64) throws -> VirtualPod {
+    static func pod(hours: Double, speed: Double, seed: UInt64, timeline: PacedTimeline? = nil) throws -> VirtualPod {
         let sleeper = SideConfig(sleeper: SleeperProfile(getsIn: 120, getsOutBeforeEnd: 12 * 60, bathroomTrip: false))
         let night = NightConfig(seed: seed, duration: hours * 3600, sides: [sleeper, .empty], noise: .normal,
                                 pumpVibration: true, channelsPerSide: 2)
         return try VirtualPod(configuration: VirtualPodConfiguration(
             identity: PodIdentity(serial: "HUBTEST1"), night: night, speed: speed,
-            transmitQueueLimit: VirtualPodConfiguration.clockedTransmitQueue))
+            transmitQueueLimit: VirtualPodConfiguration.clockedTransmitQueue, timeline: timeline))
     }
 
-    /// The virtual pod playing a night on a pty at `speed`, and a hub configuration that opens it.
+    /// The virtual pod playing a night on a pty at `speed`, a hub configuration that opens it,
+    /// and the hub's clock, on time the two share (`PacedTimeline`).
     static func podAndConfiguration(hours: Double, seed: UInt64, speed: Double, in dir: ScheduleTempDir) throws
-        -> (pod: VirtualPod, config: HubConfiguration) {
-        let pod = try Self.pod(hours: hours, speed: speed, seed: seed)
+        -> (pod: VirtualPod, config: HubConfiguration, clock: HubClock) {
+        let timeline = PacedTimeline()
+        let pod = try Self.pod(hours: hours, speed: speed, seed: seed, timeline: timeline)
         let tty = try pod.start()
-        return (pod, Self.configuration(state: dir.path("state"), podPath: tty))
+        return (pod, Self.configuration(state: dir.path("state"), podPath: tty),
+                HubClock(start: Self.nightStart, speed: speed, timeline: timeline))
     }
 
     /// A reporter whose lines the test reads.
@@ -56,11 +59,11 @@ import Glibc
         let dir = try ScheduleTempDir()
         defer { dir.cleanup() }
         let speed = 300.0
-        let (pod, config) = try Self.podAndConfiguration(hours: 1.5, seed: 21, speed: speed, in: dir)
+        let (pod, config, clock) = try Self.podAndConfiguration(hours: 1.5, seed: 21, speed: speed, in: dir)
         defer { pod.stop() }
         let lines = ReportedLines()
         let reporter = Self.reporter(lines)
-        let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(start: Self.nightStart, speed: speed),
+        let daemon = try await HubDaemon.assemble(configuration: config, clock: clock,
                                                   reporter: reporter)
         // What an API or MQTT client would see: everything on the bus, from before the pod connects.
         let heard = BusRecorder(daemon.bus.subscribe(name: "test", bufferSize: 1 << 20))
@@ -201,7 +204,7 @@ import Glibc
         let dir = try ScheduleTempDir()
         defer { dir.cleanup() }
         let speed = 300.0
-        let (pod, config) = try Self.podAndConfiguration(hours: 0.5, seed: 24, speed: speed, in: dir)
+        let (pod, config, clock) = try Self.podAndConfiguration(hours: 0.5, seed: 24, speed: speed, in: dir)
         defer { pod.stop() }
         try FileManager.default.createDirectory(atPath: config.stateDirectory, withIntermediateDirectories: true)
         let start = Self.nightStart.timeIntervalSince1970 - 3600
@@ -217,7 +220,7 @@ import Glibc
 
         let lines = ReportedLines()
         let reporter = Self.reporter(lines)
-        let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(start: Self.nightStart, speed: speed),
+        let daemon = try await HubDaemon.assemble(configuration: config, clock: clock,
                                                   reporter: reporter)
         let running = Task { try await daemon.run(stopSignals: nil) }
         #expect(await eventually(60) { lines.all.contains { $0.contains("left: carrying on the session open since 21:00") } },
@@ -233,11 +236,10 @@ import Glibc
         let dir = try ScheduleTempDir()
         defer { dir.cleanup() }
         let speed = 300.0
-        let (pod, config) = try Self.podAndConfiguration(hours: 1.5, seed: 25, speed: speed, in: dir)
+        let (pod, config, clock) = try Self.podAndConfiguration(hours: 1.5, seed: 25, speed: speed, in: dir)
         defer { pod.stop() }
         let lines = ReportedLines()
         let reporter = Self.reporter(lines)
-        let clock = HubClock(start: Self.nightStart, speed: speed)
         let daemon = try await HubDaemon.assemble(configuration: config, clock: clock, reporter: reporter)
         let running = Task { try await daemon.run(stopSignals: nil) }
         defer { running.cancel() }
@@ -285,10 +287,10 @@ import Glibc
         let dir = try ScheduleTempDir()
         defer { dir.cleanup() }
         let speed = 300.0
-        let (pod, config) = try Self.podAndConfiguration(hours: 1.5, seed: 25, speed: speed, in: dir)
+        let (pod, config, clock) = try Self.podAndConfiguration(hours: 1.5, seed: 25, speed: speed, in: dir)
         defer { pod.stop() }
         let lines = ReportedLines()
-        let daemon = try await HubDaemon.assemble(configuration: config, clock: HubClock(start: Self.nightStart, speed: speed),
+        let daemon = try await HubDaemon.assemble(configuration: config, clock: clock,
                                                   reporter: Self.reporter(lines))
         let running = Task { try await daemon.run(stopSignals: nil) }
         defer { running.cancel() }

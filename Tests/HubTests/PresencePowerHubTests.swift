@@ -33,9 +33,10 @@ import VirtualPod
             dir = try ScheduleTempDir()
             let sleeper = SideConfig(sleeper: SleeperProfile(getsIn: 120, getsOutBeforeEnd: outBeforeEnd, bathroomTrip: false))
             let night = NightConfig(seed: 46, duration: hours * 3600, sides: [sleeper, .empty], noise: .normal, channelsPerSide: 1)
+            let timeline = PacedTimeline()
             pod = try VirtualPod(configuration: VirtualPodConfiguration(
                 identity: PodIdentity(serial: serial), night: night, speed: 200,
-                transmitQueueLimit: VirtualPodConfiguration.clockedTransmitQueue))
+                transmitQueueLimit: VirtualPodConfiguration.clockedTransmitQueue, timeline: timeline))
             let tty = try pod.start()
             var c = HubConfiguration()
             c.stateDirectory = dir.path("state")
@@ -58,7 +59,7 @@ import VirtualPod
             let lines = ReportedLines()
             self.lines = lines
             let reporter = HubReporter(logger: Logger(label: "presence-test") { _ in CapturingLogHandler(sink: lines) }, console: false)
-            daemon = try await HubDaemon.assemble(configuration: c, clock: HubClock(start: PresencePowerHubTests.nightStart, speed: 200),
+            daemon = try await HubDaemon.assemble(configuration: c, clock: HubClock(start: PresencePowerHubTests.nightStart, speed: 200, timeline: timeline),
                                                   reporter: reporter)
             heard = BusRecorder(daemon.bus.subscribe(name: "test", bufferSize: 1 << 20))
             let daemon = self.daemon

@@ -45,6 +45,8 @@ import VirtualPod
             var podConfiguration = VirtualPodConfiguration(identity: PodIdentity(serial: serial), night: night, speed: speed,
                                                            transmitQueueLimit: VirtualPodConfiguration.clockedTransmitQueue)
             podConfiguration.faults = faults
+            let timeline = PacedTimeline()
+            podConfiguration.timeline = timeline
             pod = try VirtualPod(configuration: podConfiguration)
             let tty = try pod.start()
             var c = HubConfiguration()
@@ -71,7 +73,7 @@ import VirtualPod
             let lines = ReportedLines()
             self.lines = lines
             let reporter = HubReporter(logger: Logger(label: "wake-test") { _ in CapturingLogHandler(sink: lines) }, console: false)
-            daemon = try await HubDaemon.assemble(configuration: c, clock: HubClock(start: start, speed: speed),
+            daemon = try await HubDaemon.assemble(configuration: c, clock: HubClock(start: start, speed: speed, timeline: timeline),
                                                   reporter: reporter, wakeRule: rule)
             heard = BusRecorder(daemon.bus.subscribe(name: "test", bufferSize: 1 << 20))
             let daemon = self.daemon

@@ -31,7 +31,7 @@ struct PodPipeline {
     /// When each side's data last arrived (monotonic: a stepped system clock is no outage): a
     /// stay whose data stopped (the pod unplugged or dead in the night) is ended by `expire()`,
     /// since no data will end it.
-    private var lastDataAt: [BedSide: ContinuousClock.Instant] = [:]
+    private var lastDataAt: [BedSide: HubClock.Mark] = [:]
 
     /// Final sessions stored by this pipeline.
     private(set) var nightsStored = 0
@@ -72,7 +72,7 @@ struct PodPipeline {
         for second in output.seconds {
             bus.publish(.live(serial: serial, side: side, LiveSecond(second)))
         }
-        if !output.seconds.isEmpty { lastDataAt[side] = .now }
+        if !output.seconds.isEmpty { lastDataAt[side] = clock.mark() }
         // Mutated in place: a copy of the tracker would copy the night it holds on every call.
         guard let events = trackers[side]?.add(output) else { return 0 }
         if let wake, let last = output.seconds.last {
@@ -188,7 +188,7 @@ struct PodPipeline {
                 let stay = try OpenStayArchive.decode(kept)
                 trackers[side] = SessionTracker(rules: rules, resuming: stay)
                 // Its data stopped at its last second, by the clock of the hub that kept it.
-                lastDataAt[side] = clock.instant(secondsAgo: clock.now().timeIntervalSince1970 - (stay.lastSecond + 1))
+                lastDataAt[side] = clock.mark(secondsAgo: clock.now().timeIntervalSince1970 - (stay.lastSecond + 1))
                 let start = stay.seconds.first?.time ?? stay.lastPresent
                 let since = timeOfDay(start)
                 bus.publish(.presence(serial: serial, side: side, inBed: true, at: Date(timeIntervalSince1970: start)))

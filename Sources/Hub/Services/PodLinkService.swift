@@ -130,7 +130,7 @@ package final class PodLinkService: Service, Sendable {
         var lastFailure: LinkFailure?
         /// Ends the stays a stopped hub kept for pods other than the one on the link.
         let abandoned: AbandonedStays
-        private var lastSwept: ContinuousClock.Instant?
+        private var lastSwept: HubClock.Mark?
 
         init(service: PodLinkService) {
             self.service = service
@@ -244,7 +244,7 @@ package final class PodLinkService: Service, Sendable {
             var ended = await pipeline?.expire() ?? 0
             // The store is read once a minute of the hub's clock, however many ticks a busy follower let queue.
             if lastSwept.map({ service.clock.seconds(since: $0) >= 60 }) ?? true {
-                lastSwept = .now
+                lastSwept = service.clock.mark()
                 ended += await abandoned.end(now: service.clock.now(), except: serial)
             }
             if ended > 0 { await service.schedule?.sessionsChanged() }
