@@ -182,7 +182,7 @@ let package = Package(
             "podbridge",
         ], swiftSettings: strict),
         .testTarget(name: "HubAPITests", dependencies: [
-            "SleepDomain", "TestSupport", "HubAPI", "Hub", "SleepStore", "VirtualPod", "NightModel", "PodProtocol",
+            "SleepDomain", "TestSupport", "HubAPI", "Hub", "SleepStore", "VirtualPod", "NightModel", "PodProtocol", "SystemCalls",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -203,6 +203,7 @@ let package = Package(
         /// against the virtual pod and a real mosquitto (MQTTClientTests, MQTTHubTests).
         .testTarget(name: "HubMQTTTests", dependencies: [
             "SleepDomain", "TestSupport", "HubMQTT", "HubMQTTService", "Hub", "SleepStore", "VirtualPod", "NightModel", "PodProtocol",
+            "SystemCalls",
             "SleepSchedule",
             .product(name: "Logging", package: "swift-log"),
             // The last-will test runs the real daemon binary and kills it.

@@ -1,5 +1,6 @@
 import Foundation
 import SleepDomain
+import SystemCalls
 
 /// The hub's `WallClock`. Normally the system clock; for the demo and tests it can run
 /// faster than real time from a chosen start, so that a virtual pod playing a night at
@@ -64,4 +65,11 @@ package struct HubClock: WallClock {
     }
 
     private static let processStart = ContinuousClock.now
+}
+
+extension Duration {
+    fileprivate var secondsValue: Double {
+        let c = components
+        return Double(c.seconds) + Double(c.attoseconds) * 1e-18
+    }
 }

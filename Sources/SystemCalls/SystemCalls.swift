@@ -226,4 +226,31 @@ package enum SystemCalls {
     }
 
     package static func unlink(_ path: String) { _ = Glibc.unlink(path) }
+
+    /// Reads `buffer.count` bytes at `offset` (fewer only at end of file).
+    package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(SystemError) -> Int {
+        while true {
+            let n = Glibc.pread(fd, buffer.baseAddress, buffer.count, off_t(offset))
+            if n >= 0 { return n }
+            let e = Glibc.errno
+            if e != EINTR { throw SystemError(call: "pread", errno: e) }
+        }
+    }
+
+    /// Writes `buffer` at `offset` in one call (a regular file takes it whole).
+    package static func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at offset: Int) throws(SystemError) -> Int {
+        while true {
+            let n = Glibc.pwrite(fd, buffer.baseAddress, buffer.count, off_t(offset))
+            if n >= 0 { return n }
+            let e = Glibc.errno
+            if e != EINTR { throw SystemError(call: "pwrite", errno: e) }
+        }
+    }
+
+    /// CLOCK_MONOTONIC in nanoseconds: one time line for every process of the machine.
+    package static func monotonicNanos() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
 }

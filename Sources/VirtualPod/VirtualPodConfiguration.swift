@@ -1,6 +1,6 @@
 import NightModel
 import PodProtocol
-import SleepDomain
+import SystemCalls
 
 /// Everything a virtual pod needs to know before it starts.
 package struct VirtualPodConfiguration: Sendable {

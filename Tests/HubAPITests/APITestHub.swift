@@ -9,6 +9,7 @@ import NIOCore
 import PodProtocol
 import SleepDomain
 import Synchronization
+import SystemCalls
 import NIOHTTP1
 import Testing
 import VirtualPod

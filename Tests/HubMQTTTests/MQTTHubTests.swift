@@ -8,6 +8,7 @@ import NightModel
 import SleepDomain
 import SleepStore
 import Synchronization
+import SystemCalls
 import Testing
 import VirtualPod
 

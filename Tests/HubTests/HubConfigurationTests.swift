@@ -265,10 +265,10 @@ import Testing
     @Test func elapsedTimeIsTheMonotonicClocksAtTheHubClocksSpeed() {
         // An origin far in the past: what `now()` reads does not enter a monotonic measure.
         let clock = HubClock(start: Date(timeIntervalSince1970: 5_000), speed: 300, origin: Date(timeIntervalSince1970: 0))
-        let threeHoursAgo = clock.instant(secondsAgo: 3 * 3600)
+        let threeHoursAgo = clock.mark(secondsAgo: 3 * 3600)
         let elapsed = clock.seconds(since: threeHoursAgo)
         // 36 s of real time at 300×, plus the few real milliseconds this test took (× 300).
         #expect(elapsed >= 3 * 3600 && elapsed < 3 * 3600 + 60, "\(elapsed)")
-        #expect(clock.seconds(since: clock.instant(secondsAgo: -50)) < 60)  // no instant in the future
+        #expect(clock.seconds(since: clock.mark(secondsAgo: -50)) < 60)  // no instant in the future
     }
 }

@@ -8,6 +8,7 @@ import PodDevice
 import SleepDomain
 import SleepStore
 import Synchronization
+import SystemCalls
 import Testing
 import VirtualPod
 
@@ -151,14 +152,16 @@ import Glibc
         let dir = try ScheduleTempDir()
         defer { dir.cleanup() }
         let speed = 300.0
-        let pod = try Self.pod(hours: 4, speed: speed, seed: 22)
+        let timeline = try PacedTimeline(publishingAt: dir.path("timeline"))
+        let pod = try Self.pod(hours: 4, speed: speed, seed: 22, timeline: timeline)
         let tty = try pod.start()
         defer { pod.stop() }
         let state = dir.path("state")
         let process = Process()
         process.executableURL = binary
         process.arguments = ["run", "--path", tty, "--state-dir", state, "--tz", "UTC", "--log-level", "info",
-                             "--clock-speed", "\(speed)", "--clock-start", "2026-11-16T22:00:00Z"]
+                             "--clock-speed", "\(speed)", "--clock-start", "2026-11-16T22:00:00Z",
+                             "--clock-timeline", dir.path("timeline")]
         // What the daemon prints goes to a file: the test waits on it and shows it on failure.
         let logPath = dir.path("daemon.log")
         try #require(FileManager.default.createFile(atPath: logPath, contents: nil), "could not create \(logPath)")

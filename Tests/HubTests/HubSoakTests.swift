@@ -10,6 +10,7 @@ import NightModel
 import PodProtocol
 import SleepDomain
 import SleepStore
+import SystemCalls
 import Testing
 import VirtualPod
 
@@ -53,7 +54,11 @@ import Glibc
         process.executableURL = binary
         process.arguments = ["run", "--config", config, "--path", link, "--state-dir", state, "--tz", "UTC",
                              "--log-level", "info", "--listen", "127.0.0.1:0", "--record", capture,
-                             "--clock-speed", "\(Self.speed)", "--clock-start", "2026-11-16T22:00:00Z"]
+                             "--clock-speed", "\(Self.speed)", "--clock-start", "2026-11-16T22:00:00Z",
+                             "--clock-timeline", dir.path("timeline")]
+        // The nights' pods and the daemon share paced time: a daemon starved by other suites
+        // slows the nights instead of losing them.
+        let timeline = try PacedTimeline(publishingAt: dir.path("timeline"))
         let logPath = dir.path("daemon.log")
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try #require(FileHandle(forWritingAtPath: logPath))
@@ -72,7 +77,7 @@ import Glibc
                 identity: PodIdentity(serial: "SOAK0001", channelsPerSide: 1),
                 night: NightConfig(seed: UInt64(100 + night), duration: Self.nightSeconds, sides: [sleeper, .empty],
                                    noise: .normal, pumpVibration: false, channelsPerSide: 1),
-                speed: Self.speed, faults: Self.faults(night: night), linkPath: link))
+                speed: Self.speed, faults: Self.faults(night: night), linkPath: link, timeline: timeline))
             try pod.start()
             await pod.waitUntilFinished()
             let ended = pod.snapshot

@@ -7,6 +7,7 @@ import PodDevice
 import SleepDomain
 import SleepStore
 import Synchronization
+import SystemCalls
 import Testing
 import VirtualPod
 

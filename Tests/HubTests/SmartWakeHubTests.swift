@@ -8,6 +8,7 @@ import SleepDomain
 import SleepStore
 import SmartWake
 import Synchronization
+import SystemCalls
 import Testing
 import VirtualPod
 

@@ -44,6 +44,10 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .customLong("clock-start"), help: "Simulation only: the hub's clock starts at this ISO 8601 time.")
     var clockStart: String?
 
+    @Option(name: .customLong("clock-timeline"),
+            help: "Simulation only: run the hub's clock on the paced time a test's virtual pods publish in this file.")
+    var clockTimeline: String?
+
     @Flag(inversion: .prefixedNo, help: "Print what happens on standard output (off under systemd).")
     var console = true
 
@@ -101,7 +105,9 @@ struct RunCommand: AsyncParsableCommand {
         } catch {
             logger.warning("could not raise the open files limit: \(error)")
         }
-        let clock = HubClock(start: clockStart.flatMap { ISO8601DateFormatter().date(from: $0) }, speed: clockSpeed)
+        let timeline = try clockTimeline.map { path throws(SystemError) in try PacedTimeline(followingFileAt: path) }
+        let clock = HubClock(start: clockStart.flatMap { ISO8601DateFormatter().date(from: $0) }, speed: clockSpeed,
+                             timeline: timeline)
         let reporter = HubReporter(logger: logger, console: console)
         if clock.isAccelerated {
             reporter.event("simulated clock: starts \(clockStart ?? "now"), \(clockSpeed)× real time")
