@@ -40,8 +40,9 @@ struct PacedTimelineTests {
         published.release()
         try await Task.sleep(for: .milliseconds(30))
         #expect(follower.elapsed() >= heldAt + .milliseconds(30))
-        let difference = published.elapsed() - follower.elapsed()
-        #expect(difference >= .zero && difference < .milliseconds(20), "\(difference)")
+        // The same running time on both sides (read a moment apart).
+        let before = published.elapsed(), followed = follower.elapsed(), after = published.elapsed()
+        #expect(followed >= before && followed <= after, "\(before) \(followed) \(after)")
     }
 
     @Test func aFileThatIsNoTimelineIsRefused() throws {
