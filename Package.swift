@@ -101,13 +101,12 @@ let package = Package(
             "BackendUpload", "SmartWake", "SystemCalls",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: strict),
 
         /// The hub's local API: REST under /api/v1, SSE and WebSocket live streams,
         /// Prometheus /metrics and the web dashboard at / (Hummingbird 2).
         .target(name: "HubAPI", dependencies: [
-            "SleepDomain", "Hub", "SleepStore", "SleepSchedule", "SleepAnalysis", "PodProtocol", "PodDevice",
+            "SleepDomain", "Hub", "SleepStore", "SleepSchedule", "SleepAnalysis", "PodProtocol",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "Metrics", package: "swift-metrics"),
@@ -122,7 +121,7 @@ let package = Package(
         /// MQTT in `podbridge run`: the libmosquitto client (reconnect with backoff, last will),
         /// the bridge from the hub's bus and control to topics, commands and HA discovery.
         .target(name: "HubMQTTService", dependencies: [
-            "CMosquitto", "HubMQTT", "Hub", "SleepDomain", "SleepSchedule", "SleepStore", "PodDevice",
+            "CMosquitto", "HubMQTT", "Hub", "SleepDomain", "SleepSchedule", "SleepStore",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], swiftSettings: strict),

@@ -1,6 +1,5 @@
 import BackendUpload
 import Foundation
-import GRDB
 import Logging
 import PodDevice
 import ServiceLifecycle
@@ -145,7 +144,7 @@ package struct HubDaemon: Sendable {
                     throw error
                 }
                 return store
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && attempt < 5 {
+            } catch let error as StoreError where error.isBusy && attempt < 5 {
                 reporter.warning("database busy on open (attempt \(attempt)): \(error); retrying")
                 attempt += 1
                 try await Task.sleep(for: .seconds(1))

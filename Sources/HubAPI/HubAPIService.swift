@@ -164,7 +164,7 @@ package struct HubAPIService: Service {
         let v1 = router.group("api/v1")
         PodRoutes(bus: bus, control: control, store: store).register(on: v1)
         NightRoutes(store: store, timeZone: configuration.hubTimeZone, clock: clock).register(on: v1)
-        ScheduleRoutes(store: store, settings: configuration.schedule, control: control, clock: clock).register(on: v1)
+        ScheduleRoutes(store: store, control: control).register(on: v1)
         PresencePowerRoutes(store: store, settings: configuration.schedule, control: control, clock: clock).register(on: v1)
         LiveStreamRoutes(clients: clients).register(on: v1)
         v1.get("homekit") { [homekit] _, _ in

@@ -366,7 +366,7 @@ package actor MQTTBridge {
         let read = (scheduleReadsStarted[key] ?? 0) + 1
         scheduleReadsStarted[key] = read
         let inForce = (try? await store.podSchedule(podSerial: serial, side: side)) ?? nil
-        let times = await sleepTimes(serial: serial, side: side, inForce: inForce)
+        let times = await sleepTimes(serial: serial, side: side)
         let alarmOn = (try? await store.alarmEnabled(podSerial: serial, side: side)) ?? true
         let wake = await EffectiveWakeSettings.resolve(store: store, settings: configuration.schedule, podSerial: serial, side: side)
         // A later read already published newer facts while this one waited on the store.
@@ -392,12 +392,10 @@ package actor MQTTBridge {
     }
 
     /// The weekday and weekend bedtime and wake the side's schedule is built from: the manual
-    /// ones when set, else what inference (or the default) gives — the same resolver the
-    /// schedule service uses, in the zone of the schedule in force (`inForce`, as stored).
-    private func sleepTimes(serial: String, side: BedSide, inForce: PodScheduleState?) async -> (weekday: SleepTimes, weekend: SleepTimes)? {
-        let zone = inForce.flatMap { TimeZone(identifier: $0.timeZoneID) } ?? configuration.podTimeZone
-        let resolver = ScheduleResolver(store: store, settings: configuration.schedule, podZone: zone)
-        guard let decision = try? await resolver.decide(podSerial: serial, side: side, now: clock.now()) else { return nil }
+    /// ones when set, else what inference (or the default) gives — as the schedule service
+    /// decided them (read through `HubControl`; the bridge never infers).
+    private func sleepTimes(serial: String, side: BedSide) async -> (weekday: SleepTimes, weekend: SleepTimes)? {
+        guard let decision = await control.scheduleDecisions(podSerial: serial)[side] else { return nil }
         return (decision.inference.decision(for: .weekday).times, decision.inference.decision(for: .weekend).times)
     }
 
@@ -585,8 +583,7 @@ package actor MQTTBridge {
                 // inferred (or default) one, weekday and weekend alike. Setting the weekday
                 // bedtime never moves the weekend's.
                 let manual = (try? await store.manualSchedule(podSerial: serial, side: side)) ?? nil
-                let inForce = (try? await store.podSchedule(podSerial: serial, side: side)) ?? nil
-                let current = await sleepTimes(serial: serial, side: side, inForce: inForce)
+                let current = await sleepTimes(serial: serial, side: side)
                 var bedtime = manual?.weekdayBedtime ?? current?.weekday.bedtime.description
                 var wake = manual?.weekdayWake ?? current?.weekday.wake.description
                 var weekendBedtime = manual?.weekendBedtime ?? current?.weekend.bedtime.description

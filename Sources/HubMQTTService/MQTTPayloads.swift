@@ -1,7 +1,6 @@
 import Foundation
 import Hub
 import HubMQTT
-import PodDevice
 import SleepDomain
 import SleepSchedule
 import SleepStore
@@ -165,11 +164,11 @@ package enum MQTTPayloads {
             "firmware": .string(pod.firmware),
             "boot_count": .null,
             "clock_set": false,
-            "counters": counters(LinkCounters()),
+            "counters": counters(LinkStats()),
         ]
     }
 
-    private static func counters(_ c: LinkCounters) -> JSONValue {
+    private static func counters(_ c: LinkStats) -> JSONValue {
         func n(_ v: UInt64) -> JSONValue { .number(Double(v)) }
         return [
             "frames": n(c.frames), "bytes": n(c.bytes), "dropped_frames": n(c.droppedFrames),

@@ -72,6 +72,7 @@ package final class NightStore: Sendable {
         case .SQLITE_CANTOPEN: StoreError.cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
         case .SQLITE_CORRUPT: StoreError.damaged(path: path, reason: error.message ?? "malformed")
         case .SQLITE_READONLY: StoreError.readOnly(path: path)
+        case .SQLITE_BUSY: StoreError.busy(path: path, reason: error.message ?? "database is locked")
         // A read-only directory: SQLite cannot make the -wal/-shm beside the file.
         case .SQLITE_IOERR where !FileManager.default.isWritableFile(atPath: (path as NSString).deletingLastPathComponent.isEmpty
                                                                       ? "." : (path as NSString).deletingLastPathComponent):

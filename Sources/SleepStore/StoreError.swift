@@ -28,6 +28,14 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
     case damaged(path: String, reason: String)
     /// The file, or the directory SQLite keeps its journal in beside it, cannot be written.
     case readOnly(path: String)
+    /// Another process held the new file's lock past the busy timeout while it was opened and
+    /// migrated (a CLI command starting beside the daemon): worth another try.
+    case busy(path: String, reason: String)
+
+    /// Whether opening met another process's lock (`busy`): the one error the hub tries again.
+    package var isBusy: Bool {
+        if case .busy = self { true } else { false }
+    }
 
     package var description: String {
         switch self {
@@ -46,6 +54,8 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
         case let .damaged(path, reason):
             "the database \(path) is damaged (\(reason)): stop the hub, move the file aside and start again (a new "
                 + "database is made), or restore a backup; `sqlite3 \(path) .recover` saves what is still readable"
+        case let .busy(path, reason):
+            "the database \(path) is busy (\(reason)): another podbridge process is opening it"
         case let .readOnly(path):
             "cannot write the database \(path): the file or its directory is read-only "
                 + "(SQLite keeps its journal beside the file, so both must be writable)"

@@ -28,6 +28,9 @@ import Testing
         #expect(shown.status == 200)
         let left = try #require((shown.json?["sides"] as? [[String: Any]])?.first { $0["side"] as? String == "left" })
         #expect((left["manual"] as? [String: Any])?["weekdayWake"] as? String == "06:15")
+        // What the inference alone gives, beside the manual schedule: the schedule service's
+        // decision, read, not worked out again by the API (no nights: the default).
+        #expect((left["inference"] as? [String: Any])?["origin"] as? String == "default", "\(left)")
         #expect(await eventually {
             let s = try? await hub.get("/api/v1/schedule")
             let l = (s?.json?["sides"] as? [[String: Any]])?.first { $0["side"] as? String == "left" }

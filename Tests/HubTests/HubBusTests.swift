@@ -176,8 +176,8 @@ import SystemCalls
         state.apply(.podConnected(pod, endpoint: "/dev/ttyACM0", at: t0))
         let anchor = ClockAnchor(tick: 10, unixMillis: 5000, utcOffsetMinutes: 60)
         state.apply(.clockSet(serial: "P1", anchor: anchor))
-        var counters = LinkCounters()
-        counters.decoder.frames = 42
+        var counters = LinkStats()
+        counters.frames = 42
         state.apply(.linkCounters(serial: "P1", counters))
         if case .live(_, _, let second) = Self.live(7) { state.apply(.live(serial: "P1", side: .right, second)) }
         state.apply(.presence(serial: "P1", side: .right, inBed: true, at: t0))

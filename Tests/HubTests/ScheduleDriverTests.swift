@@ -77,6 +77,41 @@ import SleepDomain
         await rig.shutdown()
     }
 
+    /// The service is the one owner of the schedule in force (issue 44 part 4): what it decided
+    /// and stored is what the control side (the API, MQTT) reads; a manual schedule set through
+    /// `HubControl` is decided and pushed by it; a pod it does not serve is decided on request,
+    /// neither stored nor pushed.
+    @Test func theServiceHoldsTheScheduleInForceThatTheSurfacesRead() async throws {
+        let rig = try await ScheduleRig(start: scheduleDate("Europe/Berlin", 2026, 6, 10, 12), speed: 1)
+        let serial = rig.serial
+        #expect(await eventually { await rig.driver.isInSync })
+        let control = HubControl(schedule: rig.driver)
+        let first = await control.scheduleDecisions(podSerial: serial)
+        let left = try #require(first[.left])
+        #expect(left.origin == .default && first[.right]?.origin == .default)
+        #expect(await rig.driver.scheduleInForce(side: .left) == left.schedule)
+        let stored = try #require(try await rig.store.podSchedule(podSerial: serial, side: .left))
+        let json = try left.schedule.storedJSON()
+        #expect(stored.scheduleJSON == json && stored.reason == left.reason)
+
+        let lines = try await control.setManualSchedule(podSerial: serial, sides: [.left], bedtime: "23:00", wake: "06:30")
+        #expect(lines.contains { $0.hasPrefix("  the pod will hold: power 22:30→07:00") }, "\(lines)")
+        let after = await control.scheduleDecisions(podSerial: serial)
+        #expect(after[.left]?.origin == .manual)
+        // What the inference alone gives is held beside the manual schedule (the API shows it).
+        #expect(after[.left]?.inferredOnly.origin == .default && after[.left]?.inferredOnly.schedule == left.schedule)
+        #expect(after[.right]?.schedule == first[.right]?.schedule)
+        #expect(holds(rig.pod, .left, on: "22:30", off: "07:00", alarm: "06:30"))
+        #expect(try await rig.store.podSchedule(podSerial: serial, side: .left)?.origin == .manual)
+
+        let commands = try await rig.commands().count
+        let away = await control.scheduleDecisions(podSerial: "VPOD-AWAY")
+        #expect(away[.left]?.origin == .default && away[.right]?.origin == .default)
+        #expect(try await rig.store.podSchedule(podSerial: "VPOD-AWAY", side: .left) == nil)
+        #expect(try await rig.commands().count == commands)
+        await rig.shutdown()
+    }
+
     @Test func pushesEverythingAgainAfterAReconnect() async throws {
         let rig = try await ScheduleRig(serial: "VPOD-RECON", start: scheduleDate("Europe/Berlin", 2026, 6, 10, 12), speed: 1)
         #expect(await eventually { await rig.driver.isInSync && holds(rig.pod, .left, on: "22:00", off: "07:30", alarm: "07:00") })

@@ -106,15 +106,28 @@ package final class HubControl: Sendable {
                                   weekendBedtime: String? = nil, weekendWake: String? = nil) async throws(ControlError) -> [String] {
         guard let schedule else { throw .schedule("the schedule service is off (schedule.enabled is false)") }
         let console = await schedule.console()
-        let lines: [String]
+        let manual: ManualSchedule
         do {
-            lines = try await console.setManual(podSerial: podSerial, sides: sides, bedtime: bedtime, wake: wake,
-                                          weekendBedtime: weekendBedtime, weekendWake: weekendWake)
+            manual = try await console.storeManual(podSerial: podSerial, sides: sides, bedtime: bedtime, wake: wake,
+                                                   weekendBedtime: weekendBedtime, weekendWake: weekendWake)
         } catch {
             throw Self.controlError(error)
         }
-        await schedule.sessionsChanged()
-        return lines + [pushNote(podSerial)]
+        let decisions = await schedule.replan(podSerial: podSerial)
+        return ScheduleConsole.manualSetLines(manual, sides: sides, decisions: decisions) + [pushNote(podSerial)]
+    }
+
+    /// The schedule in force per side of `podSerial` and why, as the schedule service decided
+    /// it (the API and MQTT show this; they never infer). Empty when the service is off.
+    package func scheduleDecisions(podSerial: String) async -> [BedSide: SideScheduleDecision] {
+        await schedule?.decisions(podSerial: podSerial) ?? [:]
+    }
+
+    /// Asks the schedule service to work the schedule of `podSerial` out again now (and push
+    /// it if it changed); returns the decisions in force afterwards.
+    package func replanSchedule(podSerial: String) async throws(ControlError) -> [BedSide: SideScheduleDecision] {
+        guard let schedule else { throw .schedule("the schedule service is off (schedule.enabled is false)") }
+        return await schedule.replan(podSerial: podSerial)
     }
 
     /// The schedule service works the schedule out again at once and pushes it if it changed:
@@ -156,7 +169,7 @@ package final class HubControl: Sendable {
         do { lines = try await console.setAlarm(podSerial: podSerial, sides: sides, enabled: enabled) } catch {
             throw Self.controlError(error)
         }
-        await schedule.sessionsChanged()
+        _ = await schedule.replan(podSerial: podSerial)
         return lines
     }
 
@@ -164,9 +177,9 @@ package final class HubControl: Sendable {
     package func clearManualSchedule(podSerial: String, sides: [BedSide]) async throws(ControlError) -> [String] {
         guard let schedule else { throw .schedule("the schedule service is off (schedule.enabled is false)") }
         let console = await schedule.console()
-        let lines: [String]
-        do { lines = try await console.clearManual(podSerial: podSerial, sides: sides) } catch { throw Self.controlError(error) }
-        await schedule.sessionsChanged()
-        return lines + [pushNote(podSerial)]
+        let removed: Set<BedSide>
+        do { removed = try await console.removeManual(podSerial: podSerial, sides: sides) } catch { throw Self.controlError(error) }
+        let decisions = await schedule.replan(podSerial: podSerial)
+        return ScheduleConsole.manualClearedLines(removed: removed, sides: sides, decisions: decisions) + [pushNote(podSerial)]
     }
 }

@@ -19,7 +19,7 @@ package enum HubEvent: Sendable, Hashable {
     /// SET_CLOCK acknowledged (start-up, reboot, DST or re-sync): ticks now map to this anchor.
     case clockSet(serial: String, anchor: ClockAnchor)
     /// The link's counters, cumulative over every session of the pod (published periodically).
-    case linkCounters(serial: String, LinkCounters)
+    case linkCounters(serial: String, LinkStats)
     /// One second of one side's live readings, timed by the data's own clock.
     case live(serial: String, side: BedSide, LiveSecond)
     /// Someone got into (`inBed: true`) or out of this side of the bed (data time).
@@ -75,6 +75,36 @@ package struct PodSummary: Sendable, Hashable, Codable {
         self.init(serial: info.serial, firmware: info.firmware.description, protocolVersion: Int(info.protocolVersion),
                   sides: Int(info.sides), piezoChannelsPerSide: Int(info.piezoChannelsPerSide),
                   sampleRate: Int(info.sampleRate), bootCount: Int(info.bootCount))
+    }
+}
+
+/// The link's counters as the surfaces show them: the hub's own value, so a surface (the API,
+/// MQTT) needs nothing from PodDevice to read the bus. Cumulative over every session of a pod.
+package struct LinkStats: Sendable, Hashable, Codable {
+    /// Valid frames received, and the bytes they came in.
+    package var frames: UInt64 = 0
+    package var bytes: UInt64 = 0
+    /// Frames the pod sent that never arrived valid (sum of sequence gaps), and the gaps.
+    package var droppedFrames: UInt64 = 0
+    package var sequenceGaps: UInt64 = 0
+    package var crcErrors: UInt64 = 0
+    /// Cut-short, oversize, unreadable, wrong-version or incompatible-flag frames, and frames
+    /// beyond what HELLO announced.
+    package var malformed: UInt64 = 0
+    package var unknownTypes: UInt64 = 0
+    /// Links re-established, requests re-sent, never answered, refused; pod resets seen.
+    package var reconnects: UInt64 = 0
+    package var retransmits: UInt64 = 0
+    package var timeouts: UInt64 = 0
+    package var nacks: UInt64 = 0
+    package var podReboots: UInt64 = 0
+
+    package init() {}
+
+    package init(_ c: LinkCounters) {
+        frames = c.frames; bytes = c.bytes; droppedFrames = c.droppedFrames; sequenceGaps = c.sequenceGaps
+        crcErrors = c.crcErrors; malformed = c.malformed; unknownTypes = c.unknownTypes; reconnects = c.reconnects
+        retransmits = c.retransmits; timeouts = c.timeouts; nacks = c.nacks; podReboots = c.podReboots
     }
 }
 

@@ -30,7 +30,7 @@ package struct HubState: Sendable, Hashable {
         /// Where it was last opened (tty path or USB node).
         package var endpoint: String
         package var lastDisconnectReason: String?
-        package var counters = LinkCounters()
+        package var counters = LinkStats()
         /// The clock anchor in force: nil until SET_CLOCK was acknowledged on this link.
         package var clock: ClockAnchor?
         /// The newest second per side (data time).

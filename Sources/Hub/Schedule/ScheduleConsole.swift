@@ -68,8 +68,16 @@ package struct ScheduleConsole: Sendable {
         return settings.podTimeZone.flatMap(TimeZone.init(identifier:)) ?? configuredZone
     }
 
-    private func resolver(podSerial: String, side: BedSide) async -> ScheduleResolver {
-        ScheduleResolver(store: store, settings: settings, podZone: await zone(podSerial: podSerial, side: side))
+    /// The schedule of each side worked out here, with no daemon: the same `ScheduleResolver.decide`
+    /// the running hub's schedule service calls, nothing stored. (In the running hub the
+    /// control side asks that service instead: `HubControl`.)
+    package func offlineDecisions(podSerial: String, sides: [BedSide]) async throws(ScheduleServiceError) -> [BedSide: SideScheduleDecision] {
+        var decisions: [BedSide: SideScheduleDecision] = [:]
+        for side in sides {
+            let resolver = ScheduleResolver(store: store, settings: settings, podZone: await zone(podSerial: podSerial, side: side))
+            decisions[side] = try await resolver.decide(podSerial: podSerial, side: side, now: now)
+        }
+        return decisions
     }
 
     // MARK: show
@@ -156,10 +164,10 @@ package struct ScheduleConsole: Sendable {
     package func infer(podSerial: String, sides: [BedSide]) async throws(ScheduleServiceError) -> [String] {
         let podZone = await zone(podSerial: podSerial, side: sides.first ?? .left)
         var lines = ["pod \(podSerial) — inference at \(Self.timestamp(Int64(now.timeIntervalSince1970), in: podZone)) \(podZone.identifier) (nothing is changed)"]
+        let decisions = try await offlineDecisions(podSerial: podSerial, sides: sides)
         for side in sides {
-            let r = await resolver(podSerial: podSerial, side: side)
-            let decision = try await r.decide(podSerial: podSerial, side: side, now: now)
-            let inferredOnly = try await r.decide(podSerial: podSerial, side: side, now: now, ignoreManual: true)
+            guard let decision = decisions[side] else { continue }
+            let inferredOnly = decision.inferredOnly
             lines.append("")
             lines.append("\(side): \(decision.sessionsOffered) stored sessions in the last \(settings.inference.lookbackDays) days "
                 + "(\(decision.napsSkipped) naps or short sessions not counted as nights)")
@@ -174,9 +182,19 @@ package struct ScheduleConsole: Sendable {
 
     // MARK: set / clear
 
-    /// Stores a manual schedule for each side (weekend times default to the weekday ones).
+    /// Stores a manual schedule for each side (weekend times default to the weekday ones) and
+    /// says what the pod will hold, as worked out offline.
     package func setManual(podSerial: String, sides: [BedSide], bedtime: String, wake: String,
                           weekendBedtime: String?, weekendWake: String?) async throws(ScheduleServiceError) -> [String] {
+        let manual = try await storeManual(podSerial: podSerial, sides: sides, bedtime: bedtime, wake: wake,
+                                           weekendBedtime: weekendBedtime, weekendWake: weekendWake)
+        return Self.manualSetLines(manual, sides: sides, decisions: try await offlineDecisions(podSerial: podSerial, sides: sides))
+    }
+
+    /// Checks a manual schedule (HH:mm, and what the pod could hold) and stores it for each
+    /// side; nothing is worked out. Returns the times stored.
+    package func storeManual(podSerial: String, sides: [BedSide], bedtime: String, wake: String,
+                            weekendBedtime: String?, weekendWake: String?) async throws(ScheduleServiceError) -> ManualSchedule {
         func parse(_ text: String, _ name: String) throws(ScheduleServiceError) -> TimeOfDay {
             guard let t = TimeOfDay(text) else { throw .badManualSchedule("\(name) must be HH:mm, got '\(text)'") }
             return t
@@ -184,18 +202,17 @@ package struct ScheduleConsole: Sendable {
         let weekday = SleepTimes(bedtime: try parse(bedtime, "bedtime"), wake: try parse(wake, "wake"))
         let weekend = SleepTimes(bedtime: try parse(weekendBedtime ?? bedtime, "weekend bedtime"),
                                  wake: try parse(weekendWake ?? wake, "weekend wake"))
+        let manual = ManualSchedule(weekday: weekday, weekend: weekend)
         // Refuse what the pod could not hold before storing it.
         for side in sides {
             do {
-                _ = try PodScheduleConverter.convert(
-                    ManualSchedule(weekday: weekday, weekend: weekend), weekendWakeDays: settings.inference.weekendWakeDays,
-                    side: side, timeZoneIdentifier: await zone(podSerial: podSerial, side: side).identifier,
-                    configuration: settings.conversion)
+                _ = try ScheduleResolver.podSchedule(manual, side: side,
+                                                     timeZoneIdentifier: await zone(podSerial: podSerial, side: side).identifier,
+                                                     settings: settings)
             } catch {
                 throw .schedule(error)
             }
         }
-        var lines: [String] = []
         for side in sides {
             do {
                 try await store.setManualSchedule(ManualScheduleRecord(
@@ -205,22 +222,53 @@ package struct ScheduleConsole: Sendable {
             } catch {
                 throw .store("\(error)")
             }
-            let decision = try await resolver(podSerial: podSerial, side: side).decide(podSerial: podSerial, side: side, now: now)
-            lines.append("\(side): manual schedule set — weekday \(weekday), weekend \(weekend)")
-            lines.append("  the pod will hold: \(decision.schedule.summary)")
+        }
+        return manual
+    }
+
+    /// What `setManual` prints, from the decisions made after the manual schedule was stored.
+    package static func manualSetLines(_ manual: ManualSchedule, sides: [BedSide],
+                                       decisions: [BedSide: SideScheduleDecision]) -> [String] {
+        var lines: [String] = []
+        for side in sides {
+            lines.append("\(side): manual schedule set — weekday \(manual.weekday), weekend \(manual.weekend)")
+            if let decision = decisions[side] { lines.append("  the pod will hold: \(decision.schedule.summary)") }
         }
         return lines
     }
 
     /// Removes the manual schedule of each side: back to the inferred (or default) one.
     package func clearManual(podSerial: String, sides: [BedSide]) async throws(ScheduleServiceError) -> [String] {
+        let removed = try await removeManual(podSerial: podSerial, sides: sides)
+        return Self.manualClearedLines(removed: removed, sides: sides,
+                                       decisions: try await offlineDecisions(podSerial: podSerial, sides: sides))
+    }
+
+    /// Removes the manual schedule of each side from the store; returns the sides that had one.
+    package func removeManual(podSerial: String, sides: [BedSide]) async throws(ScheduleServiceError) -> Set<BedSide> {
+        var removed: Set<BedSide> = []
+        for side in sides {
+            do {
+                if try await store.clearManualSchedule(podSerial: podSerial, side: side) { removed.insert(side) }
+            } catch {
+                throw .store("\(error)")
+            }
+        }
+        return removed
+    }
+
+    /// What `clearManual` prints, from the decisions made after the manual schedule was removed.
+    package static func manualClearedLines(removed: Set<BedSide>, sides: [BedSide],
+                                           decisions: [BedSide: SideScheduleDecision]) -> [String] {
         var lines: [String] = []
         for side in sides {
-            let removed: Bool
-            do { removed = try await store.clearManualSchedule(podSerial: podSerial, side: side) } catch { throw .store("\(error)") }
-            let decision = try await resolver(podSerial: podSerial, side: side).decide(podSerial: podSerial, side: side, now: now)
-            lines.append(removed ? "\(side): manual schedule cleared; back to \(decision.origin): \(decision.schedule.summary)"
-                                 : "\(side): no manual schedule was set; \(decision.origin) schedule: \(decision.schedule.summary)")
+            let was = removed.contains(side)
+            guard let decision = decisions[side] else {
+                lines.append(was ? "\(side): manual schedule cleared" : "\(side): no manual schedule was set")
+                continue
+            }
+            lines.append(was ? "\(side): manual schedule cleared; back to \(decision.origin): \(decision.schedule.summary)"
+                             : "\(side): no manual schedule was set; \(decision.origin) schedule: \(decision.schedule.summary)")
         }
         return lines
     }

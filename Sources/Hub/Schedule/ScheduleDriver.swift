@@ -39,7 +39,15 @@ package actor ScheduleDriver {
     package private(set) var podSerial: String?
     private var podSides: [BedSide] = BedSide.allCases
     private var bootCounts: [String: UInt32] = [:]
-    private var decisions: [BedSide: SideScheduleDecision] = [:]
+    /// The schedule in force per pod and side, with its why: decided here on this service's
+    /// triggers (connect, stored night, manual schedule or alarm switch changed) and read by
+    /// the API and MQTT through `decisions(podSerial:)`, smart wake and presence power through
+    /// `scheduleInForce(side:)`; nobody else infers.
+    private var planned: [String: [BedSide: SideScheduleDecision]] = [:]
+    /// The schedule last told on the console per side of the served pod.
+    private var reported: [BedSide: PodSchedule] = [:]
+    /// The decisions for the pod being served.
+    private var servedDecisions: [BedSide: SideScheduleDecision] { podSerial.flatMap { planned[$0] } ?? [:] }
 
     private var wakeAt: Date?
     private var wakeSignal: AsyncStream<Void>.Continuation?
@@ -87,7 +95,7 @@ package actor ScheduleDriver {
         if podSerial != serial {
             // Another pod: nothing it acknowledged is known.
             policy = SchedulePushPolicy(configuration: configuration.schedule.push)
-            decisions = [:]
+            reported = [:]
             reportedClockOffset = nil
         }
         self.connection = connection
@@ -233,7 +241,38 @@ package actor ScheduleDriver {
         guard configuration.schedule.enabled else { return }
         await lock()
         defer { unlock() }
-        guard let serial = podSerial, let desired = await computeDesired(serial: serial, now: clock.now()) else { return }
+        guard let serial = podSerial else { return }
+        await replanLocked(serial: serial)
+    }
+
+    /// Works the schedule of `serial` out again now (its manual schedule or alarm switch
+    /// changed): stored and pushed (if something changed) when it is the pod served. Returns
+    /// the decisions in force afterwards.
+    package func replan(podSerial serial: String) async -> [BedSide: SideScheduleDecision] {
+        guard configuration.schedule.enabled else { return [:] }
+        await lock()
+        defer { unlock() }
+        await replanLocked(serial: serial)
+        return planned[serial] ?? [:]
+    }
+
+    /// The schedule in force per side of `serial`, with its why. Decided here first if this
+    /// service has not yet decided for that pod since it started (a pod known from the store,
+    /// not connected yet, or one whose connect is being served): without waiting for pushes
+    /// in progress, and only held until this service's own trigger decides again.
+    package func decisions(podSerial serial: String) async -> [BedSide: SideScheduleDecision] {
+        guard configuration.schedule.enabled else { return [:] }
+        if let known = planned[serial], !known.isEmpty { return known }
+        await plan(serial: serial, sides: BedSide.allCases, now: clock.now(), onlyMissing: true)
+        return planned[serial] ?? [:]
+    }
+
+    private func replanLocked(serial: String) async {
+        guard serial == podSerial else {
+            await plan(serial: serial, sides: BedSide.allCases, now: clock.now())
+            return
+        }
+        guard let desired = await computeDesired(serial: serial, now: clock.now()) else { return }
         await process(.desiredChanged(desired))
         await reportAcknowledgedSides()
     }
@@ -266,7 +305,7 @@ package actor ScheduleDriver {
     }
 
     /// The schedule worked out for a side of the connected pod (smart wake takes its alarms).
-    package func scheduleInForce(side: BedSide) -> PodSchedule? { decisions[side]?.schedule }
+    package func scheduleInForce(side: BedSide) -> PodSchedule? { servedDecisions[side]?.schedule }
 
     /// Whether every desired command is acknowledged by the connected pod.
     package var isInSync: Bool {
@@ -286,27 +325,43 @@ package actor ScheduleDriver {
     // MARK: Desired state
 
     private func computeDesired(serial: String, now: Date) async -> DesiredPodState? {
+        await plan(serial: serial, sides: podSides, now: now)
+        return desiredState(now: now)
+    }
+
+    /// Decides each side of `serial` (the one call of the inference in the running hub) and
+    /// keeps the decision in force here. For the pod served (the last one connected) it is
+    /// also stored and told on the console; another pod's (one the API or MQTT asked about)
+    /// is only held, and stored when that pod connects.
+    /// `onlyMissing`: a look on request, held only where nothing is yet (a trigger's decision
+    /// made meanwhile wins), neither stored nor told.
+    private func plan(serial: String, sides: [BedSide], now: Date, onlyMissing: Bool = false) async {
         let nowUnix = Int64(now.timeIntervalSince1970.rounded(.down))
-        for side in podSides {
+        let served = serial == podSerial
+        for side in sides {
             do {
                 let decision = try await resolver.decide(podSerial: serial, side: side, now: now)
-                let changed = try await store.setPodSchedule(decision.state(at: nowUnix))
-                if changed || decisions[side]?.schedule != decision.schedule {
-                    reporter.event("schedule \(side) (\(decision.origin)): \(decision.schedule.summary) — \(decision.reason)")
+                if onlyMissing {
+                    if planned[serial]?[side] == nil { planned[serial, default: [:]][side] = decision }
+                    continue
                 }
-                decisions[side] = decision
+                let changed = served ? try await store.setPodSchedule(decision.state(at: nowUnix)) : false
+                if served, changed || reported[side] != decision.schedule {
+                    reporter.event("schedule \(side) (\(decision.origin)): \(decision.schedule.summary) — \(decision.reason)")
+                    reported[side] = decision.schedule
+                }
+                planned[serial, default: [:]][side] = decision
             } catch {
-                reporter.warning("schedule \(side): could not be worked out (\(error)); keeping the previous one")
+                if !onlyMissing { reporter.warning("schedule \(side): could not be worked out (\(error)); keeping the previous one") }
             }
         }
-        return desiredState(now: now)
     }
 
     /// The schedules in force, with presence-driven power's holds applied (a hold that is over,
     /// or no longer fits the schedule, is dropped).
     private func desiredState(now: Date) -> DesiredPodState? {
         let schedules = podSides.compactMap { side -> PodSchedule? in
-            guard let schedule = decisions[side]?.schedule else { return nil }
+            guard let schedule = servedDecisions[side]?.schedule else { return nil }
             guard let hold = holds[side] else { return schedule }
             guard let held = hold.applied(to: schedule, now: now) else {
                 holds[side] = nil
@@ -501,7 +556,7 @@ package actor ScheduleDriver {
             guard case .setPowerSchedule(_, let windows)? = policy.acknowledged[.powerSchedule(side)],
                   case .setAlarm(_, let alarm)? = policy.acknowledged[.alarm(side)] else { continue }
             touched.remove(side)
-            let origin = decisions[side].map { " (\($0.origin))" } ?? ""
+            let origin = servedDecisions[side].map { " (\($0.origin))" } ?? ""
             let power = windows.isEmpty ? "power off" : "power " + windows.map(\.shortDescription).joined(separator: ", ")
             let alarmText = alarm.map { "alarm \($0.shortDescription)" } ?? "no alarm"
             reporter.event("schedule \(side)\(origin): \(power), \(alarmText) — pod acknowledged")

@@ -4,7 +4,9 @@ import SleepStore
 import SleepDomain
 
 /// What a side's schedule is and why: the manual schedule if the user set one, else the
-/// inference over the side's stored main sleep sessions, else the configured default.
+/// inference over the side's stored main sleep sessions, else the configured default. Made
+/// only by `ScheduleResolver.decide`; in the running hub only the schedule service calls that
+/// (`ScheduleDriver`), and the API, MQTT and the console read its decisions.
 package struct SideScheduleDecision: Sendable, Hashable {
     package let podSerial: String
     package let side: BedSide
@@ -18,6 +20,19 @@ package struct SideScheduleDecision: Sendable, Hashable {
     /// Stored sessions of the side offered to the inference, and how many were naps.
     package let sessionsOffered: Int
     package let napsSkipped: Int
+    /// What the inference alone gives (the manual schedule left out): the same as the above
+    /// when no manual schedule is set. The API and `schedule infer` show it beside a manual one.
+    package let inferredOnly: Outcome
+    /// The moment the decision was made for (the hub's clock).
+    package let decidedAt: Date
+
+    /// One evaluation of the inference and its conversion to what the pod holds.
+    package struct Outcome: Sendable, Hashable {
+        package let inference: ScheduleInferenceResult
+        package let schedule: PodSchedule
+        package let origin: PodScheduleOrigin
+        package let reason: String
+    }
 
     /// The store row for this decision.
     package func state(at time: Int64) throws -> PodScheduleState {
@@ -44,8 +59,9 @@ package enum ScheduleServiceError: Error, Sendable, CustomStringConvertible {
 }
 
 /// Reads a side's sessions and manual schedule from the store and runs the pure inference
-/// and conversion of SleepSchedule. Shared by the daemon's `ScheduleDriver` and the
-/// `podbridge schedule` command, so both say the same thing.
+/// and conversion of SleepSchedule. Called by the daemon's schedule service (`ScheduleDriver`,
+/// the owner of the schedule in force) and, with no daemon, by the `podbridge schedule`
+/// command, so both say the same thing.
 package struct ScheduleResolver: Sendable {
     package let store: NightStore
     package let settings: HubConfiguration.ScheduleSettings
@@ -103,38 +119,52 @@ package struct ScheduleResolver: Sendable {
         return ManualSchedule(weekday: SleepTimes(bedtime: wb, wake: ww), weekend: SleepTimes(bedtime: eb, wake: ew))
     }
 
-    /// The schedule a side should hold at `now`, and why. `ignoreManual` shows what the
-    /// inference alone would give (the manual schedule is still reported beside it).
-    package func decide(podSerial: String, side: BedSide, now: Date,
-                       ignoreManual: Bool = false) async throws(ScheduleServiceError) -> SideScheduleDecision {
+    /// The schedule a side should hold at `now`, and why, with what the inference alone gives.
+    /// The one place inference is run and converted to a pod schedule.
+    package func decide(podSerial: String, side: BedSide, now: Date) async throws(ScheduleServiceError) -> SideScheduleDecision {
         let nights = try await nights(podSerial: podSerial, side: side, now: now)
-        let manual = ignoreManual ? nil : try await manual(podSerial: podSerial, side: side)
+        let manual = try await manual(podSerial: podSerial, side: side)
         let alarmOn: Bool
         do { alarmOn = try await store.alarmEnabled(podSerial: podSerial, side: side) } catch { throw .store("\(error)") }
         do {
-            let result = try ScheduleInference.infer(nights: nights, manual: manual, now: now, timeZone: podZone,
-                                                     configuration: settings.inference)
-            var schedule = try PodScheduleConverter.convert(
-                result.schedule, weekendWakeDays: settings.inference.weekendWakeDays, side: side,
-                timeZoneIdentifier: podZone.identifier, configuration: settings.conversion)
-            // Switched off (MQTT): the pod holds no alarm for the side; power is unchanged.
-            if !alarmOn { schedule.alarms = [] }
-            let sources = [result.weekday.source, result.weekend.source]
-            let origin: PodScheduleOrigin = sources.contains(.manual) ? .manual
-                : sources.allSatisfy { $0 == .fallbackDefault } ? .default : .inferred
-            var reason: String
-            if result.weekday.source == result.weekend.source, result.weekday.reason == result.weekend.reason {
-                reason = result.weekday.reason
-            } else {
-                reason = "weekday nights: \(result.weekday.source) (\(result.weekday.reason)); "
-                    + "weekend nights: \(result.weekend.source) (\(result.weekend.reason))"
-            }
-            if !alarmOn { reason += "; alarm switched off" }
-            return SideScheduleDecision(podSerial: podSerial, side: side, inference: result, schedule: schedule,
-                                        origin: origin, reason: reason, sessionsOffered: nights.count,
-                                        napsSkipped: result.skippedNaps)
+            let alone = try evaluate(nights: nights, manual: nil, side: side, alarmOn: alarmOn, now: now)
+            var inForce = alone
+            if let manual { inForce = try evaluate(nights: nights, manual: manual, side: side, alarmOn: alarmOn, now: now) }
+            return SideScheduleDecision(podSerial: podSerial, side: side, inference: inForce.inference, schedule: inForce.schedule,
+                                        origin: inForce.origin, reason: inForce.reason, sessionsOffered: nights.count,
+                                        napsSkipped: inForce.inference.skippedNaps, inferredOnly: alone, decidedAt: now)
         } catch {
             throw .schedule(error)
         }
+    }
+
+    /// Inference over `nights` (the manual schedule winning when given), converted. Pure.
+    private func evaluate(nights: [SleepNight], manual: ManualSchedule?, side: BedSide, alarmOn: Bool,
+                          now: Date) throws(ScheduleError) -> SideScheduleDecision.Outcome {
+        let result = try ScheduleInference.infer(nights: nights, manual: manual, now: now, timeZone: podZone,
+                                                 configuration: settings.inference)
+        var schedule = try Self.podSchedule(result.schedule, side: side, timeZoneIdentifier: podZone.identifier, settings: settings)
+        // Switched off (MQTT): the pod holds no alarm for the side; power is unchanged.
+        if !alarmOn { schedule.alarms = [] }
+        let sources = [result.weekday.source, result.weekend.source]
+        let origin: PodScheduleOrigin = sources.contains(.manual) ? .manual
+            : sources.allSatisfy { $0 == .fallbackDefault } ? .default : .inferred
+        var reason: String
+        if result.weekday.source == result.weekend.source, result.weekday.reason == result.weekend.reason {
+            reason = result.weekday.reason
+        } else {
+            reason = "weekday nights: \(result.weekday.source) (\(result.weekday.reason)); "
+                + "weekend nights: \(result.weekend.source) (\(result.weekend.reason))"
+        }
+        if !alarmOn { reason += "; alarm switched off" }
+        return .init(inference: result, schedule: schedule, origin: origin, reason: reason)
+    }
+
+    /// What the pod would hold for `times` on `side`: the conversion every schedule goes
+    /// through, also asked (and thrown away) to refuse a manual schedule before it is stored.
+    package static func podSchedule(_ times: ManualSchedule, side: BedSide, timeZoneIdentifier: String,
+                                    settings: HubConfiguration.ScheduleSettings) throws(ScheduleError) -> PodSchedule {
+        try PodScheduleConverter.convert(times, weekendWakeDays: settings.inference.weekendWakeDays, side: side,
+                                         timeZoneIdentifier: timeZoneIdentifier, configuration: settings.conversion)
     }
 }

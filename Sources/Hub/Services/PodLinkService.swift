@@ -120,7 +120,7 @@ package final class PodLinkService: Service, Sendable {
 
     fileprivate func publishCounters() async {
         guard let serial = await connection.serial else { return }
-        bus.publish(.linkCounters(serial: serial, await connection.counters()))
+        bus.publish(.linkCounters(serial: serial, LinkStats(await connection.counters())))
     }
 
     /// Follows the link's events in order; owns the pipeline of the pod on the link.

@@ -17,7 +17,7 @@ package struct PresencePowerRoutes: Sendable {
     func register(on group: RouterGroup<APIRequestContext>) {
         group.get("presence-power") { request, _ in
             let q = try RequestInput.query(request, allowed: ["pod"])
-            let serial = try await ScheduleRoutes(store: self.store, settings: self.settings, control: self.control, clock: self.clock)
+            let serial = try await ScheduleRoutes(store: self.store, control: self.control)
                 .knownPod(q["pod"])
             let changes = try await self.store.presencePowerChanges(podSerial: serial, limit: 100)
             let p = self.settings.presencePower

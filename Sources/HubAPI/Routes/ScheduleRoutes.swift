@@ -6,13 +6,12 @@ import SleepSchedule
 import SleepStore
 
 /// `GET /api/v1/schedule`, `PUT` and `DELETE /api/v1/schedule/manual`: what is in force per
-/// side and why (read from the store with the same resolver as `podbridge schedule`), and the
-/// manual schedule through `HubControl` (validated like the CLI, then pushed to the pod).
+/// side and why (as stored and decided by the hub's schedule service, read through
+/// `HubControl`; nothing is inferred here), and the manual schedule through `HubControl`
+/// (validated like the CLI, then pushed to the pod).
 package struct ScheduleRoutes: Sendable {
     let store: NightStore
-    let settings: HubConfiguration.ScheduleSettings
     let control: HubControl
-    let clock: HubClock
 
     func register(on group: RouterGroup<APIRequestContext>) {
         group.get("schedule") { request, _ in
@@ -113,6 +112,7 @@ package struct ScheduleRoutes: Sendable {
 
     func show(serial: String) async throws -> ScheduleBody {
         var sides: [ScheduleBody.SideBody] = []
+        let decisions = await control.scheduleDecisions(podSerial: serial)
         for side in BedSide.allCases {
             var body = ScheduleBody.SideBody(side: side.rawValue)
             if let state = try await store.podSchedule(podSerial: serial, side: side) {
@@ -127,14 +127,11 @@ package struct ScheduleRoutes: Sendable {
                                     weekendBedtime: m.weekendBedtime, weekendWake: m.weekendWake,
                                     setAt: LiveMessage.rfc3339(Double(m.setAt)))
             }
-            let zone = (try? await store.podSchedule(podSerial: serial, side: side)).flatMap { $0 }
-                .flatMap { TimeZone(identifier: $0.timeZoneID) }
-                ?? settings.podTimeZone.flatMap(TimeZone.init(identifier:)) ?? .current
-            let resolver = ScheduleResolver(store: store, settings: settings, podZone: zone)
-            if let d = try? await resolver.decide(podSerial: serial, side: side, now: clock.now(), ignoreManual: true) {
+            if let decision = decisions[side] {
+                let d = decision.inferredOnly
                 body.inference = .init(
                     origin: d.origin.rawValue, summary: d.schedule.summary, reason: d.reason,
-                    sessionsOffered: d.sessionsOffered, napsSkipped: d.napsSkipped,
+                    sessionsOffered: decision.sessionsOffered, napsSkipped: decision.napsSkipped,
                     groups: NightGroup.allCases.map { g in
                         let decision = d.inference.decision(for: g)
                         return .init(group: g.rawValue, source: decision.source.rawValue,

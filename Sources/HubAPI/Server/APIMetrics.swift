@@ -1,7 +1,6 @@
 import Foundation
 import Hub
 import Hummingbird
-import PodDevice
 import Prometheus
 import SleepStore
 import Synchronization
@@ -95,14 +94,14 @@ package final class APIMetrics: Sendable {
             _ = counter("podbridge_schedule_pushes_total", [("outcome", outcome.rawValue)])
         }
         for kind in WakeNotice.Kind.allCases { _ = counter("podbridge_wake_events_total", [("kind", kind.rawValue)]) }
-        var last: [String: LinkCounters] = [:]
+        var last: [String: LinkStats] = [:]
         let events = bus.subscribe(name: "metrics", bufferSize: 1024)
         // A pod that connected before this subscription (the API starts beside the link).
         for serial in bus.state.pods.keys { for name in Self.linkCounters { _ = counter(name, [("pod", serial)]) } }
         for await event in events {
             switch event {
             case .linkCounters(let serial, let c):
-                let before = last[serial] ?? LinkCounters()
+                let before = last[serial] ?? LinkStats()
                 last[serial] = c
                 func add(_ name: String, _ now: UInt64, _ was: UInt64) {
                     let delta = now >= was ? now - was : now

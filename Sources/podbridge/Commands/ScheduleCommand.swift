@@ -169,9 +169,8 @@ struct ScheduleCommand: AsyncParsableCommand {
                                          wake: weekendWake.flatMap(TimeOfDay.init) ?? w)
                 let settings = try options.common.load().schedule
                 do throws(ScheduleError) {
-                    _ = try PodScheduleConverter.convert(ManualSchedule(weekday: weekday, weekend: weekend),
-                                                         weekendWakeDays: settings.inference.weekendWakeDays, side: .left,
-                                                         timeZoneIdentifier: "UTC", configuration: settings.conversion)
+                    _ = try ScheduleResolver.podSchedule(ManualSchedule(weekday: weekday, weekend: weekend), side: .left,
+                                                         timeZoneIdentifier: "UTC", settings: settings)
                 } catch {
                     throw ValidationError(error.description)
                 }
