@@ -23,15 +23,10 @@ demo: deps
 ## Every test: the unit and integration suites, then the device suites that need umockdev.
 test: deps test-unit test-device test-install test-deb
 
-# The suites that run the hub against the virtual pod on simulated clocks (tens to hundreds
-# of times real time) run second, on their own: sharing two cores with the CPU-bound suites
-# (model fits, whole synthetic nights) starves their links past the tests' patience.
-# One of their tests at a time: Swift Testing otherwise starts them all at once (tens of 300x
-# pods and hubs on two cores), and a hub starved for a fraction of a second loses a minute of
-# the pod's data, as a real pod's transmit queue would overflow (CI failed on it twice; two at
-# a time failed again on a machine 2.7x slower, where a debug-built 300x pod and hub fill a core).
-CLOCKED_SUITES := HubTests|VirtualPodLinkTests|PodLinkTests
-CLOCKED_WIDTH := SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=1
+# The suites that run the hub against the virtual pod on simulated clocks run in the parallel
+# pass with the rest: their pod and hub share a PacedTimeline (docs/virtual-pod.md), which the
+# pod holds while the hub leaves its data unread, so a hub starved by the other suites slows
+# its night instead of losing it. (They used to run one test at a time, in a pass of their own.)
 # The soak (eight nights of the real daemon) and the API suites (a hub and a virtual pod at
 # up to 300x with real clients: SSE, WebSocket, schemathesis, headless chromium) run last,
 # one suite per process, since beside the clocked suites (or each other) they starved the
@@ -49,8 +44,7 @@ SOLO_SUITES := HubTests.HubSoakTests HubAPITests.APIControlTests HubAPITests.API
 
 test-unit:
 	swift build --build-tests
-	swift test --skip-build --parallel $(SWIFT_TEST_SKIP) --skip '$(CLOCKED_SUITES)|HubAPITests|HubMQTTTests.MQTTClientTests|HubMQTTTests.MQTTHubTests|HomeKitServiceTests'
-	$(CLOCKED_WIDTH) swift test --skip-build $(SWIFT_TEST_SKIP) --filter '$(CLOCKED_SUITES)' --skip 'HubSoakTests|HubMQTTTests'
+	swift test --skip-build --parallel $(SWIFT_TEST_SKIP) --skip 'HubSoakTests|HubAPITests|HubMQTTTests.MQTTClientTests|HubMQTTTests.MQTTHubTests|HomeKitServiceTests'
 	set -e; for suite in $(SOLO_SUITES); do swift test --skip-build $(SWIFT_TEST_SKIP) --filter "$$suite"; done
 
 test-device:

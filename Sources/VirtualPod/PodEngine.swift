@@ -42,6 +42,9 @@ final class PodEngine: @unchecked Sendable {
     private let timelineStart: Duration
     /// Whether this pod holds the shared timeline (its queue is past `holdAbove`).
     private var holding = false
+    /// Until a hub first starts the streams, a pod on a shared timeline holds it: the night
+    /// starts when the hub is there to read it, however long the hub took to start.
+    private var awaitingFirstStream = true
     private let ticksPerNano: Double
     private var modelTick: UInt64 = 0
     private var bootModelTick: UInt64 = 0
@@ -215,8 +218,10 @@ final class PodEngine: @unchecked Sendable {
     /// hub has caught up (or the link is gone, stalled on purpose or the pod stopped).
     private func paceTimeline() {
         guard let timeline = config.timeline else { return }
+        if firmware.linkReady, !firmware.streaming.isEmpty { awaitingFirstStream = false }
         let linked = pty != nil && stallUntil == nil && detachedUntil == nil && !finished
-        let hold = linked && (holding ? pendingCount >= Self.releaseBelow : pendingCount > Self.holdAbove)
+        let backedUp = holding ? pendingCount >= Self.releaseBelow : pendingCount > Self.holdAbove
+        let hold = !finished && (awaitingFirstStream || (linked && backedUp))
         guard hold != holding else { return }
         holding = hold
         if hold { timeline.hold() } else { timeline.release() }
