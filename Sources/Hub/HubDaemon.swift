@@ -77,7 +77,9 @@ package struct HubDaemon: Sendable {
                              control: control, schedule: $0, rule: wakeRule)
         }
         if let wake { services.append(wake) }
-        if let schedule, configuration.schedule.presencePower.enabled {
+        // With the schedule service: each side acts only while its presence-driven power is on,
+        // which the owner can switch at run time (the configuration gives the default).
+        if let schedule {
             services.append(PresencePowerService(store: store, configuration: configuration, clock: clock, reporter: reporter,
                                                  bus: bus, control: control, schedule: schedule))
         }

@@ -1,4 +1,5 @@
 import Foundation
+import SleepDomain
 /// Home Assistant MQTT discovery configs for one pod: one HA device per pod, its entities
 /// per side, all reading the hub's state topics and writing its command topics
 /// (https://www.home-assistant.io/integrations/mqtt/#mqtt-discovery).
@@ -51,6 +52,34 @@ package struct HomeAssistantDiscovery: Sendable {
     package static let commandEventTypes = ["ack", "nack", "ok", "error", "refused"]
     /// The stage sensor's values: the night's stages, and an empty bed.
     package static let stageOptions = ["awake", "core", "deep", "rem", "out_of_bed"]
+
+    /// A switch of presence-driven power: ON/OFF to its command topic, its state from the
+    /// side's retained `presence_power/state`.
+    private func presencePowerSwitch(_ serial: String, _ side: String, _ field: MQTTCommand.PresencePowerField, _ key: String,
+                                     icon: String, config: Bool = false) -> [String: JSONValue] {
+        var c: [String: JSONValue] = [
+            "command_topic": .string(topics.presencePowerCommand(serial, side, field)),
+            "state_topic": .string(topics.presencePowerState(serial, side)),
+            "value_template": .string("{{ 'ON' if value_json.\(key) else 'OFF' }}"),
+            "payload_on": "ON", "payload_off": "OFF", "state_on": "ON", "state_off": "OFF", "icon": .string(icon),
+        ]
+        if config { c["entity_category"] = "config" }
+        return c
+    }
+
+    /// A number of presence-driven power (minutes or nights), within the range the hub accepts.
+    private func presencePowerNumber(_ serial: String, _ side: String, _ field: MQTTCommand.PresencePowerField, _ key: String,
+                                     _ range: ClosedRange<Int>, unit: String?, icon: String) -> [String: JSONValue] {
+        var c: [String: JSONValue] = [
+            "command_topic": .string(topics.presencePowerCommand(serial, side, field)),
+            "state_topic": .string(topics.presencePowerState(serial, side)),
+            "value_template": .string("{{ value_json.\(key) }}"),
+            "min": .number(Double(range.lowerBound)), "max": .number(Double(range.upperBound)), "step": 1, "mode": "box",
+            "entity_category": "config", "icon": .string(icon),
+        ]
+        if let unit { c["unit_of_measurement"] = .string(unit) }
+        return c
+    }
 
     /// The retained config messages announcing `pod`.
     package func messages(for pod: Pod) -> [MQTTMessage] {
@@ -222,6 +251,25 @@ package struct HomeAssistantDiscovery: Sendable {
                     "state_topic": .string(topics.presencePower(serial, side)), "value_template": "{{ value_json.text }}",
                     "json_attributes_topic": .string(topics.presencePower(serial, side)), "icon": "mdi:bed-clock",
                 ]),
+                entity("switch", "\(side)_presence_power_enabled", name: "\(title) presence-driven power",
+                       presencePowerSwitch(serial, side, .enabled, "enabled", icon: "mdi:bed-clock")),
+                entity("switch", "\(side)_presence_power_away", name: "\(title) away",
+                       presencePowerSwitch(serial, side, .away, "away", icon: "mdi:bag-suitcase")),
+                entity("switch", "\(side)_presence_power_keep_on", name: "\(title) keep on while in bed",
+                       presencePowerSwitch(serial, side, .keepOnWhileOccupied, "keep_on_while_occupied", icon: "mdi:bed",
+                                           config: true)),
+                entity("number", "\(side)_presence_power_keep_on_delay", name: "\(title) keep-on off delay",
+                       presencePowerNumber(serial, side, .keepOnAfterLeavingMinutes, "keep_on_after_leaving_minutes",
+                                           PresencePowerSettings.keepOnAfterLeavingRange, unit: "min", icon: "mdi:timer-outline")),
+                entity("switch", "\(side)_presence_power_off_when_left", name: "\(title) off when bed left",
+                       presencePowerSwitch(serial, side, .offWhenLeft, "off_when_left", icon: "mdi:bed-empty", config: true)),
+                entity("number", "\(side)_presence_power_off_delay", name: "\(title) off when bed left after",
+                       presencePowerNumber(serial, side, .offWhenLeftMinutes, "off_when_left_minutes",
+                                           PresencePowerSettings.offWhenLeftRange, unit: "min", icon: "mdi:timer-outline")),
+                entity("number", "\(side)_presence_power_away_after", name: "\(title) away after empty nights",
+                       presencePowerNumber(serial, side, .awayAfterNights, "away_after_nights",
+                                           0...PresencePowerSettings.awayAfterNightsRange.upperBound, unit: nil,
+                                           icon: "mdi:calendar-remove")),
                 entity("button", "\(side)_clear_schedule", name: "\(title) back to learned schedule", [
                     "command_topic": .string(topics.clearScheduleCommand(serial, side)), "payload_press": "PRESS",
                     "icon": "mdi:calendar-refresh",

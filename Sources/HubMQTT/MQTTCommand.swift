@@ -37,10 +37,32 @@ package struct MQTTCommand: Sendable, Hashable {
         case alarm(on: Bool)
         /// The smart-wake window before the alarm, 0 (a fixed alarm) to 120 minutes.
         case wakeWindow(minutes: Int)
+        /// One setting of presence-driven power: a switch (1 on, 0 off) or a whole number of
+        /// minutes or nights, whose range the hub checks (docs/schedule.md §5).
+        case presencePower(PresencePowerField, Int)
+    }
+
+    /// The presence-driven power settings a command can change (`presence_power/<field>/set`).
+    package enum PresencePowerField: String, Sendable, Hashable, CaseIterable {
+        case enabled
+        case keepOnWhileOccupied = "keep_on_while_occupied"
+        case keepOnAfterLeavingMinutes = "keep_on_after_leaving_minutes"
+        case offWhenLeft = "off_when_left"
+        case offWhenLeftMinutes = "off_when_left_minutes"
+        case awayAfterNights = "away_after_nights"
+        case away
+
+        /// ON/OFF rather than a number.
+        package var isSwitch: Bool {
+            switch self {
+            case .enabled, .keepOnWhileOccupied, .offWhenLeft, .away: true
+            case .keepOnAfterLeavingMinutes, .offWhenLeftMinutes, .awayAfterNights: false
+            }
+        }
     }
 
     /// Short name for results and logs: `power`, `snooze`, `stop`, `bedtime`, `wake`,
-    /// `weekend_bedtime`, `weekend_wake`, `clear`, `alarm`, `wake_window`.
+    /// `weekend_bedtime`, `weekend_wake`, `clear`, `alarm`, `wake_window`, `presence_power_<field>`.
     package var name: String {
         switch action {
         case .power: "power"
@@ -53,6 +75,7 @@ package struct MQTTCommand: Sendable, Hashable {
         case .clearSchedule: "clear"
         case .alarm: "alarm"
         case .wakeWindow: "wake_window"
+        case .presencePower(let field, _): "presence_power_\(field.rawValue)"
         }
     }
 
@@ -112,6 +135,21 @@ package struct MQTTCommand: Sendable, Hashable {
         case "schedule/clear":
             guard value.uppercased() == "PRESS" else { return fail("expected PRESS, got \(quoted(value))") }
             action = .clearSchedule
+        case _ where levels.count == 5 && levels[2] == "presence_power" && levels[4] == "set":
+            guard let field = PresencePowerField(rawValue: levels[3]) else {
+                return fail("unknown presence power setting \(quoted(levels[3])): expected "
+                            + PresencePowerField.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            if field.isSwitch {
+                guard let on = onOff(value) else { return fail("expected ON or OFF, got \(quoted(value))") }
+                action = .presencePower(field, on ? 1 : 0)
+            } else {
+                // Home Assistant's number entity sends "10" or "10.0"; the hub checks the range.
+                guard let number = Double(value), let whole = Int(exactly: number), whole >= 0 else {
+                    return fail("expected a whole number, got \(quoted(value))")
+                }
+                action = .presencePower(field, whole)
+            }
         default:
             return fail("unknown command \(quoted(path))")
         }

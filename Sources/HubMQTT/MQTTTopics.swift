@@ -32,6 +32,8 @@ package struct MQTTTopics: Sendable, Hashable {
     package func wake(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/wake" }
     /// Presence-driven power's last change of the side, with its reason (retained).
     package func presencePower(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/presence_power" }
+    /// The side's presence-driven power in force: its switch, rules, empty nights and away (JSON), retained.
+    package func presencePowerState(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/presence_power/state" }
     /// Alarm events (JSON), QoS 1, not retained.
     package func alarmEvents(_ serial: String) -> String { "\(pod(serial))/alarm/event" }
     /// The outcome of each command (the pod's ack or nack), QoS 1, not retained.
@@ -51,8 +53,8 @@ package struct MQTTTopics: Sendable, Hashable {
     /// an unknown thing gets an error back) and the ones below. Not `#`: the hub's own state
     /// topics would come back to it.
     package var commandFilters: [String] {
-        ["\(base)/+/+/+/set", "\(base)/+/+/schedule/+/set", "\(base)/+/+/alarm/snooze", "\(base)/+/+/alarm/stop",
-         "\(base)/+/+/schedule/clear"]
+        ["\(base)/+/+/+/set", "\(base)/+/+/schedule/+/set", "\(base)/+/+/presence_power/+/set", "\(base)/+/+/alarm/snooze",
+         "\(base)/+/+/alarm/stop", "\(base)/+/+/schedule/clear"]
     }
     package func powerCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/power/set" }
     package func snoozeCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/alarm/snooze" }
@@ -66,6 +68,10 @@ package struct MQTTTopics: Sendable, Hashable {
     package func clearScheduleCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/schedule/clear" }
     package func alarmCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/alarm/set" }
     package func wakeWindowCommand(_ serial: String, _ side: String) -> String { "\(pod(serial))/\(side)/wake_window/set" }
+    /// One setting of the side's presence-driven power (`MQTTCommand.PresencePowerField`).
+    package func presencePowerCommand(_ serial: String, _ side: String, _ field: MQTTCommand.PresencePowerField) -> String {
+        "\(pod(serial))/\(side)/presence_power/\(field.rawValue)/set"
+    }
 
     // MARK: Home Assistant
 

@@ -307,6 +307,7 @@ package actor MQTTBridge {
             for side in sides(pod.sides) {
                 publishSideState(serial: serial, side: side, state: state)
                 await publishSchedule(serial: serial, side: side)
+                await publishPresencePowerState(serial: serial, side: side)
                 await publishLastNight(serial: serial, side: side)
                 if let wake = lastWakes[SideKey(serial: serial, side: side)] { publishWake(wake) }
             }
@@ -332,6 +333,18 @@ package actor MQTTBridge {
     private func publishPresencePower(_ notice: PresencePowerNotice) {
         publish(MQTTMessage(topic: topics.presencePower(notice.serial, notice.side.rawValue),
                             payload: MQTTPayloads.presencePower(notice).encoded, qos: .atLeastOnce, retain: true))
+    }
+
+    private func publishPresencePowerState(serial: String, side: BedSide, _ inForce: PresencePowerInForce) {
+        publish(MQTTMessage(topic: topics.presencePowerState(serial, side.rawValue),
+                            payload: MQTTPayloads.presencePowerState(inForce).encoded, qos: .atLeastOnce, retain: true))
+    }
+
+    /// The side's presence-driven power as the store and the configuration say.
+    private func publishPresencePowerState(serial: String, side: BedSide) async {
+        let inForce = await PresencePowerInForce.resolve(store: store, configuration: configuration.schedule.presencePower,
+                                                         podSerial: serial, side: side)
+        publishPresencePowerState(serial: serial, side: side, inForce)
     }
 
     private func sides(_ count: Int) -> [BedSide] { count >= 2 ? [.left, .right] : [.left] }
@@ -424,6 +437,7 @@ package actor MQTTBridge {
             if let state = bus.state.pods[pod.serial] { publishLink(state) }
             for side in sides(pod.sides) {
                 await publishSchedule(serial: pod.serial, side: side)
+                await publishPresencePowerState(serial: pod.serial, side: side)
                 await publishLastNight(serial: pod.serial, side: side)
             }
         case .podDisconnected(let serial, _, _):
@@ -491,6 +505,11 @@ package actor MQTTBridge {
             // The switch's state follows from the `.powerSet` the command published; this is the why.
             guard connected else { return }
             publishPresencePower(notice)
+            // Away counted from empty nights may have changed with it.
+            await publishPresencePowerState(serial: notice.serial, side: notice.side)
+        case .presencePowerSettings(let serial, let side, let inForce):
+            guard connected else { return }
+            publishPresencePowerState(serial: serial, side: side, inForce)
         }
     }
 
@@ -615,6 +634,12 @@ package actor MQTTBridge {
                 let lines = try await control.setWake(podSerial: serial, sides: [side], windowMinutes: minutes, untilOutOfBed: nil)
                 publishResult(command, serial: serial, result: "ok", detail: Self.oneLine(lines))
                 await publishSchedule(serial: serial, side: side)
+            case .presencePower(let field, let value):
+                // The state goes out with the hub's `.presencePowerSettings`, as for a change from the API.
+                let inForce = try await control.setPresencePower(podSerial: serial, side: side,
+                                                                 change: Self.presencePowerChange(field, value))
+                publishResult(command, serial: serial, result: "ok",
+                              detail: "presence-driven power \(inForce.enabled ? "on" : "off")\(inForce.isAway ? ", away" : "")")
             }
         } catch {
             switch error {
@@ -625,6 +650,20 @@ package actor MQTTBridge {
                 publishResult(command, serial: serial, result: "error", detail: error.description)
             }
         }
+    }
+
+    static func presencePowerChange(_ field: MQTTCommand.PresencePowerField, _ value: Int) -> PresencePowerChangeRequest {
+        var change = PresencePowerChangeRequest()
+        switch field {
+        case .enabled: change.enabled = value != 0
+        case .keepOnWhileOccupied: change.keepOnWhileOccupied = value != 0
+        case .keepOnAfterLeavingMinutes: change.keepOnAfterLeavingMinutes = value
+        case .offWhenLeft: change.offWhenLeft = value != 0
+        case .offWhenLeftMinutes: change.offWhenLeftMinutes = value
+        case .awayAfterNights: change.awayAfterNights = value
+        case .away: change.away = value != 0
+        }
+        return change
     }
 
     private func result(_ command: MQTTCommand, serial: String, _ answer: HubControl.PodAnswer) {

@@ -33,6 +33,8 @@ package struct PresencePower: Sendable {
         var hold: Date?
         var slept: Bool
         var switchedOff = false
+        /// Why the hub switched the side off, while it is off.
+        var offReason: PresencePowerReason?
     }
 
     private var night: Night?
@@ -88,10 +90,40 @@ package struct PresencePower: Sendable {
         return evaluate(now)
     }
 
-    /// The owner changed the side's settings.
+    /// The owner changed the side's settings. A side off for "away" is switched on again when
+    /// the change ends away (the owner is back: the bed warms up as scheduled).
     package mutating func update(settings: PresencePowerSettings, now: Date) -> [PresencePowerCommand] {
         self.settings = settings
+        if let n = night, n.switchedOff, case .away? = n.offReason, !isAway, window(containing: now) != nil {
+            return switchOn(now, .awayCleared)
+        }
         return evaluate(now)
+    }
+
+    /// The owner says the side is no longer away (set by them, or counted from empty nights):
+    /// the count starts again, and a side off for away is switched on again.
+    package mutating func clearAway(now: Date) -> [PresencePowerCommand] {
+        emptyNights = 0
+        var cleared = settings
+        cleared.away = false
+        return update(settings: cleared, now: now)
+    }
+
+    /// The owner switched presence-driven power off for the side: a side the hub had switched
+    /// off inside the window in force is switched on again, and the policy is done (the caller
+    /// drops it, and ends a hold it asked for).
+    package mutating func turnOff(now: Date) -> [PresencePowerCommand] {
+        guard let n = night, n.switchedOff, window(containing: now) != nil else { return [] }
+        return switchOn(now, .turnedOff)
+    }
+
+    /// An on the owner's change asks for: always allowed (the off before it left room for it).
+    private mutating func switchOn(_ now: Date, _ reason: PresencePowerReason) -> [PresencePowerCommand] {
+        night?.switchedOff = false
+        night?.offReason = nil
+        sent.append(now)
+        return [PresencePowerCommand(side: side, action: .on, at: now, reason: reason,
+                                     timeZoneIdentifier: schedule?.timeZoneIdentifier ?? "GMT")]
     }
 
     // MARK: State, for the API
@@ -103,6 +135,12 @@ package struct PresencePower: Sendable {
 
     /// The side is off because the hub switched it off in the window in force.
     package var isSwitchedOff: Bool { night?.switchedOff ?? false }
+
+    /// While the hub has the side off: the end of the window in force (or of its hold).
+    package var switchedOffUntil: Date? {
+        guard let n = night, n.switchedOff else { return nil }
+        return max(n.scheduledEnd, n.hold ?? n.scheduledEnd)
+    }
 
     /// The pod's off moved to this minute by keep-on, if it was.
     package var heldUntil: Date? { night?.hold }
@@ -176,6 +214,7 @@ package struct PresencePower: Sendable {
         if n.switchedOff {
             guard lying, free >= 1 else { return [] }
             n.switchedOff = false
+            n.offReason = nil
             return command(.on, .backInBed)
         }
 
@@ -194,6 +233,7 @@ package struct PresencePower: Sendable {
             }
             if let reason {
                 n.switchedOff = true
+                n.offReason = reason
                 return command(.off, reason)
             }
         }

@@ -16,6 +16,10 @@ package enum PresencePowerReason: Hashable, Sendable, Codable {
     case backInBed
     /// The pod's off moved later: the side is occupied at the scheduled off.
     case stillInBed(scheduledOff: Date)
+    /// On: the owner cleared "away" (or its count) while the side was off for it.
+    case awayCleared
+    /// On: the owner switched presence-driven power off while the hub had the side off.
+    case turnedOff
 }
 
 /// What presence-driven power asks of the pod for one side.
@@ -65,6 +69,8 @@ package struct PresencePowerCommand: Hashable, Sendable, Codable, CustomStringCo
         case .away(nil): why = "away (set by the user)"
         case .backInBed: why = "back in bed"
         case .stillInBed(let off): why = "still in bed at the scheduled off \(clock(off))"
+        case .awayCleared: why = "away cleared"
+        case .turnedOff: why = "presence-driven power turned off"
         }
         return "\(what): \(why)"
     }

@@ -78,14 +78,18 @@ package enum ScheduleCommand: Hashable, Sendable {
 package struct DesiredPodState: Hashable, Sendable {
     package var timeZone: TimeZone
     package var schedules: [PodSchedule]
+    /// Sides presence-driven power switched off inside their window in force: no power-on is
+    /// sent for them (a push inside the window would otherwise switch an empty bed on again).
+    package var switchedOff: Set<BedSide>
 
-    package init(timeZone: TimeZone, schedules: [PodSchedule]) {
+    package init(timeZone: TimeZone, schedules: [PodSchedule], switchedOff: Set<BedSide> = []) {
         self.timeZone = timeZone
         self.schedules = schedules
+        self.switchedOff = switchedOff
     }
 
     /// The commands that express this state at `now`, in send order (clock, power schedules,
-    /// power on for a side inside a window now, alarms).
+    /// power on for a side inside a window now and not switched off by the hub, alarms).
     /// The pod holds one alarm per side: of a side's entries, the one in force is the entry whose
     /// next firing after `now − alarmHoldover` comes first, so an alarm stays in force for
     /// `alarmHoldover` after it fired (vibration and snoozes are not cut short) and is then
@@ -102,7 +106,7 @@ package struct DesiredPodState: Hashable, Sendable {
                 DaylightSavingConversion.powerWindow($0, at: now, in: timeZone, lead: transitionLead)
             }))
         }
-        for s in sides {
+        for s in sides where !switchedOff.contains(s.side) {
             if let window = s.powerWindows.first(where: { $0.contains(now, in: timeZone) }) {
                 list.append(.setPowerOn(s.side, level: window.level))
             }

@@ -17,7 +17,8 @@ import GRDB
 ///   how the alarm went (`wake_records`: the window, when and why it fired, repeats, snoozes).
 package enum StoreMigrations {
     /// Identifiers of all migrations, oldest first.
-    package static let versions = ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "presence_power_changes"]
+    package static let versions = ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "presence_power_changes",
+                                         "presence_power_sides"]
 
     package static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -279,6 +280,21 @@ package enum StoreMigrations {
                     outcome    TEXT NOT NULL
                 );
                 CREATE INDEX presence_power_changes_at ON presence_power_changes(pod_serial, at);
+                """)
+        }
+        // Presence-driven power set per side at run time, and its count of empty nights
+        // (PresencePowerSides.swift). `settings` is the side's rules as JSON.
+        migrator.registerMigration("presence_power_sides") { db in
+            try db.execute(sql: """
+                CREATE TABLE presence_power_sides (
+                    pod_serial   TEXT NOT NULL REFERENCES pods(serial) ON DELETE CASCADE,
+                    side         TEXT NOT NULL CHECK (side IN ('left', 'right')),
+                    enabled      INTEGER,
+                    settings     TEXT,
+                    empty_nights INTEGER NOT NULL DEFAULT 0 CHECK (empty_nights >= 0),
+                    set_at       INTEGER NOT NULL,
+                    PRIMARY KEY (pod_serial, side)
+                );
                 """)
         }
         return migrator

@@ -469,6 +469,60 @@ import Testing
         await hub.stop()
     }
 
+    /// Presence-driven power's cards: a side's switch ticked on the page is stored by the hub
+    /// (PUT /presence-power/settings), and a change made elsewhere (the API, as MQTT would)
+    /// reaches the open page through the stream; a bad number is said on the card, not stored.
+    @Test func presencePowerIsSwitchedFromThePageAndFollowsChangesMadeElsewhere() async throws {
+        let hub = try await APITestHub.start(serial: "API-DASH-PP", speed: 10)
+        let page = try await BrowserPage(width: 390, height: 844, timeZone: "UTC", locale: "en-GB")
+        let dir = try artifactsDirectory()
+        do {
+            #expect(await eventually(60) { hub.daemon.bus.state.pods["API-DASH-PP"]?.connected == true })
+            try await page.open(hub.base + "/")
+            let cards = "[...document.querySelectorAll('#presence-power .presence-side')].map(c => c.dataset.side + ':' + c.dataset.enabled + ':' + c.dataset.away)"
+            var shown: [String] = []
+            #expect(await eventually(60) {
+                shown = (try? await page.evaluate(cards) as? [String]) ?? []
+                return shown == ["left:false:false", "right:false:false"]
+            }, "\(shown)")
+            // Ticked on the page: stored, and the card redrawn from the hub's answer.
+            _ = try await page.evaluate("""
+                (() => { const box = document.querySelector('#presence-power [data-side=left] input[name=enabled]');
+                  box.checked = true; box.dispatchEvent(new Event('change')); return true; })()
+                """)
+            #expect(await eventually(60) {
+                shown = (try? await page.evaluate(cards) as? [String]) ?? []
+                return shown.first == "left:true:false"
+            }, "\(shown)")
+            #expect(try await hub.daemon.store.presencePowerSide(podSerial: "API-DASH-PP", side: .left)?.enabled == true)
+            // Set elsewhere: the page follows the stream's presence_power_settings.
+            let put = try await hub.request(.PUT, "/api/v1/presence-power/settings", body: #"{"side": "right", "away": true}"#)
+            #expect(put.status == 200, "\(put.body)")
+            #expect(await eventually(60) {
+                shown = (try? await page.evaluate(cards) as? [String]) ?? []
+                return shown.last == "right:false:true"
+            }, "\(shown)")
+            // Out of range on the page: refused, said on the card, nothing stored.
+            _ = try await page.evaluate("""
+                (() => { const n = document.querySelector('#presence-power [data-side=left] input[name=offWhenLeftMinutes]');
+                  n.value = '500'; n.dispatchEvent(new Event('change')); return true; })()
+                """)
+            var said = ""
+            #expect(await eventually(60) {
+                said = (try? await page.evaluate("document.querySelector('#presence-power [data-side=left] .presence-result').textContent") as? String) ?? ""
+                return said.hasPrefix("not changed:")
+            }, "\(said)")
+            #expect(try await hub.daemon.store.presencePowerSide(podSerial: "API-DASH-PP", side: .left)?.settings?.offWhenLeftMinutes != 500)
+            try await page.screenshot(to: dir.appendingPathComponent("dashboard-presence-power.png"))
+        } catch {
+            await page.close()
+            await hub.stop()
+            throw error
+        }
+        await page.close()
+        await hub.stop()
+    }
+
     /// A hub with a token (as any hub a phone reaches must have): the page, which needs no
     /// token itself, asks for it and says why nothing loads, not "connecting…" for ever.
     @Test func withoutItsTokenThePageAsksForItAndSaysSo() async throws {

@@ -19,7 +19,7 @@ import Testing
 
     @Test func everyConfigIsAValidDiscoveryPayload() throws {
         let messages = Self.discovery.messages(for: Self.pod)
-        #expect(messages.count == 2 + 2 * 33)
+        #expect(messages.count == 2 + 2 * 40)
         var uniqueIDs = Set<String>()
         for message in messages {
             #expect(message.retain && message.qos == .atLeastOnce)
@@ -73,6 +73,23 @@ import Testing
         #expect(byObject["left_wake_window"]?.component == "number")
         #expect(field("left_wake_window", "unit_of_measurement") == "min" && field("left_wake_window", "max") == 120)
         #expect(field("right_presence_power", "state_topic") == "podbridge/VPOD0001/right/presence_power")
+        // Presence-driven power's controls: switches and numbers on the side's presence_power/state.
+        for (object, component, command) in [("left_presence_power_enabled", "switch", "enabled"),
+                                             ("left_presence_power_away", "switch", "away"),
+                                             ("right_presence_power_keep_on", "switch", "keep_on_while_occupied"),
+                                             ("right_presence_power_off_when_left", "switch", "off_when_left"),
+                                             ("left_presence_power_keep_on_delay", "number", "keep_on_after_leaving_minutes"),
+                                             ("left_presence_power_off_delay", "number", "off_when_left_minutes"),
+                                             ("left_presence_power_away_after", "number", "away_after_nights")] {
+            let side = object.hasPrefix("left") ? "left" : "right"
+            #expect(byObject[object]?.component == component, "\(object)")
+            #expect(field(object, "command_topic") == .string("podbridge/VPOD0001/\(side)/presence_power/\(command)/set"))
+            #expect(field(object, "state_topic") == .string("podbridge/VPOD0001/\(side)/presence_power/state"))
+        }
+        #expect(field("left_presence_power_enabled", "value_template") == "{{ 'ON' if value_json.enabled else 'OFF' }}")
+        #expect(field("left_presence_power_off_delay", "min") == 3 && field("left_presence_power_off_delay", "max") == 120)
+        #expect(field("left_presence_power_away_after", "min") == 0 && field("left_presence_power_away_after", "max") == 30)
+        #expect(field("left_presence_power_off_delay", "entity_category") == "config")
         #expect(field("link", "device_class") == "connectivity")
         // The link entity stays available while the pod is away: it is what says so.
         if case .array(let a)? = field("link", "availability") { #expect(a.count == 1) } else { Issue.record("no availability") }

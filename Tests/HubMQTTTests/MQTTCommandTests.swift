@@ -38,6 +38,10 @@ import Testing
         #expect(action("podbridge/POD1/left/wake_window/set", "30") == .wakeWindow(minutes: 30))
         #expect(action("podbridge/POD1/left/wake_window/set", "45.0") == .wakeWindow(minutes: 45))
         #expect(action("podbridge/POD1/left/wake_window/set", "0") == .wakeWindow(minutes: 0))
+        #expect(action("podbridge/POD1/left/presence_power/enabled/set", "ON") == .presencePower(.enabled, 1))
+        #expect(action("podbridge/POD1/right/presence_power/away/set", "off") == .presencePower(.away, 0))
+        #expect(action("podbridge/POD1/left/presence_power/off_when_left_minutes/set", "15.0") == .presencePower(.offWhenLeftMinutes, 15))
+        #expect(action("podbridge/POD1/left/presence_power/away_after_nights/set", "0") == .presencePower(.awayAfterNights, 0))
     }
 
     @Test func malformedCommandsAreRefusedWithAReason() {
@@ -45,6 +49,10 @@ import Testing
         #expect(reason("podbridge/POD1/left/alarm/set", "PRESS")?.contains("expected ON or OFF") == true)
         #expect(reason("podbridge/POD1/left/wake_window/set", "121")?.contains("0–120") == true)
         #expect(reason("podbridge/POD1/left/wake_window/set", "12.5")?.contains("0–120") == true)
+        #expect(reason("podbridge/POD1/left/presence_power/heat/set", "ON")?.contains("unknown presence power setting 'heat'") == true)
+        #expect(reason("podbridge/POD1/left/presence_power/away/set", "7")?.contains("expected ON or OFF") == true)
+        #expect(reason("podbridge/POD1/left/presence_power/off_when_left_minutes/set", "-5")?.contains("whole number") == true)
+        #expect(reason("podbridge/POD1/left/presence_power/off_when_left_minutes/set", "ON")?.contains("whole number") == true)
         #expect(reason("podbridge/POD1/left/power/set", "MAYBE")?.contains("expected ON, OFF") == true)
         #expect(reason("podbridge/POD1/left/power/set", #"{"state": "ON", "level": 140}"#)?.contains("1–100") == true)
         #expect(reason("podbridge/POD1/left/power/set", #"{"state": "ON", "level": 12.5}"#)?.contains("1–100") == true)

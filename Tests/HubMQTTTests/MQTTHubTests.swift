@@ -247,6 +247,23 @@ import VirtualPod
         try listener.publish("podbridge/VPOD-MQTT/left/wake_window/set", "25.0")
         #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/left/schedule"))?["wake_window_minutes"] as? Int == 25 })
         #expect(try await hub.daemon.store.wakeSettings(podSerial: "VPOD-MQTT", side: .left)?.windowMinutes == 25)
+        // Presence-driven power: its state is retained per side; HA's switch turns it on, its
+        // number sets a delay (stored), a value out of range is refused on <base>/error.
+        #expect(await eventually(60) { json(listener.last("podbridge/VPOD-MQTT/right/presence_power/state"))?["enabled"] as? Bool == false })
+        try listener.publish("podbridge/VPOD-MQTT/right/presence_power/enabled/set", "ON")
+        try listener.publish("podbridge/VPOD-MQTT/right/presence_power/off_when_left_minutes/set", "25")
+        #expect(await eventually(60) {
+            let state = json(listener.last("podbridge/VPOD-MQTT/right/presence_power/state"))
+            return state?["enabled"] as? Bool == true && state?["off_when_left_minutes"] as? Int == 25
+        }, "\(listener.all("podbridge/VPOD-MQTT/right/presence_power/state").map(\.text))")
+        let storedPresence = try await hub.daemon.store.presencePowerSide(podSerial: "VPOD-MQTT", side: .right)
+        #expect(storedPresence?.enabled == true && storedPresence?.settings?.offWhenLeftMinutes == 25)
+        let presenceErrors = listener.all("podbridge/error").count
+        try listener.publish("podbridge/VPOD-MQTT/right/presence_power/off_when_left_minutes/set", "500")
+        #expect(await eventually(60) { listener.all("podbridge/error").count > presenceErrors })
+        #expect(listener.all("podbridge/error").last?.text.contains("offWhenLeftMinutes") == true,
+                "\(listener.all("podbridge/error").suffix(2).map(\.text))")
+        #expect(try await hub.daemon.store.presencePowerSide(podSerial: "VPOD-MQTT", side: .right)?.settings?.offWhenLeftMinutes == 25)
         // Clearing commands retained by mistake, as docs/mqtt.md says (an empty retained
         // message), runs none of them: the manual schedule stays, nothing reaches the pod.
         let resultsBeforeClear = listener.all("podbridge/VPOD-MQTT/command/result").count

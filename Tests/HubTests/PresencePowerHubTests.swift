@@ -191,4 +191,49 @@ import VirtualPod
         #expect(await eventually(30) { rig.lines.contains("left power kept on until 22:20 again") })
         await rig.stop()
     }
+
+    /// The right side was empty two nights before the hub (re)started (the count is stored): it
+    /// is away, so switched off at once rather than after the no-show's two hours. A pod reboot
+    /// makes the driver push everything again inside the window, but no power-on for the side
+    /// the hub switched off. The owner then clears away at run time: on at once, the count
+    /// starts again, and it is stored.
+    @Test func awayCountedBeforeARestartKeepsTheSideColdUntilTheOwnerClearsIt() async throws {
+        let serial = "PRESENCE-AWAY"
+        let rig = try await Rig(serial: serial, hours: 1, outBeforeEnd: 60, wake: "23:30") { _ in }
+            beforeStart: { store in
+            try await store.savePresencePowerEmptyNights(podSerial: serial, side: .right, count: 2, at: 0)
+        }
+        #expect(await eventually(120) { rig.notices.contains { $0.side == .right && $0.reason == "away" } },
+                "\(rig.notices) \(rig.lines.all.suffix(20))")
+        let away = try #require(rig.notices.first { $0.side == .right && $0.reason == "away" })
+        #expect(away.text.hasSuffix("away: nobody slept here for 2 nights"), "\(away.text)")
+        #expect(away.at.timeIntervalSince(Self.nightStart) < 5 * 60, "off at \(away.at)")
+        #expect(await eventually(30) { rig.log(.right).last.map { !$0.on && $0.cause == .command } ?? false }, "\(rig.log(.right))")
+
+        // A reboot empties the pod's schedules (and its power log); the driver sends them all again.
+        rig.pod.inject(.reboot(.watchdog))
+        #expect(await eventually(120) { rig.pod.currentSchedule(side: .left)?.power != nil && rig.pod.currentSchedule(side: .right)?.power != nil },
+                "\(rig.lines.all.suffix(20))")
+        #expect(await eventually(120) { rig.podPassed(Self.nightStart.addingTimeInterval(40 * 60)) })
+        #expect(!rig.log(.right).contains { $0.on }, "the right side was switched on again: \(rig.log(.right))")
+
+        // The owner is back: away cleared, on at once, the count stored as 0.
+        let inForce = try await rig.daemon.control.setPresencePower(podSerial: serial, side: .right,
+                                                                    change: PresencePowerChangeRequest(away: false))
+        #expect(!inForce.isAway)
+        #expect(inForce.emptyNights == 0)
+        #expect(await eventually(60) { rig.log(.right).last.map { $0.on && $0.cause == .command } ?? false }, "\(rig.log(.right))")
+        #expect(await eventually(30) { rig.notices.contains { $0.side == .right && $0.reason == "away_cleared" && $0.outcome == "ack" } },
+                "\(rig.notices)")
+        let stored = try await rig.daemon.store.presencePowerSide(podSerial: serial, side: .right)
+        #expect(stored?.emptyNights == 0)
+        #expect(stored?.settings?.away == false)
+        // Out of range: refused before anything is stored.
+        await #expect(throws: HubControl.ControlError.self) {
+            try await rig.daemon.control.setPresencePower(podSerial: serial, side: .right,
+                                                          change: PresencePowerChangeRequest(offWhenLeftMinutes: 1))
+        }
+        #expect(try await rig.daemon.store.presencePowerSide(podSerial: serial, side: .right)?.settings?.offWhenLeftMinutes == 10)
+        await rig.stop()
+    }
 }

@@ -153,6 +153,48 @@ import SleepDomain
         #expect(off.text == "left power off at 22:30: away (set by the user)")
     }
 
+    @Test func awayClearedByTheOwnerSwitchesTheSideOnAgainAndStartsTheCountAfresh() throws {
+        // Three empty nights: the side is off at 22:30 for away.
+        var policy = PresencePower(side: .left, schedule: Self.schedule(), emptyNights: 3)
+        _ = policy.presence(false, at: Self.at("22:29"))
+        let off = policy.tick(Self.at("22:30"))
+        #expect(off.map(\.reason) == [.away(nights: 3)])
+        #expect(policy.switchedOffUntil == Self.at("07:30"))
+        // A change that leaves away in force does nothing.
+        var longer = PresencePowerSettings()
+        longer.offWhenLeftMinutes = 20
+        #expect(policy.update(settings: longer, now: Self.at("22:40")).isEmpty)
+        // The owner says someone is back: on at once, and the count starts again.
+        let on = policy.clearAway(now: Self.at("22:45"))
+        #expect(on.map(\.action) == [.on])
+        #expect(on.first?.text == "left power on at 22:45: away cleared")
+        #expect(policy.emptyNights == 0)
+        #expect(!policy.isAway)
+        #expect(policy.switchedOffUntil == nil)
+        // Still empty: the no-show rule may switch it off later, not away.
+        #expect(policy.tick(Self.at("23:00")).isEmpty)
+    }
+
+    @Test func turningPresencePowerOffGivesBackThePowerTheHubTook() throws {
+        var policy = PresencePower(side: .left, schedule: Self.schedule())
+        _ = policy.presence(true, at: Self.at("23:00"))
+        _ = policy.tick(Self.at("23:01"))
+        _ = policy.presence(false, at: Self.at("05:50"))
+        let off = policy.tick(Self.at("06:00"))
+        #expect(off.map(\.reason) == [.bedLeft(emptyMinutes: 10)])
+        let on = policy.turnOff(now: Self.at("06:05"))
+        #expect(on.map(\.action) == [.on])
+        #expect(on.first?.reason == .turnedOff)
+        #expect(on.first?.text == "left power on at 06:05: presence-driven power turned off")
+        // Past the window there is nothing to give back: the pod's own off has run.
+        var later = PresencePower(side: .left, schedule: Self.schedule())
+        _ = later.presence(true, at: Self.at("23:00"))
+        _ = later.tick(Self.at("23:01"))
+        _ = later.presence(false, at: Self.at("05:50"))
+        _ = later.tick(Self.at("06:00"))
+        #expect(later.turnOff(now: Self.at("08:00")).isEmpty)
+    }
+
     @Test func twoSleepersLeavingAtDifferentTimesEachGetTheirOwnSide() {
         let left = [Self.stay("22:45", "06:05")], right = [Self.stay("23:30", "07:50")]
         let l = Self.replay(side: .left, occupied: left, sessionEnds: [Self.ended("06:05")])

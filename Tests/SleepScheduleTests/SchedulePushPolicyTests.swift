@@ -103,6 +103,23 @@ import SleepDomain
         #expect(!weekdays.contains(instant(date(2026, 1, 17), "07:30", Zones.berlin), in: Zones.berlin))
     }
 
+    @Test func aSideTheHubSwitchedOffGetsNoPowerOnFromAPushInsideItsWindow() {
+        // Thursday 23:00, inside the window: presence-driven power switched the left side off
+        // (an empty bed). A reboot, a replan or a clock re-sync re-sends what the pod lacks, and
+        // a power-on there would heat the empty bed again.
+        let late = instant(date(2026, 1, 15), "23:00", Zones.berlin)
+        var off = state()
+        off.switchedOff = [.left]
+        #expect(!off.commands(at: late, alarmHoldover: 0).contains { $0.key == .power(.left) })
+        var p = synced(off, at: now)
+        let rebooted = p.handle(.podRebooted, now: late)
+        let (sent, last) = acknowledgeAll(&p, rebooted, now: late)
+        #expect(sent.map(\.key) == [.clock, .powerSchedule(.left), .alarm(.left)])
+        #expect(last.isInSync)
+        // Back in bed: the hub switched it on itself; the desired state says on again.
+        #expect(state().commands(at: late, alarmHoldover: 0).contains(.setPowerOn(.left, level: 100)))
+    }
+
     @Test func everyReconnectResendsEverything() {
         var p = synced(state(), at: now)
         #expect(p.handle(.disconnected, now: now.addingTimeInterval(10)).sent.isEmpty)

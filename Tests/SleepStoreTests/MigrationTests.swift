@@ -54,7 +54,7 @@ import Testing
             try queue.close()
         }
         let store = try NightStore(path: path, timeZone: TimeZone(identifier: "UTC")!, clock: ManualClock(1_000_000))
-        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "presence_power_changes"])
+        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "presence_power_changes", "presence_power_sides"])
         #expect(try await store.sessionCount() == 2)
         let first = try #require(try await store.session(sourceID: "podbridge:PB-OLD:left:10000"))
         #expect(first.syncStatus == .failed)
@@ -109,7 +109,7 @@ import Testing
             try queue.close()
         }
         let store = try NightStore(path: path, timeZone: TimeZone(identifier: "UTC")!)
-        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "presence_power_changes"])
+        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "presence_power_changes", "presence_power_sides"])
         let tables = try await store.pool.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'schedule_%' ORDER BY name")
         }

@@ -33,6 +33,49 @@ import SleepDomain
         #expect(try await store.podSchedule(podSerial: "PB-S", side: .right) == nil)
     }
 
+    @Test func presencePowerSidesKeepTheOwnersChoiceAndTheEmptyNightsApart() async throws {
+        let dir = try TempDir()
+        defer { dir.cleanup() }
+        let path = dir.path("hub.sqlite")
+        var settings = PresencePowerSettings()
+        settings.away = true
+        settings.offWhenLeftMinutes = 25
+        do {
+            let store = try NightStore(path: path)
+            #expect(try await store.presencePowerSide(podSerial: "PB-P", side: .left) == nil)
+            try await store.savePresencePowerEmptyNights(podSerial: "PB-P", side: .left, count: 2, at: 90)
+            try await store.savePresencePowerChoice(podSerial: "PB-P", side: .left, enabled: true, settings: settings,
+                                                    resetEmptyNights: false, at: 100)
+            // Only the count for the other side: its switch and rules stay the configuration's.
+            try await store.savePresencePowerEmptyNights(podSerial: "PB-P", side: .right, count: 1, at: 100)
+            await #expect(throws: StoreError.self) {
+                try await store.savePresencePowerEmptyNights(podSerial: "PB-P", side: .right, count: -1, at: 101)
+            }
+        }
+        let reopened = try NightStore(path: path)
+        let left = try #require(try await reopened.presencePowerSide(podSerial: "PB-P", side: .left))
+        #expect(left.enabled == true)
+        #expect(left.settings == settings)
+        #expect(left.emptyNights == 2)
+        #expect(left.setAt == 100)
+        let right = try #require(try await reopened.presencePowerSide(podSerial: "PB-P", side: .right))
+        #expect(right.enabled == nil)
+        #expect(right.settings == nil)
+        #expect(right.emptyNights == 1)
+        // A new count keeps the choice; a new choice keeps the count unless it resets it.
+        try await reopened.savePresencePowerEmptyNights(podSerial: "PB-P", side: .left, count: 3, at: 150)
+        #expect(try await reopened.presencePowerSide(podSerial: "PB-P", side: .left)?.settings == settings)
+        try await reopened.savePresencePowerChoice(podSerial: "PB-P", side: .left, enabled: false, settings: nil,
+                                                   resetEmptyNights: false, at: 200)
+        #expect(try await reopened.presencePowerSide(podSerial: "PB-P", side: .left)?.emptyNights == 3)
+        try await reopened.savePresencePowerChoice(podSerial: "PB-P", side: .left, enabled: nil, settings: nil,
+                                                   resetEmptyNights: true, at: 210)
+        let reset = try #require(try await reopened.presencePowerSide(podSerial: "PB-P", side: .left))
+        #expect(reset.emptyNights == 0)
+        #expect(reset.enabled == nil)
+        #expect(reset.setAt == 210)
+    }
+
     @Test func manualScheduleIsSetReplacedClearedAndValidated() async throws {
         let dir = try TempDir()
         defer { dir.cleanup() }

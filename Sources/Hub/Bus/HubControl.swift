@@ -182,4 +182,20 @@ package final class HubControl: Sendable {
         let decisions = await schedule.replan(podSerial: podSerial)
         return ScheduleConsole.manualClearedLines(removed: removed, sides: sides, decisions: decisions) + [pushNote(podSerial)]
     }
+
+    /// Changes a side's presence-driven power (docs/schedule.md §5): stored per pod side over
+    /// the configuration, told to the running service (and every surface) on the bus.
+    package func setPresencePower(podSerial: String, side: BedSide,
+                                  change: PresencePowerChangeRequest) async throws(ControlError) -> PresencePowerInForce {
+        guard let schedule else { throw .schedule("the schedule service is off (schedule.enabled is false)") }
+        guard !change.isEmpty else { throw .invalidArgument("nothing to change: give at least one setting") }
+        let inForce: PresencePowerInForce
+        do {
+            inForce = try await schedule.console().setPresencePower(podSerial: podSerial, side: side, change: change)
+        } catch {
+            throw Self.controlError(error)
+        }
+        bus?.publish(.presencePowerSettings(serial: podSerial, side: side, inForce))
+        return inForce
+    }
 }

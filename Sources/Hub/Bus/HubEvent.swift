@@ -48,6 +48,8 @@ package enum HubEvent: Sendable, Hashable {
     /// Presence-driven power switched a side off or on, or held its power on past the
     /// scheduled off, with the reason (docs/schedule.md §5).
     case presencePower(PresencePowerNotice)
+    /// The owner changed a side's presence-driven power (switch, rules, away): what is in force now.
+    case presencePowerSettings(serial: String, side: BedSide, PresencePowerInForce)
 }
 
 /// Who the pod is, from its HELLO answer.

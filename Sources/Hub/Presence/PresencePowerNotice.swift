@@ -14,7 +14,8 @@ package struct PresencePowerNotice: Sendable, Hashable, Codable {
     package var action: String
     /// For a hold: the minute the pod now switches off.
     package var until: Date?
-    /// The reason's kind: `bed_left`, `left_after_keep_on`, `no_show`, `away`, `back_in_bed`, `still_in_bed`.
+    /// The reason's kind: `bed_left`, `left_after_keep_on`, `no_show`, `away`, `back_in_bed`, `still_in_bed`,
+    /// `away_cleared`, `turned_off`.
     package var reason: String
     /// "left power off at 07:42: bed empty for 15 min".
     package var text: String
@@ -52,6 +53,8 @@ package struct PresencePowerNotice: Sendable, Hashable, Codable {
         case .away: "away"
         case .backInBed: "back_in_bed"
         case .stillInBed: "still_in_bed"
+        case .awayCleared: "away_cleared"
+        case .turnedOff: "turned_off"
         }
     }
 

@@ -10,10 +10,12 @@ import SleepStore
 /// clock. Its offs and ons go to the pod through `HubControl` (SET_POWER, answered by the pod),
 /// its holds through the `ScheduleDriver` (the pod's own off moved later, pushed as every
 /// schedule is). Each change is stored with its reason (`presence_power_changes`), published
-/// as `.presencePower` and said on the console.
+/// as `.presencePower` and said on the console. Runs with the schedule service; each side acts
+/// only while its presence-driven power is on (the configuration's, or the owner's at run time:
+/// `.presencePowerSettings` on the bus).
 package actor PresencePowerService: Service {
     private let store: NightStore
-    private let settings: HubConfiguration.PresencePowerConfiguration
+    private let configuration: HubConfiguration.PresencePowerConfiguration
     private let clock: HubClock
     private let reporter: HubReporter
     private let bus: HubBus
@@ -25,6 +27,8 @@ package actor PresencePowerService: Service {
 
     private var serial: String?
     private var policies: [BedSide: PresencePower] = [:]
+    /// Each side's switch, rules and empty nights in force (loaded when the pod connects).
+    private var inForce: [BedSide: PresencePowerInForce] = [:]
     private var lastPresence: [BedSide: Bool] = [:]
     /// Holds this service asked the driver for, to put the schedule's own off back after them.
     private var holds: [BedSide: Date] = [:]
@@ -32,7 +36,7 @@ package actor PresencePowerService: Service {
     package init(store: NightStore, configuration: HubConfiguration, clock: HubClock, reporter: HubReporter, bus: HubBus,
                  control: HubControl, schedule: ScheduleDriver, tickSeconds: TimeInterval = 10) {
         self.store = store
-        self.settings = configuration.schedule.presencePower
+        self.configuration = configuration.schedule.presencePower
         self.clock = clock
         self.reporter = reporter
         self.bus = bus
@@ -62,7 +66,12 @@ package actor PresencePowerService: Service {
         }
     }
 
-    private func tickInterval() -> Duration { max(clock.realDuration(of: tickSeconds), .milliseconds(5)) }
+    /// Every `tickSeconds` of hub time while a side is on; a minute (real) while none is, so a
+    /// hub with the feature off costs next to nothing (presence changes still reach it at once).
+    private func tickInterval() -> Duration {
+        inForce.values.contains(where: \.enabled) || serial == nil && configuration.enabled
+            ? max(clock.realDuration(of: tickSeconds), .milliseconds(5)) : .seconds(60)
+    }
 
     // MARK: Events
 
@@ -73,6 +82,10 @@ package actor PresencePowerService: Service {
                 serial = pod.serial
                 policies = [:]
                 lastPresence = [:]
+                for side in BedSide.allCases {
+                    inForce[side] = await PresencePowerInForce.resolve(store: store, configuration: configuration,
+                                                                       podSerial: pod.serial, side: side)
+                }
                 await restoreHolds(serial: pod.serial)
             }
         case .podDisconnected(let s, _, _):
@@ -87,6 +100,9 @@ package actor PresencePowerService: Service {
         case .nightFinished(let night):
             guard night.serial == serial else { return }
             await apply(night.side) { $0.sessionEnded(at: night.end, now: $1) }
+        case .presencePowerSettings(let s, let side, let next):
+            guard s == serial else { return }
+            await change(side, to: next)
         default:
             break
         }
@@ -103,6 +119,30 @@ package actor PresencePowerService: Service {
                 await schedule.holdPowerOff(side: side, until: nil)
             }
         }
+    }
+
+    /// The owner changed the side's presence-driven power: switched off, the side gets back
+    /// what the hub took from it (power inside the window, the schedule's own off); else the
+    /// policy follows the new rules, and "away" cleared switches an away side on again.
+    private func change(_ side: BedSide, to next: PresencePowerInForce) async {
+        let previous = inForce[side]
+        inForce[side] = next
+        guard let serial, var policy = policies[side] else { return }
+        let now = clock.now()
+        var commands: [PresencePowerCommand] = []
+        if !next.enabled {
+            commands = policy.turnOff(now: now)
+            policies[side] = nil
+            if holds.removeValue(forKey: side) != nil { await schedule.holdPowerOff(side: side, until: nil) }
+        } else {
+            if next.emptyNights < policy.emptyNights || (previous?.settings.away == true && !next.settings.away) {
+                commands += policy.clearAway(now: now)
+            }
+            commands += policy.update(settings: next.settings, now: now)
+            policies[side] = policy
+        }
+        let level = await schedule.scheduleInForce(side: side)?.powerWindows.first?.level ?? 100
+        for command in commands { await carryOut(command, serial: serial, level: level, policy: policy) }
     }
 
     /// A hub restarted while a hold was in force: the driver's start-up pushed the schedule
@@ -125,22 +165,37 @@ package actor PresencePowerService: Service {
     /// Runs one event through the side's policy (made on first use, following the schedule in
     /// force) and carries out what it decides.
     private func apply(_ side: BedSide, _ body: (inout PresencePower, Date) -> [PresencePowerCommand]) async {
-        guard let serial else { return }
-        let inForce = await schedule.scheduleInForce(side: side)
+        guard let serial, let chosen = inForce[side], chosen.enabled else { return }
+        let podSchedule = await schedule.scheduleInForce(side: side)
         let now = clock.now()
-        var policy = policies[side] ?? PresencePower(side: side, settings: settings[side], rules: settings.rules, schedule: inForce)
+        var policy = policies[side] ?? PresencePower(side: side, settings: chosen.settings, rules: configuration.rules,
+                                                      schedule: podSchedule, emptyNights: chosen.emptyNights)
         var commands: [PresencePowerCommand] = []
-        if policy.schedule != inForce { commands += policy.update(schedule: inForce, now: now) }
+        if policy.schedule != podSchedule { commands += policy.update(schedule: podSchedule, now: now) }
         commands += body(&policy, now)
         policies[side] = policy
-        for command in commands { await carryOut(command, serial: serial, level: inForce?.powerWindows.first?.level ?? 100) }
+        if policy.emptyNights != chosen.emptyNights {
+            // Away counts nights across restarts.
+            inForce[side]?.emptyNights = policy.emptyNights
+            do {
+                try await store.savePresencePowerEmptyNights(podSerial: serial, side: side, count: policy.emptyNights,
+                                                             at: Int64(now.timeIntervalSince1970))
+            } catch {
+                reporter.warning("presence power: could not store \(side)'s empty nights: \(error)")
+            }
+        }
+        for command in commands {
+            await carryOut(command, serial: serial, level: podSchedule?.powerWindows.first?.level ?? 100, policy: policy)
+        }
     }
 
-    private func carryOut(_ command: PresencePowerCommand, serial: String, level: Int) async {
+    private func carryOut(_ command: PresencePowerCommand, serial: String, level: Int, policy: PresencePower?) async {
         let outcome: String
         switch command.action {
         case .off, .on:
             let on = command.action == .on
+            // The driver must not switch the side on again with a push inside the window.
+            await schedule.powerSwitchedOff(side: command.side, until: on ? nil : policy?.switchedOffUntil ?? command.at.addingTimeInterval(43_200))
             do {
                 switch try await control.send(.power(side: command.side, on: on, level: on ? max(1, level) : 0), toPod: serial) {
                 case .ack: outcome = "ack"

@@ -66,6 +66,8 @@ package actor ScheduleDriver {
     package private(set) var pushesSent = 0
     /// Presence-driven power's keep-on: the pod's off of a side's window in force moved later.
     private var holds: [BedSide: PowerHold] = [:]
+    /// Presence-driven power switched these sides off inside their window, until the given end.
+    private var switchedOff: [BedSide: Date] = [:]
     package private(set) var pushesAcknowledged = 0
 
     package init(store: NightStore, configuration: HubConfiguration, clock: HubClock, reporter: HubReporter,
@@ -369,7 +371,9 @@ package actor ScheduleDriver {
             }
             return held
         }
-        return schedules.isEmpty ? nil : DesiredPodState(timeZone: podZone, schedules: schedules)
+        switchedOff = switchedOff.filter { $0.value > now }
+        return schedules.isEmpty ? nil : DesiredPodState(timeZone: podZone, schedules: schedules,
+                                                          switchedOff: Set(switchedOff.keys))
     }
 
     // MARK: Presence-driven power
@@ -385,6 +389,18 @@ package actor ScheduleDriver {
         guard podSerial != nil, let desired = desiredState(now: clock.now()) else { return }
         await process(.desiredChanged(desired))
         await reportAcknowledgedSides()
+    }
+
+    /// Presence-driven power switched `side` off (SET_POWER) inside its window, which ends at
+    /// `until`; nil: it switched it on again. Until then no push of this driver switches the
+    /// side on (a replan or a clock re-sync inside the window would otherwise send power-on).
+    package func powerSwitchedOff(side: BedSide, until: Date?) async {
+        guard configuration.schedule.enabled else { return }
+        await lock()
+        defer { unlock() }
+        switchedOff[side] = until
+        guard podSerial != nil, let desired = desiredState(now: clock.now()) else { return }
+        await process(.desiredChanged(desired))
     }
 
     // MARK: Carrying out the policy

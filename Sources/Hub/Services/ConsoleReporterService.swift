@@ -65,6 +65,8 @@ struct ConsoleLines {
             break
         case .presencePower(let notice):
             reporter.event(notice.consoleLine)
+        case .presencePowerSettings(_, let side, let p):
+            reporter.event("\(side): presence-driven power \(p.enabled ? "on" : "off")\(p.isAway ? ", away" : "") (set at run time)")
         }
     }
 

@@ -221,7 +221,7 @@ function handle(m) {
     case "night_finished": loadNights(); break;
     case "wake": if (["out_of_bed", "back_in_bed", "decided"].includes(m.kind)) loadNights(); break;
     case "schedule_pushed": case "alarm": loadSchedule(); break;
-    case "presence_power": loadPresencePower(); break;
+    case "presence_power": case "presence_power_settings": loadPresencePower(); break;
   }
 }
 
@@ -456,22 +456,59 @@ async function loadSchedule() {
   }
 }
 
-// Presence-driven power under the schedule: on or off, and per side the last change it made
+// Presence-driven power under the schedule, per side: its switch, away and rules as controls
+// (each change is a PUT /presence-power/settings of that one field), and the last change it made
 // with its reason ("left power off at 07:42: bed empty for 15 min").
+const PRESENCE_CONTROLS = [
+  { field: "enabled", label: "presence-driven power", of: (side) => side.enabled },
+  { field: "away", label: "away (no warm-up)", of: (side) => side.away },
+  { field: "keepOnWhileOccupied", label: "keep on while in bed" },
+  { field: "offWhenLeft", label: "off when the bed is left" },
+  { field: "offWhenLeftMinutes", label: "off after (min)", min: 3, max: 120 },
+  { field: "awayAfterNights", label: "away after empty nights (0: never)", min: 0, max: 30 },
+];
+
 async function loadPresencePower() {
   try {
     const p = await api("/api/v1/presence-power");
-    const rows = p.sides.map((side) => {
+    const cards = p.sides.map((side) => {
       const last = p.changes.filter((c) => c.side === side.side).at(-1);
-      return el("tr", {}, el("th", {}, side.side),
-        el("td", {}, last ? last.text : "no change yet", last && !["ack", "pushed"].includes(last.outcome) ? el("span", { class: "muted" }, ` (not done: ${last.outcome})`) : ""));
+      const result = el("p", { class: "muted presence-result", "aria-live": "polite" });
+      const controls = PRESENCE_CONTROLS.map((c) => {
+        const value = c.of ? c.of(side) : side.settings[c.field];
+        const input = c.min === undefined
+          ? el("input", { type: "checkbox", name: c.field, "data-side": side.side })
+          : el("input", { type: "number", name: c.field, min: c.min, max: c.max, step: 1, value, "data-side": side.side });
+        if (c.min === undefined) input.checked = value;
+        input.addEventListener("change", () => changePresencePower(p.pod, side.side, c.field,
+          c.min === undefined ? input.checked : Number(input.value), result));
+        return el("label", { class: "presence-control" }, input, " ", c.label);
+      });
+      const why = last ? last.text : "no change yet";
+      return el("div", { class: "card presence-side", "data-side": side.side, "data-enabled": String(side.enabled), "data-away": String(side.away) },
+        el("h3", {}, side.side),
+        el("p", { class: "presence-last" }, why, last && !["ack", "pushed"].includes(last.outcome) ? el("span", { class: "muted" }, ` (not done: ${last.outcome})`) : ""),
+        ...controls,
+        el("p", { class: "muted" }, `${side.emptyNights} empty night${side.emptyNights === 1 ? "" : "s"} in a row · ${side.source === "set" ? "set here" : "from the configuration"}`),
+        result);
     });
-    $("presence-power").replaceChildren(el("div", { class: "card" },
-      el("p", { class: "muted" }, p.enabled ? "Presence-driven power: on (the bed follows the sleeper inside the schedule)" : "Presence-driven power: off (schedule.presencePower.enabled)"),
-      el("table", {}, ...rows)));
+    $("presence-power").replaceChildren(el("p", { class: "muted" }, p.enabled
+      ? "Presence-driven power: the bed follows the sleeper inside the schedule."
+      : "Presence-driven power is off on both sides: switch it on for a side below."), ...cards);
   } catch (e) {
     // No pod known yet: the schedule says so already.
     $("presence-power").replaceChildren();
+  }
+}
+
+async function changePresencePower(pod, side, field, value, result) {
+  result.textContent = "saving…";
+  try {
+    await api("/api/v1/presence-power/settings", { method: "PUT", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ pod, side, [field]: value }) });
+    await loadPresencePower();
+  } catch (e) {
+    result.textContent = `not changed: ${e.message}`;
   }
 }
 

@@ -173,6 +173,13 @@ package struct LiveMessage: Codable, Sendable, Equatable {
             outcome = p.outcome
             end = p.until.map { Self.rfc3339($0.timeIntervalSince1970) }
             time = Self.rfc3339(p.at.timeIntervalSince1970)
+        case .presencePowerSettings(let serial, let side, let p):
+            // The dashboard reloads GET /presence-power on it.
+            self.init(type: "presence_power_settings")
+            self.serial = serial
+            self.side = side.description
+            self.on = p.enabled
+            detail = "presence-driven power \(p.enabled ? "on" : "off")\(p.isAway ? ", away" : "")"
         case .clockSet, .linkCounters, .scheduleAcknowledged:
             return nil
         }

@@ -133,7 +133,8 @@ package final class APIMetrics: Sendable {
             // Readings are read from the bus's state at scrape time (`render`): a second per
             // side, thousands a second at the demo's 1800×, five registry look-ups each here
             // made this subscriber fall behind and drop the events it counts.
-            case .live, .clockSet, .linkProblem, .presence, .preliminaryStage, .scheduleAcknowledged, .powerSet, .powerReported:
+            case .live, .clockSet, .linkProblem, .presence, .preliminaryStage, .scheduleAcknowledged, .powerSet, .powerReported,
+                 .presencePowerSettings:
                 break
             }
         }
