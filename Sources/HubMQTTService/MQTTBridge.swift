@@ -510,6 +510,9 @@ package actor MQTTBridge {
         case .presencePowerSettings(let serial, let side, let inForce):
             guard connected else { return }
             publishPresencePowerState(serial: serial, side: side, inForce)
+        case .wakeSettings:
+            // A command of ours publishes the schedule after it; the API's changes show with the next push.
+            break
         }
     }
 

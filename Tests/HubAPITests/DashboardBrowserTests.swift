@@ -513,6 +513,8 @@ import Testing
                 return said.hasPrefix("not changed:")
             }, "\(said)")
             #expect(try await hub.daemon.store.presencePowerSide(podSerial: "API-DASH-PP", side: .left)?.settings?.offWhenLeftMinutes != 500)
+            let box = try await page.evaluate("document.querySelector('#presence-power [data-side=left] input[name=offWhenLeftMinutes]').value") as? String
+            #expect(box == "10", "the refused value stays in the box: \(box ?? "nil")")
             try await page.screenshot(to: dir.appendingPathComponent("dashboard-presence-power.png"))
         } catch {
             await page.close()

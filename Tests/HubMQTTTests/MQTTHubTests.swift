@@ -19,7 +19,7 @@ import VirtualPod
     static let nightStart = Date(timeIntervalSince1970: 1_794_866_400)  // 2026-11-16T22:00:00Z
     static let serial = "VPOD-MQTT"
     /// 2 link entities + 33 per side.
-    static let configsPerPod = 68
+    static let configsPerPod = 82
 
     struct Running {
         let daemon: HubDaemon

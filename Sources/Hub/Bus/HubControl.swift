@@ -152,12 +152,16 @@ package final class HubControl: Sendable {
                         untilOutOfBed: Bool?) async throws(ControlError) -> [String] {
         guard let schedule else { throw .schedule("the schedule service is off (schedule.enabled is false)") }
         let console = await schedule.console()
+        let lines: [String]
         do {
-            return try await console.setWake(podSerial: podSerial, sides: sides, windowMinutes: windowMinutes,
-                                             untilOutOfBed: untilOutOfBed)
+            lines = try await console.setWake(podSerial: podSerial, sides: sides, windowMinutes: windowMinutes,
+                                              untilOutOfBed: untilOutOfBed)
         } catch {
             throw Self.controlError(error)
         }
+        // Smart wake plans the sides' next windows again.
+        bus?.publish(.wakeSettings(serial: podSerial, sides: sides))
+        return lines
     }
 
     /// Switches the alarm of `sides` on or off; the schedule service then sends the pod the

@@ -50,6 +50,8 @@ package enum HubEvent: Sendable, Hashable {
     case presencePower(PresencePowerNotice)
     /// The owner changed a side's presence-driven power (switch, rules, away): what is in force now.
     case presencePowerSettings(serial: String, side: BedSide, PresencePowerInForce)
+    /// The owner changed the smart-wake window or "until out of bed" of these sides (stored).
+    case wakeSettings(serial: String, sides: [BedSide])
 }
 
 /// Who the pod is, from its HELLO answer.

@@ -80,7 +80,7 @@ package struct HubState: Sendable, Hashable {
             pods[serial]?.stage[side] = stage
         case .powerSet(let serial, let side, let on, _), .powerReported(let serial, let side, let on):
             pods[serial]?.power[side] = on
-        case .alarm, .schedulePushed, .scheduleAcknowledged, .nightFinished, .wake, .presencePower, .presencePowerSettings:
+        case .alarm, .schedulePushed, .scheduleAcknowledged, .nightFinished, .wake, .presencePower, .presencePowerSettings, .wakeSettings:
             break
         }
     }

@@ -61,7 +61,7 @@ struct ConsoleLines {
             latest[side] = second
             showProgressIfDue(reporter)
         case .linkCounters, .linkProblem, .preliminaryStage, .alarm, .schedulePushed, .scheduleAcknowledged, .nightFinished, .wake, .powerSet,
-             .powerReported:
+             .powerReported, .wakeSettings:
             break
         case .presencePower(let notice):
             reporter.event(notice.consoleLine)

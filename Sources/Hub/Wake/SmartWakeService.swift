@@ -91,6 +91,13 @@ package actor SmartWakeService: Service {
         var absentSince: [BedSide: Double] = [:]
         /// Start of the current present run.
         var presentSince: [BedSide: Double] = [:]
+        /// Sides followed after their alarm: a live second that starts or ends a stay, or
+        /// reaches `dataDue`, wakes the service (nothing else of the live seconds does).
+        var following: Set<BedSide> = []
+        /// The data time (end of a live second) the service waits for, per followed side.
+        var dataDue: [BedSide: Double] = [:]
+        /// Something asked for a look since the last one began (kept when no wait was under way).
+        var lookAsked = false
     }
 
     /// The night so far as the pipeline offered it.
@@ -125,6 +132,13 @@ package actor SmartWakeService: Service {
     }
 
     private var watches: [BedSide: Watch] = [:]
+    /// When each side's next window is planned again (hub time): a window not yet open follows
+    /// the schedule in force and the wake settings. Sooner on `.schedulePushed`,
+    /// `.scheduleAcknowledged` and `.wakeSettings` (`planAll`).
+    private var replanAt: [BedSide: Date] = [:]
+    private var planAll = true
+    /// Hub seconds between plans when nothing said the schedule or the settings changed.
+    private static let planRefreshSeconds: TimeInterval = 600
 
     package init(store: NightStore, configuration: HubConfiguration, clock: HubClock, reporter: HubReporter, bus: HubBus,
                 control: HubControl, schedule: ScheduleDriver, rule: SmartWakeRule = SmartWakeRule()) {
@@ -165,20 +179,38 @@ package actor SmartWakeService: Service {
             guard f.serial == serial else { return }
             f.pending[side] = Offer(night: night, upTo: upTo, bedEmpty: night.end < dataEnd)
         }
+        askForLook()
+    }
+
+    /// Wakes the loop, or has its next wait end at once when it is busy now.
+    nonisolated private func askForLook() {
+        feed.withLock { $0.lookAsked = true }
         _ = signal.withLock { $0?.yield(()) }
     }
 
+    /// Notes a live second; wakes the service only when a followed side's stay starts or ends,
+    /// or the data reaches the time it waits for.
     nonisolated private func noteLive(_ side: BedSide, _ second: LiveSecond) {
-        feed.withLock { f in
+        let wake = feed.withLock { f -> Bool in
             f.lastData[side] = second.time + 1
+            let turned: Bool
             if second.present {
-                if f.absentSince[side] != nil || f.presentSince[side] == nil { f.presentSince[side] = second.time }
+                turned = f.absentSince[side] != nil || f.presentSince[side] == nil
+                if turned { f.presentSince[side] = second.time }
                 f.lastPresent[side] = second.time + 1
                 f.absentSince[side] = nil
-            } else if f.absentSince[side] == nil {
-                f.absentSince[side] = second.time
+            } else {
+                turned = f.absentSince[side] == nil
+                if turned { f.absentSince[side] = second.time }
             }
+            guard f.following.contains(side) else { return false }
+            if let due = f.dataDue[side], second.time + 1 >= due {
+                f.dataDue[side] = nil
+                return true
+            }
+            return turned
         }
+        if wake { askForLook() }
     }
 
     // MARK: Running
@@ -194,6 +226,9 @@ package actor SmartWakeService: Service {
                             if self.feed.withLock({ $0.serial == serial }) { self.noteLive(side, second) }
                         case .alarm(let notice):
                             await self.alarmEvent(notice)
+                            self.askForLook()
+                        case .schedulePushed, .scheduleAcknowledged, .wakeSettings, .podConnected:
+                            await self.replanSoon()
                         default:
                             break
                         }
@@ -207,6 +242,17 @@ package actor SmartWakeService: Service {
         }
     }
 
+    /// The schedule or the settings may have changed: plan every side at the next look, now.
+    private func replanSoon() {
+        planAll = true
+        askForLook()
+    }
+
+    /// Driven by events and the windows' own times: a look when the pipeline offers an epoch
+    /// inside a window, an alarm event comes, a followed side's stay starts or ends, the
+    /// schedule or the settings change, and at the next moment a watch is due (a window's
+    /// start or end, a repeat's check, the end of following, the next plan); never on a
+    /// fixed period.
     private func loop() async {
         while !Task.isCancelled {
             let started = ContinuousClock.now
@@ -219,29 +265,67 @@ package actor SmartWakeService: Service {
             // every epoch up to it, so no epoch goes unseen; at real speed this never waits.
             let spent = ContinuousClock.now - started
             if spent > .milliseconds(1) { try? await Task.sleep(for: spent * 2) }
-            // At most 15 s of hub time between looks (a window opening, a repeat falling due),
-            // sooner when the pipeline offers an epoch.
-            let real = max(clock.realDuration(of: 15), .milliseconds(5))
+            let now = clock.now()
+            let real = max(clock.realDuration(of: max(0, nextLook(now: now).timeIntervalSince(now))), .milliseconds(5))
             let (signals, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
             signal.withLock { $0 = continuation }
-            if feed.withLock({ !$0.pending.isEmpty }) { continuation.yield(()) }
+            if feed.withLock({ $0.lookAsked || !$0.pending.isEmpty }) { continuation.yield(()) }
             await Self.firstOf(sleeping: real, orSignal: signals)
             signal.withLock { $0 = nil }
             continuation.finish()
         }
     }
 
+    /// The next moment (hub time) a look has something to do without an event.
+    private func nextLook(now: Date) -> Date {
+        var due = now.addingTimeInterval(Self.planRefreshSeconds)
+        for side in BedSide.allCases { if let at = replanAt[side] { due = min(due, at) } }
+        for w in watches.values where !w.finished {
+            if !w.opened { due = min(due, w.window.start) }
+            if w.opened, w.decider.decision == nil, w.settings.windowMinutes > 0 { due = min(due, w.window.end) }
+            // A repeat's check, and five minutes later the judgement without data.
+            if let check = w.checkAt { due = min(due, now < check ? check : check.addingTimeInterval(300)) }
+            due = min(due, w.window.end.addingTimeInterval(w.settings.untilOutOfBed ? 4 * 3600 : 2 * 3600))
+        }
+        return max(due, now)
+    }
+
     /// One round: plan windows, analyse offered epochs, close windows, look for repeats.
     func step() async {
         let now = clock.now()
+        feed.withLock { $0.lookAsked = false }
         guard let serial = await schedule.podSerial else { return }
-        feed.withLock { if $0.serial != serial { $0 = Feed(); $0.serial = serial } }
+        if feed.withLock({ f in
+            guard f.serial != serial else { return false }
+            f = Feed()
+            f.serial = serial
+            return true
+        }) { planAll = true }
+        let planEvery = planAll
+        planAll = false
         for side in BedSide.allCases {
-            await plan(serial: serial, side: side, now: now)
+            if planEvery || replanAt[side].map({ now >= $0 }) ?? true {
+                await plan(serial: serial, side: side, now: now)
+                replanAt[side] = now.addingTimeInterval(Self.planRefreshSeconds)
+            }
             guard watches[side] != nil else { continue }
             await analysePending(side)
             await closeIfEnded(side, now: now)
             await followUp(side, now: now)
+        }
+        // What the live seconds must wake the loop for.
+        let followed = watches.filter { $0.value.opened && !$0.value.finished && $0.value.record.firedAt != nil }
+        feed.withLock { f in
+            f.following = Set(followed.keys)
+            f.dataDue = [:]
+            for (side, w) in followed {
+                var due: [Double] = []
+                if let check = w.checkAt, !w.ringing { due.append(check.timeIntervalSince1970) }
+                if let absent = f.absentSince[side], let fired = w.record.firedAt {
+                    due.append(w.record.outOfBedAt != nil ? absent + maxGap + 1 : max(absent, Double(fired)) + 60)
+                }
+                if let first = due.min() { f.dataDue[side] = first }
+            }
         }
     }
 

@@ -481,7 +481,8 @@ async function loadPresencePower() {
           : el("input", { type: "number", name: c.field, min: c.min, max: c.max, step: 1, value, "data-side": side.side });
         if (c.min === undefined) input.checked = value;
         input.addEventListener("change", () => changePresencePower(p.pod, side.side, c.field,
-          c.min === undefined ? input.checked : Number(input.value), result));
+          c.min === undefined ? input.checked : Number(input.value), result,
+          () => { if (c.min === undefined) input.checked = value; else input.value = value; }));
         return el("label", { class: "presence-control" }, input, " ", c.label);
       });
       const why = last ? last.text : "no change yet";
@@ -501,13 +502,15 @@ async function loadPresencePower() {
   }
 }
 
-async function changePresencePower(pod, side, field, value, result) {
+// A refused change puts the control back to what is in force and says why on the card.
+async function changePresencePower(pod, side, field, value, result, revert) {
   result.textContent = "saving…";
   try {
     await api("/api/v1/presence-power/settings", { method: "PUT", headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ pod, side, [field]: value }) });
     await loadPresencePower();
   } catch (e) {
+    revert();
     result.textContent = `not changed: ${e.message}`;
   }
 }

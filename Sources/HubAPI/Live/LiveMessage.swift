@@ -180,7 +180,7 @@ package struct LiveMessage: Codable, Sendable, Equatable {
             self.side = side.description
             self.on = p.enabled
             detail = "presence-driven power \(p.enabled ? "on" : "off")\(p.isAway ? ", away" : "")"
-        case .clockSet, .linkCounters, .scheduleAcknowledged:
+        case .clockSet, .linkCounters, .scheduleAcknowledged, .wakeSettings:
             return nil
         }
     }

@@ -134,7 +134,7 @@ package final class APIMetrics: Sendable {
             // side, thousands a second at the demo's 1800×, five registry look-ups each here
             // made this subscriber fall behind and drop the events it counts.
             case .live, .clockSet, .linkProblem, .presence, .preliminaryStage, .scheduleAcknowledged, .powerSet, .powerReported,
-                 .presencePowerSettings:
+                 .presencePowerSettings, .wakeSettings:
                 break
             }
         }
