@@ -29,11 +29,11 @@ import VirtualPod
         /// - Parameters: `wake`: the left side's wake (its power goes off 30 min later);
         ///   `outBeforeEnd`: seconds before the night's end the sleeper gets up.
         init(serial: String, hours: Double, outBeforeEnd: Double, bedtime: String = "22:00", wake: String,
-             configure: (inout HubConfiguration) -> Void = { _ in },
+             right: SideConfig = .empty, configure: (inout HubConfiguration) -> Void = { _ in },
              beforeStart: (NightStore) async throws -> Void = { _ in }) async throws {
             dir = try ScheduleTempDir()
             let sleeper = SideConfig(sleeper: SleeperProfile(getsIn: 120, getsOutBeforeEnd: outBeforeEnd, bathroomTrip: false))
-            let night = NightConfig(seed: 46, duration: hours * 3600, sides: [sleeper, .empty], noise: .normal, channelsPerSide: 1)
+            let night = NightConfig(seed: 46, duration: hours * 3600, sides: [sleeper, right], noise: .normal, channelsPerSide: 1)
             let timeline = PacedTimeline()
             pod = try VirtualPod(configuration: VirtualPodConfiguration(
                 identity: PodIdentity(serial: serial), night: night, speed: 200,
@@ -144,6 +144,31 @@ import VirtualPod
         let stored = try await rig.daemon.store.presencePowerChanges(podSerial: "PRESENCE-EARLY")
         #expect(stored.map(\.reason).sorted() == ["bed_left", "no_show"], "\(stored)")
         #expect(rig.lines.contains("bed empty for 10 min"))
+        await rig.stop()
+    }
+
+    /// Two sleepers getting up at different times (the left one 40 min before the night's end,
+    /// the right one 15 min before it): each side goes off ten minutes after its own sleeper
+    /// left, and neither while someone lies in it.
+    @Test func twoSleepersLeavingAtDifferentTimesEachGetTheirOwnOff() async throws {
+        let partner = SideConfig(sleeper: SleeperProfile(restingHeartRate: 64, getsIn: 300, getsOutBeforeEnd: 15 * 60,
+                                                         bathroomTrip: false))
+        let rig = try await Rig(serial: "PRESENCE-TWO", hours: 2, outBeforeEnd: 40 * 60, wake: "23:45", right: partner)
+        let end = Self.nightStart.addingTimeInterval(2 * 3600 - 60)
+        #expect(await eventually(240) { rig.podPassed(end) }, "\(rig.lines.all.suffix(20))")
+        await rig.pod.waitUntilFinished()
+        var exits: [BedSide: Date] = [:]
+        for (index, side) in [(0, BedSide.left), (1, BedSide.right)] {
+            let stays = rig.occupied(side: index)
+            let left = try #require(stays.last?.end, "nobody in the \(side) side")
+            exits[side] = left
+            let offs = rig.log(side).filter { !$0.on && $0.cause == .command }
+            let off = try #require(offs.first { $0.at > left }, "\(side): \(rig.log(side))")
+            #expect(off.at.timeIntervalSince(left) >= 10 * 60 && off.at.timeIntervalSince(left) < 13 * 60, "\(side): left \(left), off \(off.at)")
+            for stay in stays { #expect(!offs.contains { stay.start <= $0.at && $0.at < stay.end }, "\(side): off during \(stay)") }
+        }
+        let leftExit = try #require(exits[.left]), rightExit = try #require(exits[.right])
+        #expect(rightExit.timeIntervalSince(leftExit) > 20 * 60, "the sleepers got up \(leftExit) and \(rightExit)")
         await rig.stop()
     }
 
