@@ -52,8 +52,7 @@ extension NightStore {
     /// Whether a side's alarm is on: true unless it was switched off.
     package func alarmEnabled(podSerial: String, side: BedSide) async throws -> Bool {
         try await read { db in
-            try AlarmSwitch.filter(AlarmSwitch.Columns.podSerial == podSerial
-                                   && AlarmSwitch.Columns.side == side.rawValue).fetchOne(db)?.enabled ?? true
+            try AlarmSwitch.of(podSerial: podSerial, side: side).fetchOne(db)?.enabled ?? true
         }
     }
 }

@@ -43,10 +43,6 @@ struct OpenStay: FetchableRecord, PersistableRecord {
         container[Columns.savedAt] = savedAt
         container[Columns.data] = data
     }
-
-    static func of(podSerial: String, side: BedSide) -> QueryInterfaceRequest<OpenStay> {
-        OpenStay.filter(Columns.podSerial == podSerial && Columns.side == side.rawValue)
-    }
 }
 
 /// Which open stays the store keeps, without their data.

@@ -254,10 +254,6 @@ extension PodScheduleState: FetchableRecord, PersistableRecord {
         container[Columns.setAt] = setAt
         container[Columns.acknowledgedAt] = acknowledgedAt
     }
-
-    static func of(podSerial: String, side: BedSide) -> QueryInterfaceRequest<PodScheduleState> {
-        PodScheduleState.filter(Columns.podSerial == podSerial && Columns.side == side.rawValue)
-    }
 }
 
 extension ManualScheduleRecord: FetchableRecord, PersistableRecord {
@@ -284,10 +280,6 @@ extension ManualScheduleRecord: FetchableRecord, PersistableRecord {
         container[Columns.weekendBedtime] = weekendBedtime
         container[Columns.weekendWake] = weekendWake
         container[Columns.setAt] = setAt
-    }
-
-    static func of(podSerial: String, side: BedSide) -> QueryInterfaceRequest<ManualScheduleRecord> {
-        ManualScheduleRecord.filter(Columns.podSerial == podSerial && Columns.side == side.rawValue)
     }
 }
 
@@ -340,6 +332,14 @@ extension PodEventRecord: FetchableRecord, PersistableRecord {
         container[Columns.side] = side?.rawValue
         container[Columns.argument] = argument
         container[Columns.description] = description
+    }
+}
+
+extension TableRecord {
+    /// The row of one pod side, in a table keyed by pod serial and side (`pod_schedule`,
+    /// `manual_schedule`, `wake_settings`, `alarm_switches`, `open_stays`).
+    static func of(podSerial: String, side: BedSide) -> QueryInterfaceRequest<Self> {
+        filter(Column("pod_serial") == podSerial && Column("side") == side.rawValue)
     }
 }
 

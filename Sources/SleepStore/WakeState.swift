@@ -191,8 +191,7 @@ extension NightStore {
     /// A side's smart-wake settings, nil when none were set (the configuration applies).
     package func wakeSettings(podSerial: String, side: BedSide) async throws -> WakeSettingsRecord? {
         try await read { db in
-            try WakeSettingsRecord.filter(WakeSettingsRecord.Columns.podSerial == podSerial
-                                          && WakeSettingsRecord.Columns.side == side.rawValue).fetchOne(db)
+            try WakeSettingsRecord.of(podSerial: podSerial, side: side).fetchOne(db)
         }
     }
 
