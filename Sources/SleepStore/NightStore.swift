@@ -254,11 +254,11 @@ package final class NightStore: Sendable {
 
     /// Records that a pod was seen (its firmware, when known, replaces the stored one).
     package func recordPod(serial: String, firmware: String?, seenAt: Int64) async throws {
-        try await write { db in try PodRow.upsert(db, serial: serial, firmware: firmware, seenAt: seenAt) }
+        try await write { db in try PodRecord.upsert(db, serial: serial, firmware: firmware, seenAt: seenAt) }
     }
 
     package func pods() async throws -> [PodRecord] {
-        try await read { db in try PodRow.order(PodRow.Columns.serial).fetchAll(db).map(\.record) }
+        try await read { db in try PodRecord.order(PodRecord.Columns.serial).fetchAll(db) }
     }
 
     // MARK: Sessions
@@ -280,42 +280,40 @@ package final class NightStore: Sendable {
         let zoneID = timeZone.identifier
         let blocks = StageBlockBuilder.blocks(sessionStart: night.start, sessionEnd: night.end, epochs: night.epochs)
         return try await write { db in
-            typealias S = SessionRow.Columns
-            try PodRow.upsert(db, serial: night.podSerial, firmware: nil, seenAt: night.end)
-            let superseded = try SessionRow
+            typealias S = StoredSession.Columns
+            try PodRecord.upsert(db, serial: night.podSerial, firmware: nil, seenAt: night.end)
+            let superseded = try StoredSession
                 .filter(S.podSerial == night.podSerial && S.side == night.side.rawValue && S.sourceID != sourceID
                         && S.startTime < night.end && S.endTime > night.start)
                 .deleteAll(db)
 
-            let existing = try SessionRow.filter(S.sourceID == sourceID).fetchOne(db)
-            let alreadySynced = existing?.syncStatus == SyncStatus.synced.rawValue
+            let existing = try StoredSession.filter(S.sourceID == sourceID).fetchOne(db)
+            let alreadySynced = existing?.syncStatus == .synced
             let status: SyncStatus = alreadySynced ? .synced : (night.isFinal ? .pending : .local)
-            var row = SessionRow(night, wakeDate: wakeDate, timeZoneID: zoneID, analyzedAt: now, syncStatus: status)
-            let sessionID: Int64
-            if let existing, let id = existing.id {
+            var session = StoredSession(night, wakeDate: wakeDate, timeZoneID: zoneID, analyzedAt: now, syncStatus: status)
+            if let existing {
                 // The backend's id is kept; so is the last error of a session the backend has.
-                row.id = id
-                row.backendSessionID = existing.backendSessionID
-                if alreadySynced { row.syncError = existing.syncError }
-                try row.update(db)
-                try EpochRow.filter(EpochRow.Columns.sessionID == id).deleteAll(db)
-                try StageBlockRow.filter(StageBlockRow.Columns.sessionID == id).deleteAll(db)
-                sessionID = id
+                session.id = existing.id
+                session.backendSessionID = existing.backendSessionID
+                if alreadySynced { session.syncError = existing.syncError }
+                try session.update(db)
+                try EpochRecord.filter(EpochRecord.Columns.sessionID == existing.id).deleteAll(db)
+                try StageBlock.filter(StageBlock.Columns.sessionID == existing.id).deleteAll(db)
             } else {
-                try row.insert(db)
-                sessionID = db.lastInsertedRowID
+                try session.insert(db)
             }
-            for epoch in night.epochs { try EpochRow(sessionID: sessionID, epoch).insert(db) }
-            for block in blocks { try StageBlockRow(sessionID: sessionID, block).insert(db) }
+            let sessionID = session.id
+            for epoch in night.epochs { try OfSession(sessionID: sessionID, record: epoch).insert(db) }
+            for block in blocks { try OfSession(sessionID: sessionID, record: block).insert(db) }
 
             var queued = false
             if status == .pending {
-                try Self.queueUpload(db, sessionID: sessionID, now: now)
+                try Self.queueUpload(db, sessionID: sessionID, sourceID: sourceID, now: now)
                 queued = true
             } else if status == .local {
-                try OutboxRow
-                    .filter(OutboxRow.Columns.sessionID == sessionID
-                            && [OutboxStatus.pending.rawValue, OutboxStatus.failed.rawValue].contains(OutboxRow.Columns.status))
+                try OutboxEvent
+                    .filter(OutboxEvent.Columns.sessionID == sessionID
+                            && [OutboxStatus.pending.rawValue, OutboxStatus.failed.rawValue].contains(OutboxEvent.Columns.status))
                     .deleteAll(db)
             }
             return SaveResult(
@@ -327,16 +325,16 @@ package final class NightStore: Sendable {
     /// The session with this source id, if stored.
     package func session(sourceID: String) async throws -> StoredSession? {
         try await read { db in
-            try SessionRow.filter(SessionRow.Columns.sourceID == sourceID).fetchOne(db)?.session
+            try StoredSession.filter(StoredSession.Columns.sourceID == sourceID).fetchOne(db)
         }
     }
 
     /// Sessions whose stored wake date lies in `from...to` (inclusive), oldest first.
     package func sessions(wakeDatesFrom from: CalendarDay, to: CalendarDay, side: BedSide? = nil) async throws -> [StoredSession] {
         try await read { db in
-            try SessionRow.ordered(side: side)
-                .filter((from.description...to.description).contains(SessionRow.Columns.wakeDate))
-                .fetchAll(db).map(\.session)
+            try StoredSession.ordered(side: side)
+                .filter((from.description...to.description).contains(StoredSession.Columns.wakeDate))
+                .fetchAll(db)
         }
     }
 
@@ -344,41 +342,41 @@ package final class NightStore: Sendable {
     /// any zone (see `LocalCalendar.span`).
     package func sessions(endingIn span: Range<Int64>, side: BedSide? = nil) async throws -> [StoredSession] {
         try await read { db in
-            try SessionRow.ordered(side: side)
-                .filter(SessionRow.Columns.endTime >= span.lowerBound && SessionRow.Columns.endTime < span.upperBound)
-                .fetchAll(db).map(\.session)
+            try StoredSession.ordered(side: side)
+                .filter(StoredSession.Columns.endTime >= span.lowerBound && StoredSession.Columns.endTime < span.upperBound)
+                .fetchAll(db)
         }
     }
 
     /// Every session, oldest first.
     package func allSessions(side: BedSide? = nil) async throws -> [StoredSession] {
-        try await read { db in try SessionRow.ordered(side: side).fetchAll(db).map(\.session) }
+        try await read { db in try StoredSession.ordered(side: side).fetchAll(db) }
     }
 
     /// Stored stage blocks of a session: the `in_bed` block first, then stages in time order.
     package func blocks(sessionID: Int64) async throws -> [StageBlock] {
-        try await read { db in try StageBlockRow.blocks(db, sessionID: sessionID) }
+        try await read { db in try StageBlock.blocks(db, sessionID: sessionID) }
     }
 
     /// Stored epochs of a session in time order (empty once retention pruned them).
     package func epochs(sessionID: Int64) async throws -> [EpochRecord] {
         try await read { db in
-            try EpochRow.filter(EpochRow.Columns.sessionID == sessionID).order(EpochRow.Columns.startTime)
-                .fetchAll(db).compactMap(\.record)
+            try EpochRecord.filter(EpochRecord.Columns.sessionID == sessionID).order(EpochRecord.Columns.startTime)
+                .fetchReadable(db)
         }
     }
 
     /// Number of stored sessions.
     package func sessionCount() async throws -> Int {
-        try await read { db in try SessionRow.fetchCount(db) }
+        try await read { db in try StoredSession.fetchCount(db) }
     }
 
     /// Per wake date totals (every session ending that day summed), oldest first; days
     /// without sessions are absent.
     package func dayTotals(from: CalendarDay, to: CalendarDay, side: BedSide? = nil) async throws -> [DayTotal] {
         try await read { db in
-            typealias S = SessionRow.Columns
-            var request = SessionRow
+            typealias S = StoredSession.Columns
+            var request = StoredSession
                 .select(S.wakeDate, count(S.id).forKey("n"), sum(S.timeInBed).forKey("tib"), sum(S.totalSleep).forKey("tst"),
                         sum(S.awake).forKey("awake"), sum(S.core).forKey("core"), sum(S.deep).forKey("deep"),
                         sum(S.rem).forKey("rem"))
@@ -400,7 +398,7 @@ package final class NightStore: Sendable {
     /// stage blocks are kept. Returns the number of epochs deleted.
     @discardableResult
     package func pruneEpochs(olderThan cutoff: Int64) async throws -> Int {
-        try await write { db in try EpochRow.filter(EpochRow.Columns.startTime < cutoff).deleteAll(db) }
+        try await write { db in try EpochRecord.filter(EpochRecord.Columns.startTime < cutoff).deleteAll(db) }
     }
 
     /// Prunes epochs older than `maxAgeDays` days before the clock's now.
@@ -411,6 +409,6 @@ package final class NightStore: Sendable {
 
     /// Number of stored epochs (all sessions).
     package func epochCount() async throws -> Int {
-        try await read { db in try EpochRow.fetchCount(db) }
+        try await read { db in try EpochRecord.fetchCount(db) }
     }
 }

@@ -7,17 +7,42 @@ import SleepDomain
 // the night (an upgrade, a crash, a power cut) carries the night on instead of starting a
 // second one. The store keeps the bytes; their format is the tracker's (Hub's OpenStayArchive).
 
-struct OpenStayRow: Codable, FetchableRecord, PersistableRecord {
+/// A side's open stay as kept: the tracker's bytes and the stay's last second, saved at
+/// `savedAt` (the store's clock). Only the store reads it whole; the hub asks for the bytes
+/// (`openStay`) or for which stays are kept (`KeptOpenStay`, a listing without the bytes).
+struct OpenStay: FetchableRecord, PersistableRecord {
     static let databaseTableName = "open_stays"
-    typealias Columns = CodingKeys
-    enum CodingKeys: String, CodingKey, ColumnExpression {
-        case podSerial = "pod_serial", side, lastSecond = "last_second", savedAt = "saved_at", data
+    package enum Columns {
+        static let podSerial = Column("pod_serial"), side = Column("side"), lastSecond = Column("last_second")
+        static let savedAt = Column("saved_at"), data = Column("data")
     }
+
     var podSerial: String
-    var side: String
+    var side: BedSide
     var lastSecond: Int64
     var savedAt: Int64
     var data: Data
+
+    init(podSerial: String, side: BedSide, lastSecond: Int64, savedAt: Int64, data: Data) {
+        self.podSerial = podSerial
+        self.side = side
+        self.lastSecond = lastSecond
+        self.savedAt = savedAt
+        self.data = data
+    }
+
+    init(row: Row) {
+        self.init(podSerial: row[Columns.podSerial], side: BedSide(rawValue: row[Columns.side]) ?? .left,
+                  lastSecond: row[Columns.lastSecond], savedAt: row[Columns.savedAt], data: row[Columns.data])
+    }
+
+    func encode(to container: inout PersistenceContainer) {
+        container[Columns.podSerial] = podSerial
+        container[Columns.side] = side.rawValue
+        container[Columns.lastSecond] = lastSecond
+        container[Columns.savedAt] = savedAt
+        container[Columns.data] = data
+    }
 }
 
 /// Which open stays the store keeps, without their data.
@@ -32,12 +57,12 @@ extension NightStore {
     /// Every open stay kept, oldest last second first.
     package func keptOpenStays() async throws -> [KeptOpenStay] {
         try await read { db in
-            let c = OpenStayRow.Columns.self
-            return try OpenStayRow.select(c.podSerial, c.side, c.lastSecond)
-                .order(c.lastSecond, c.podSerial, c.side).asRequest(of: Row.self).fetchAll(db)
+            typealias C = OpenStay.Columns
+            return try OpenStay.select(C.podSerial, C.side, C.lastSecond)
+                .order(C.lastSecond, C.podSerial, C.side).asRequest(of: Row.self).fetchAll(db)
                 .compactMap { row in
-                    BedSide(rawValue: row[c.side]).map {
-                        KeptOpenStay(podSerial: row[c.podSerial], side: $0, lastSecond: row[c.lastSecond])
+                    BedSide(rawValue: row[C.side]).map {
+                        KeptOpenStay(podSerial: row[C.podSerial], side: $0, lastSecond: row[C.lastSecond])
                     }
                 }
         }
@@ -48,8 +73,8 @@ extension NightStore {
         guard !podSerial.isEmpty else { throw StoreError.invalidOpenStay("pod serial is empty") }
         let at = clock.unixSeconds()
         try await write { db in
-            try PodRow.upsert(db, serial: podSerial, firmware: nil, seenAt: at)
-            try OpenStayRow(podSerial: podSerial, side: side.rawValue, lastSecond: lastSecond, savedAt: at, data: data)
+            try PodRecord.upsert(db, serial: podSerial, firmware: nil, seenAt: at)
+            try OpenStay(podSerial: podSerial, side: side, lastSecond: lastSecond, savedAt: at, data: data)
                 .insert(db, onConflict: .replace)
         }
     }
@@ -57,16 +82,14 @@ extension NightStore {
     /// The open stay kept for a side, if any.
     package func openStay(podSerial: String, side: BedSide) async throws -> Data? {
         try await read { db in
-            try OpenStayRow.filter(OpenStayRow.Columns.podSerial == podSerial && OpenStayRow.Columns.side == side.rawValue)
-                .fetchOne(db)?.data
+            try OpenStay.of(podSerial: podSerial, side: side).fetchOne(db)?.data
         }
     }
 
     /// Forgets a side's open stay (it ended, or could not be read).
     package func dropOpenStay(podSerial: String, side: BedSide) async throws {
         try await write { db in
-            _ = try OpenStayRow.filter(OpenStayRow.Columns.podSerial == podSerial
-                                       && OpenStayRow.Columns.side == side.rawValue).deleteAll(db)
+            _ = try OpenStay.of(podSerial: podSerial, side: side).deleteAll(db)
         }
     }
 }

@@ -31,21 +31,31 @@ package struct PresencePowerChange: Sendable, Hashable, Codable {
     }
 }
 
-struct PresencePowerChangeRow: Codable, FetchableRecord, PersistableRecord {
-    static let databaseTableName = "presence_power_changes"
-    typealias Columns = CodingKeys
-    enum CodingKeys: String, CodingKey, ColumnExpression {
-        case id, podSerial = "pod_serial", side, at, action, until, reason, text, outcome
+extension PresencePowerChange: FetchableRecord, PersistableRecord {
+    package static let databaseTableName = "presence_power_changes"
+    /// `id` (AUTOINCREMENT) orders changes of the same second; a change is its values.
+    package enum Columns {
+        static let id = Column("id"), podSerial = Column("pod_serial"), side = Column("side"), at = Column("at")
+        static let action = Column("action"), until = Column("until"), reason = Column("reason"), text = Column("text")
+        static let outcome = Column("outcome")
     }
-    var id: Int64?
-    var podSerial: String
-    var side: String
-    var at: Int64
-    var action: String
-    var until: Int64?
-    var reason: String
-    var text: String
-    var outcome: String
+
+    package init(row: Row) {
+        self.init(podSerial: row[Columns.podSerial], side: BedSide(rawValue: row[Columns.side]) ?? .left, at: row[Columns.at],
+                  action: row[Columns.action], until: row[Columns.until], reason: row[Columns.reason],
+                  text: row[Columns.text], outcome: row[Columns.outcome])
+    }
+
+    package func encode(to container: inout PersistenceContainer) {
+        container[Columns.podSerial] = podSerial
+        container[Columns.side] = side.rawValue
+        container[Columns.at] = at
+        container[Columns.action] = action
+        container[Columns.until] = until
+        container[Columns.reason] = reason
+        container[Columns.text] = text
+        container[Columns.outcome] = outcome
+    }
 }
 
 extension NightStore {
@@ -56,24 +66,21 @@ extension NightStore {
             throw StoreError.invalidSchedule("presence power action must be off, on or hold, is \(change.action)")
         }
         try await write { db in
-            try PodRow.upsert(db, serial: change.podSerial, firmware: nil, seenAt: change.at)
-            try PresencePowerChangeRow(id: nil, podSerial: change.podSerial, side: change.side.rawValue, at: change.at,
-                                       action: change.action, until: change.until, reason: change.reason, text: change.text,
-                                       outcome: change.outcome).insert(db)
+            try PodRecord.upsert(db, serial: change.podSerial, firmware: nil, seenAt: change.at)
+            try change.insert(db)
         }
     }
 
     /// The newest `limit` changes of a pod from `since` (unix seconds) on, oldest first.
     package func presencePowerChanges(podSerial: String, since: Int64 = 0, limit: Int = 500) async throws -> [PresencePowerChange] {
         try await read { db in
-            try PresencePowerChangeRow
-                .filter(PresencePowerChangeRow.Columns.podSerial == podSerial && PresencePowerChangeRow.Columns.at >= since)
-                .order(PresencePowerChangeRow.Columns.at.desc, PresencePowerChangeRow.Columns.id.desc)
+            typealias C = PresencePowerChange.Columns
+            return try PresencePowerChange
+                .filter(C.podSerial == podSerial && C.at >= since)
+                .order(C.at.desc, C.id.desc)
                 .limit(limit)
                 .fetchAll(db)
                 .reversed()
-                .map { PresencePowerChange(podSerial: $0.podSerial, side: BedSide(rawValue: $0.side) ?? .left, at: $0.at,
-                                           action: $0.action, until: $0.until, reason: $0.reason, text: $0.text, outcome: $0.outcome) }
         }
     }
 }

@@ -148,31 +148,31 @@ extension NightStore {
     package func setPodSchedule(_ state: PodScheduleState) async throws -> Bool {
         guard !state.podSerial.isEmpty else { throw StoreError.invalidSchedule("pod serial is empty") }
         return try await write { db in
-            typealias C = PodScheduleRow.Columns
-            let inForce = PodScheduleRow.of(podSerial: state.podSerial, side: state.side)
-            if let current = try inForce.fetchOne(db)?.state,
+            typealias C = PodScheduleState.Columns
+            let inForce = PodScheduleState.of(podSerial: state.podSerial, side: state.side)
+            if let current = try inForce.fetchOne(db),
                current.scheduleJSON == state.scheduleJSON, current.origin == state.origin {
                 if current.reason != state.reason || current.summary != state.summary {
                     try inForce.updateAll(db, [C.reason.set(to: state.reason), C.summary.set(to: state.summary)])
                 }
                 return false
             }
-            try PodRow.upsert(db, serial: state.podSerial, firmware: nil, seenAt: state.setAt)
-            try PodScheduleRow(state).insert(db, onConflict: .replace)
+            try PodRecord.upsert(db, serial: state.podSerial, firmware: nil, seenAt: state.setAt)
+            try state.insert(db, onConflict: .replace)
             return true
         }
     }
 
     /// The schedule in force for a pod side, if one was ever computed.
     package func podSchedule(podSerial: String, side: BedSide) async throws -> PodScheduleState? {
-        try await read { db in try PodScheduleRow.of(podSerial: podSerial, side: side).fetchOne(db)?.state }
+        try await read { db in try PodScheduleState.of(podSerial: podSerial, side: side).fetchOne(db) }
     }
 
     /// Records that the pod acknowledged the whole schedule of a side at `at`.
     package func markPodScheduleAcknowledged(podSerial: String, side: BedSide, at: Int64) async throws {
         try await write { db in
-            _ = try PodScheduleRow.of(podSerial: podSerial, side: side)
-                .updateAll(db, [PodScheduleRow.Columns.acknowledgedAt.set(to: at)])
+            _ = try PodScheduleState.of(podSerial: podSerial, side: side)
+                .updateAll(db, [PodScheduleState.Columns.acknowledgedAt.set(to: at)])
         }
     }
 
@@ -186,20 +186,20 @@ extension NightStore {
             guard Self.isHHmm(value) else { throw StoreError.invalidSchedule("\(name) must be HH:mm (got \(value))") }
         }
         try await write { db in
-            try PodRow.upsert(db, serial: record.podSerial, firmware: nil, seenAt: record.setAt)
-            try ManualScheduleRow(record).insert(db, onConflict: .replace)
+            try PodRecord.upsert(db, serial: record.podSerial, firmware: nil, seenAt: record.setAt)
+            try record.insert(db, onConflict: .replace)
         }
     }
 
     /// The manual schedule of a side, nil when none is set (inference applies).
     package func manualSchedule(podSerial: String, side: BedSide) async throws -> ManualScheduleRecord? {
-        try await read { db in try ManualScheduleRow.of(podSerial: podSerial, side: side).fetchOne(db)?.record }
+        try await read { db in try ManualScheduleRecord.of(podSerial: podSerial, side: side).fetchOne(db) }
     }
 
     /// Removes the manual schedule of a side; returns false when there was none.
     @discardableResult
     package func clearManualSchedule(podSerial: String, side: BedSide) async throws -> Bool {
-        try await write { db in try ManualScheduleRow.of(podSerial: podSerial, side: side).deleteAll(db) > 0 }
+        try await write { db in try ManualScheduleRecord.of(podSerial: podSerial, side: side).deleteAll(db) > 0 }
     }
 
     static func isHHmm(_ text: String) -> Bool {
@@ -216,8 +216,10 @@ extension NightStore {
     package func recordSchedulePush(_ push: SchedulePushRecord) async throws -> Int64 {
         guard push.attempt >= 1 else { throw StoreError.invalidSchedule("push attempt must be ≥ 1") }
         return try await write { db in
-            try PodRow.upsert(db, serial: push.podSerial, firmware: nil, seenAt: push.sentAt)
-            try SchedulePushRow(push).insert(db)
+            try PodRecord.upsert(db, serial: push.podSerial, firmware: nil, seenAt: push.sentAt)
+            var push = push
+            push.id = nil
+            try push.insert(db)
             return db.lastInsertedRowID
         }
     }
@@ -225,8 +227,7 @@ extension NightStore {
     /// Pushes to a pod, oldest first (the last `limit` when given).
     package func schedulePushes(podSerial: String, limit: Int? = nil) async throws -> [SchedulePushRecord] {
         try await read { db in
-            try SchedulePushRow.filter(SchedulePushRow.Columns.podSerial == podSerial)
-                .lastByID(db, limit: limit).map(\.record)
+            try SchedulePushRecord.filter(SchedulePushRecord.Columns.podSerial == podSerial).lastByID(db, limit: limit)
         }
     }
 
@@ -236,8 +237,10 @@ extension NightStore {
     @discardableResult
     package func recordPodEvent(_ event: PodEventRecord) async throws -> Int64 {
         try await write { db in
-            try PodRow.upsert(db, serial: event.podSerial, firmware: nil, seenAt: event.at)
-            try PodEventRow(event).insert(db)
+            try PodRecord.upsert(db, serial: event.podSerial, firmware: nil, seenAt: event.at)
+            var event = event
+            event.id = nil
+            try event.insert(db)
             return db.lastInsertedRowID
         }
     }
@@ -245,7 +248,7 @@ extension NightStore {
     /// Events of a pod in the order they were recorded (the last `limit` when given).
     package func podEvents(podSerial: String, limit: Int? = nil) async throws -> [PodEventRecord] {
         try await read { db in
-            try PodEventRow.filter(PodEventRow.Columns.podSerial == podSerial).lastByID(db, limit: limit).map(\.record)
+            try PodEventRecord.filter(PodEventRecord.Columns.podSerial == podSerial).lastByID(db, limit: limit)
         }
     }
 }

@@ -31,6 +31,9 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
     /// Another process held the new file's lock past the busy timeout while it was opened and
     /// migrated (a CLI command starting beside the daemon): worth another try.
     case busy(path: String, reason: String)
+    /// A stored row that reads as no value (text no CHECK guards, e.g. a wake date written by
+    /// hand); the lists that read such a table pass it over.
+    case unreadableRow(table: String, reason: String)
 
     /// Whether opening met another process's lock (`busy`): the one error the hub tries again.
     package var isBusy: Bool {
@@ -62,6 +65,7 @@ package enum StoreError: Error, Equatable, CustomStringConvertible {
         case let .permissionDenied(path):
             "cannot read the database \(path): permission denied (the hub run by systemd keeps its state root's "
                 + "alone: run the command with sudo)"
+        case let .unreadableRow(table, reason): "unreadable row in \(table): \(reason)"
         case let .cannotOpen(path, reason):
             "cannot open the database \(path): \(reason) (its directory must exist and be writable)"
         }

@@ -95,100 +95,81 @@ package struct WakeRecord: Sendable, Hashable {
     }
 }
 
-struct WakeSettingsRow: Codable, FetchableRecord, PersistableRecord {
-    static let databaseTableName = "wake_settings"
-    typealias Columns = CodingKeys
-    enum CodingKeys: String, CodingKey, ColumnExpression {
-        case podSerial = "pod_serial", side, windowMinutes = "window_minutes", untilOutOfBed = "until_out_of_bed"
-        case setAt = "set_at"
+extension WakeSettingsRecord: FetchableRecord, PersistableRecord {
+    package static let databaseTableName = "wake_settings"
+    package enum Columns {
+        static let podSerial = Column("pod_serial"), side = Column("side"), windowMinutes = Column("window_minutes")
+        static let untilOutOfBed = Column("until_out_of_bed"), setAt = Column("set_at")
     }
 
-    var podSerial: String
-    var side: String
-    var windowMinutes: Int
-    var untilOutOfBed: Bool
-    var setAt: Int64
-
-    init(_ r: WakeSettingsRecord) {
-        podSerial = r.podSerial
-        side = r.side.rawValue
-        windowMinutes = r.windowMinutes
-        untilOutOfBed = r.untilOutOfBed
-        setAt = r.setAt
+    package init(row: Row) {
+        self.init(podSerial: row[Columns.podSerial], side: BedSide(rawValue: row[Columns.side]) ?? .left,
+                  windowMinutes: row[Columns.windowMinutes], untilOutOfBed: row[Columns.untilOutOfBed],
+                  setAt: row[Columns.setAt])
     }
 
-    var record: WakeSettingsRecord {
-        WakeSettingsRecord(podSerial: podSerial, side: BedSide(rawValue: side) ?? .left, windowMinutes: windowMinutes,
-                           untilOutOfBed: untilOutOfBed, setAt: setAt)
+    package func encode(to container: inout PersistenceContainer) {
+        container[Columns.podSerial] = podSerial
+        container[Columns.side] = side.rawValue
+        container[Columns.windowMinutes] = windowMinutes
+        container[Columns.untilOutOfBed] = untilOutOfBed
+        container[Columns.setAt] = setAt
     }
 }
 
-struct WakeRecordRow: Codable, FetchableRecord, PersistableRecord {
-    static let databaseTableName = "wake_records"
-    typealias Columns = CodingKeys
-    enum CodingKeys: String, CodingKey, ColumnExpression {
-        case id, podSerial = "pod_serial", side, wakeDate = "wake_date", windowStart = "window_start"
-        case windowEnd = "window_end", windowMinutes = "window_minutes", decidedAt = "decided_at", reason, stage
-        case stageProbability = "stage_probability", movement, heartRateRise = "heart_rate_rise"
-        case minutesBeforeEnd = "minutes_before_end", triggered, triggerError = "trigger_error", firedAt = "fired_at"
-        case repeats, snoozes, outOfBedAt = "out_of_bed_at", returnsToBed = "returns_to_bed"
+extension WakeRecord: FetchableRecord, PersistableRecord {
+    package static let databaseTableName = "wake_records"
+    package enum Columns {
+        static let id = Column("id"), podSerial = Column("pod_serial"), side = Column("side")
+        static let wakeDate = Column("wake_date"), windowStart = Column("window_start"), windowEnd = Column("window_end")
+        static let windowMinutes = Column("window_minutes"), decidedAt = Column("decided_at"), reason = Column("reason")
+        static let stage = Column("stage"), stageProbability = Column("stage_probability"), movement = Column("movement")
+        static let heartRateRise = Column("heart_rate_rise"), minutesBeforeEnd = Column("minutes_before_end")
+        static let triggered = Column("triggered"), triggerError = Column("trigger_error"), firedAt = Column("fired_at")
+        static let repeats = Column("repeats"), snoozes = Column("snoozes"), outOfBedAt = Column("out_of_bed_at")
+        static let returnsToBed = Column("returns_to_bed")
     }
 
-    var id: Int64?
-    var podSerial: String
-    var side: String
-    var wakeDate: String
-    var windowStart: Int64
-    var windowEnd: Int64
-    var windowMinutes: Int
-    var decidedAt: Int64?
-    var reason: String?
-    var stage: String?
-    var stageProbability: Double?
-    var movement: Double?
-    var heartRateRise: Double?
-    var minutesBeforeEnd: Double?
-    var triggered: Bool
-    var triggerError: String?
-    var firedAt: Int64?
-    var repeats: Int
-    var snoozes: Int
-    var outOfBedAt: Int64?
-    var returnsToBed: Int
-
-    init(_ r: WakeRecord) {
-        id = r.id
-        podSerial = r.podSerial
-        side = r.side.rawValue
-        wakeDate = r.wakeDate.description
-        windowStart = r.windowStart
-        windowEnd = r.windowEnd
-        windowMinutes = r.windowMinutes
-        decidedAt = r.decidedAt
-        reason = r.reason
-        stage = r.stage?.rawValue
-        stageProbability = r.stageProbability
-        movement = r.movement
-        heartRateRise = r.heartRateRise
-        minutesBeforeEnd = r.minutesBeforeEnd
-        triggered = r.triggered
-        triggerError = r.triggerError
-        firedAt = r.firedAt
-        repeats = r.repeats
-        snoozes = r.snoozes
-        outOfBedAt = r.outOfBedAt
-        returnsToBed = r.returnsToBed
+    /// Throws for a wake date that is no date (the column has no CHECK); the lists pass such a
+    /// record over. A stage that is none reads as no stage.
+    package init(row: Row) throws {
+        guard let day = CalendarDay(row[Columns.wakeDate] as String) else {
+            throw StoreError.unreadableRow(table: Self.databaseTableName, reason: "wake date \(row[Columns.wakeDate] as String)")
+        }
+        self.init(id: row[Columns.id], podSerial: row[Columns.podSerial],
+                  side: BedSide(rawValue: row[Columns.side]) ?? .left, wakeDate: day,
+                  windowStart: row[Columns.windowStart], windowEnd: row[Columns.windowEnd],
+                  windowMinutes: row[Columns.windowMinutes], decidedAt: row[Columns.decidedAt], reason: row[Columns.reason],
+                  stage: (row[Columns.stage] as String?).flatMap(SleepStage.init(rawValue:)),
+                  stageProbability: row[Columns.stageProbability], movement: row[Columns.movement],
+                  heartRateRise: row[Columns.heartRateRise], minutesBeforeEnd: row[Columns.minutesBeforeEnd],
+                  triggered: row[Columns.triggered], triggerError: row[Columns.triggerError], firedAt: row[Columns.firedAt],
+                  repeats: row[Columns.repeats], snoozes: row[Columns.snoozes], outOfBedAt: row[Columns.outOfBedAt],
+                  returnsToBed: row[Columns.returnsToBed])
     }
 
-    var record: WakeRecord? {
-        guard let day = CalendarDay(wakeDate) else { return nil }
-        return WakeRecord(id: id, podSerial: podSerial, side: BedSide(rawValue: side) ?? .left, wakeDate: day,
-                          windowStart: windowStart, windowEnd: windowEnd, windowMinutes: windowMinutes,
-                          decidedAt: decidedAt, reason: reason, stage: stage.flatMap(SleepStage.init(rawValue:)),
-                          stageProbability: stageProbability, movement: movement, heartRateRise: heartRateRise,
-                          minutesBeforeEnd: minutesBeforeEnd, triggered: triggered, triggerError: triggerError,
-                          firedAt: firedAt, repeats: repeats, snoozes: snoozes, outOfBedAt: outOfBedAt,
-                          returnsToBed: returnsToBed)
+    package func encode(to container: inout PersistenceContainer) {
+        container[Columns.id] = id
+        container[Columns.podSerial] = podSerial
+        container[Columns.side] = side.rawValue
+        container[Columns.wakeDate] = wakeDate.description
+        container[Columns.windowStart] = windowStart
+        container[Columns.windowEnd] = windowEnd
+        container[Columns.windowMinutes] = windowMinutes
+        container[Columns.decidedAt] = decidedAt
+        container[Columns.reason] = reason
+        container[Columns.stage] = stage?.rawValue
+        container[Columns.stageProbability] = stageProbability
+        container[Columns.movement] = movement
+        container[Columns.heartRateRise] = heartRateRise
+        container[Columns.minutesBeforeEnd] = minutesBeforeEnd
+        container[Columns.triggered] = triggered
+        container[Columns.triggerError] = triggerError
+        container[Columns.firedAt] = firedAt
+        container[Columns.repeats] = repeats
+        container[Columns.snoozes] = snoozes
+        container[Columns.outOfBedAt] = outOfBedAt
+        container[Columns.returnsToBed] = returnsToBed
     }
 }
 
@@ -202,16 +183,15 @@ extension NightStore {
             throw StoreError.invalidSchedule("a wake window is 0 (off) … 120 minutes, not \(record.windowMinutes)")
         }
         try await write { db in
-            try PodRow.upsert(db, serial: record.podSerial, firmware: nil, seenAt: record.setAt)
-            try WakeSettingsRow(record).insert(db, onConflict: .replace)
+            try PodRecord.upsert(db, serial: record.podSerial, firmware: nil, seenAt: record.setAt)
+            try record.insert(db, onConflict: .replace)
         }
     }
 
     /// A side's smart-wake settings, nil when none were set (the configuration applies).
     package func wakeSettings(podSerial: String, side: BedSide) async throws -> WakeSettingsRecord? {
         try await read { db in
-            try WakeSettingsRow.filter(WakeSettingsRow.Columns.podSerial == podSerial
-                                       && WakeSettingsRow.Columns.side == side.rawValue).fetchOne(db)?.record
+            try WakeSettingsRecord.of(podSerial: podSerial, side: side).fetchOne(db)
         }
     }
 
@@ -221,17 +201,18 @@ extension NightStore {
     @discardableResult
     package func saveWakeRecord(_ record: WakeRecord) async throws -> Int64 {
         try await write { db in
-            try PodRow.upsert(db, serial: record.podSerial, firmware: nil, seenAt: record.windowStart)
-            var row = WakeRecordRow(record)
-            typealias C = WakeRecordRow.Columns
-            if let existing = try WakeRecordRow.filter(C.podSerial == record.podSerial && C.side == record.side.rawValue
-                                                       && C.windowEnd == record.windowEnd).fetchOne(db) {
-                row.id = existing.id
-                try row.update(db)
-                return existing.id ?? 0
+            try PodRecord.upsert(db, serial: record.podSerial, firmware: nil, seenAt: record.windowStart)
+            var record = record
+            typealias C = WakeRecord.Columns
+            // The row's id only: a row whose wake date no longer reads is still the one replaced.
+            if let id = try Int64.fetchOne(db, WakeRecord.select(C.id).filter(
+                C.podSerial == record.podSerial && C.side == record.side.rawValue && C.windowEnd == record.windowEnd)) {
+                record.id = id
+                try record.update(db)
+                return id
             }
-            row.id = nil
-            try row.insert(db)
+            record.id = nil
+            try record.insert(db)
             return db.lastInsertedRowID
         }
     }
@@ -239,10 +220,10 @@ extension NightStore {
     /// Wake records of a wake date (optionally one side), by window end.
     package func wakeRecords(wakeDate: CalendarDay, side: BedSide? = nil) async throws -> [WakeRecord] {
         try await read { db in
-            typealias C = WakeRecordRow.Columns
-            var request = WakeRecordRow.filter(C.wakeDate == wakeDate.description)
+            typealias C = WakeRecord.Columns
+            var request = WakeRecord.filter(C.wakeDate == wakeDate.description)
             if let side { request = request.filter(C.side == side.rawValue) }
-            return try request.order(C.windowEnd).fetchAll(db).compactMap(\.record)
+            return try request.order(C.windowEnd).fetchReadable(db)
         }
     }
 
@@ -261,10 +242,10 @@ extension NightStore {
     /// Every wake record of a pod, by window end (the last `limit` when given).
     package func wakeRecords(podSerial: String, limit: Int? = nil) async throws -> [WakeRecord] {
         try await read { db in
-            typealias C = WakeRecordRow.Columns
-            var request = WakeRecordRow.filter(C.podSerial == podSerial).order(C.windowEnd.desc)
+            typealias C = WakeRecord.Columns
+            var request = WakeRecord.filter(C.podSerial == podSerial).order(C.windowEnd.desc)
             if let limit { request = request.limit(limit) }
-            return try request.fetchAll(db).reversed().compactMap(\.record)
+            return try request.fetchReadable(db).reversed()
         }
     }
 }
