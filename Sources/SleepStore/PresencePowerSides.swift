@@ -40,8 +40,7 @@ extension NightStore {
     /// The side's stored presence-driven power, nil when nothing was ever stored for it.
     package func presencePowerSide(podSerial: String, side: BedSide) async throws -> PresencePowerSide? {
         try await read { db in
-            try PresencePowerSide.filter(PresencePowerSide.CodingKeys.podSerial == podSerial
-                                         && PresencePowerSide.CodingKeys.side == side.rawValue).fetchOne(db)
+            try PresencePowerSide.of(podSerial: podSerial, side: side).fetchOne(db)
         }
     }
 
@@ -51,8 +50,8 @@ extension NightStore {
                                          resetEmptyNights: Bool, at: Int64) async throws {
         guard !podSerial.isEmpty else { throw StoreError.invalidSchedule("pod serial is empty") }
         try await write { db in
-            try PodRow.upsert(db, serial: podSerial, firmware: nil, seenAt: at)
-            var record = try PresencePowerSide.fetchOne(db, key: ["pod_serial": podSerial, "side": side.rawValue])
+            try PodRecord.upsert(db, serial: podSerial, firmware: nil, seenAt: at)
+            var record = try PresencePowerSide.of(podSerial: podSerial, side: side).fetchOne(db)
                 ?? PresencePowerSide(podSerial: podSerial, side: side, setAt: at)
             record.enabled = enabled
             record.settings = settings
@@ -67,8 +66,8 @@ extension NightStore {
         guard !podSerial.isEmpty else { throw StoreError.invalidSchedule("pod serial is empty") }
         guard count >= 0 else { throw StoreError.invalidSchedule("empty nights must be ≥ 0, is \(count)") }
         try await write { db in
-            try PodRow.upsert(db, serial: podSerial, firmware: nil, seenAt: at)
-            var record = try PresencePowerSide.fetchOne(db, key: ["pod_serial": podSerial, "side": side.rawValue])
+            try PodRecord.upsert(db, serial: podSerial, firmware: nil, seenAt: at)
+            var record = try PresencePowerSide.of(podSerial: podSerial, side: side).fetchOne(db)
                 ?? PresencePowerSide(podSerial: podSerial, side: side, setAt: at)
             record.emptyNights = count
             try record.save(db)

@@ -337,7 +337,7 @@ extension PodEventRecord: FetchableRecord, PersistableRecord {
 
 extension TableRecord {
     /// The row of one pod side, in a table keyed by pod serial and side (`pod_schedule`,
-    /// `manual_schedule`, `wake_settings`, `alarm_switches`, `open_stays`).
+    /// `manual_schedule`, `wake_settings`, `alarm_switches`, `open_stays`, `presence_power_sides`).
     static func of(podSerial: String, side: BedSide) -> QueryInterfaceRequest<Self> {
         filter(Column("pod_serial") == podSerial && Column("side") == side.rawValue)
     }
