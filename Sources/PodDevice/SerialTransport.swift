@@ -101,10 +101,12 @@ package final class PseudoTerminal: Transport {
 /// How long the reader of a slow stream waits before reading again, so the kernel gathers
 /// what the pod sends and one read (one wake-up of the reader, one hand-off to the session)
 /// takes a few hundred milliseconds of it instead of each 100-ms block as it comes. The
-/// pause is what the stream needs to bring about `gather` bytes at the rate the last read
-/// saw, at most `longest`: a pod at 1x (about 4 KB/s) is read 5 times a second, one at 60x
-/// every 30 ms, one at 600x as fast as it comes, so the kernel never holds much more than
-/// `gather` unread. Pure: the reader asks it after every read.
+/// pause is what the stream needs to bring about `gather` bytes at its rate, at most
+/// `longest`: a pod at 1x (about 4 KB/s) is read 5 times a second, one at 60x every 30 ms,
+/// one at 600x as fast as it comes, so the kernel never holds much more than `gather` unread.
+/// The rate is the last read's, or half the one before if that was higher: one short read
+/// after a lull of a fast stream (the pod's own hiccup) must not make it look slow and earn
+/// a pause in which it would overflow the tty's buffer. Pure: the reader asks it after every read.
 package struct ReadPacing: Sendable, Hashable {
     /// The longest pause: a reading is at most this (plus the read) late to the hub.
     package var longest: Duration
@@ -114,6 +116,8 @@ package struct ReadPacing: Sendable, Hashable {
     package var shortest: Duration
     /// After a write (a request), read at once for this long, so answers are not paced.
     package var afterWrite: Duration
+    /// The stream's rate as the pacing sees it, bytes per second.
+    package private(set) var rate: Double = 0
 
     package init(longest: Duration = .milliseconds(200), gather: Int = 8192, shortest: Duration = .milliseconds(10),
                  afterWrite: Duration = .seconds(1)) {
@@ -126,10 +130,13 @@ package struct ReadPacing: Sendable, Hashable {
     /// How long to wait before the next read, after one that brought `bytes` that came over
     /// `elapsed` (since the previous read), `sinceWrite` after the last write (nil: none yet);
     /// nil: read on at once.
-    package func pause(afterReading bytes: Int, over elapsed: Duration, sinceWrite: Duration?) -> Duration? {
+    package mutating func pause(afterReading bytes: Int, over elapsed: Duration, sinceWrite: Duration?) -> Duration? {
+        guard elapsed > .zero else { return nil }
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        rate = max(Double(bytes) / seconds, rate / 2)
         if let sinceWrite, sinceWrite < afterWrite { return nil }
-        guard bytes > 0, elapsed > .zero else { return nil }
-        let fill = elapsed * (Double(gather) / Double(bytes))
+        guard rate > 0 else { return nil }
+        let fill = Duration.seconds(Double(gather) / rate)
         let pause = min(fill, longest)
         return pause >= shortest ? pause : nil
     }
@@ -196,6 +203,7 @@ final class DescriptorStream: Sendable {
     /// Waits for bytes, reads them, hands them on; pauses while the stream is slow. Returns
     /// when the descriptor ends (the inbox told why) or `close()` stops it.
     private static func readLoop(fd: Int32, wakeFD: Int32, inbox: ByteInbox, shared: Shared, pacing: ReadPacing?) {
+        var pacing = pacing
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: readSize, alignment: 8)
         defer { buffer.deallocate() }
         var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
