@@ -10,6 +10,7 @@
 #    under /usr/bin/time (user+sys, max RSS).
 # 2. 1x: the same at real time over BENCH_REAL_SECONDS (default 300) after a 20-s warm-up.
 #
+# The API is served on a port of the kernel's choosing (a hub or test on 8380 made the hub exit).
 # CPU time, not wall time, is measured, so a machine shared with other work changes the
 # figures little (cache and frequency effects remain). BENCH_BIN picks another binary
 # (e.g. .build/debug/podbridge) instead of building the release one.
@@ -39,7 +40,8 @@ measure() {
   local dir="$STATE/x$speed"
   mkdir -p "$dir"
   cat > "$dir/config.json" <<JSON
-{ "stateDirectory": "$dir", "timeZone": "UTC", "pod": { "path": "$dir/pod", "reconnectMaxSeconds": 0.1 } }
+{ "stateDirectory": "$dir", "timeZone": "UTC", "pod": { "path": "$dir/pod", "reconnectMaxSeconds": 0.1 },
+  "api": { "listen": "127.0.0.1:0" } }
 JSON
   local clock=()
   [ "$speed" != 1 ] && clock=(--clock-speed "$speed" --clock-start 2026-11-16T21:55:00Z)

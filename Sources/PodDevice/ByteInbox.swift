@@ -1,5 +1,8 @@
-// Hand-off of received bytes from an I/O thread (dispatch source, libusb loop) to the one
-// async reader, without losing bytes that arrive while nobody is waiting.
+// Hand-off of received bytes from an I/O thread (a descriptor's reader, libusb loop) to the
+// one async reader, without losing bytes that arrive while nobody is waiting. An I/O side
+// that can wait (a descriptor: the kernel buffers meanwhile) asks whether the inbox holds too
+// much (`wantsRoom`) and is called back once the reader took it, so a hub that falls behind
+// leaves the bytes in the kernel, not in memory.
 import Synchronization
 
 final class ByteInbox: Sendable {
@@ -8,8 +11,24 @@ final class ByteInbox: Sendable {
         var end: TransportError?
         var waiter: CheckedContinuation<[UInt8], any Error>?
         var waiterID: UInt64 = 0
+        /// The I/O side waits for the reader to take what is pending (`wantsRoom`).
+        var roomWanted = false
     }
     private let state = Mutex(State())
+    /// Tells the I/O side the reader took the pending bytes it waited on.
+    private let onRoom: (@Sendable () -> Void)?
+
+    init(onRoom: (@Sendable () -> Void)? = nil) { self.onRoom = onRoom }
+
+    /// Whether more than `limit` bytes wait unread; if so, `onRoom` is called once the reader
+    /// takes them (the caller then stops reading until it is).
+    func wantsRoom(above limit: Int) -> Bool {
+        state.withLock { s in
+            guard s.end == nil, s.pending.count > limit else { return false }
+            s.roomWanted = true
+            return true
+        }
+    }
 
     /// Called by the I/O side with freshly read bytes.
     func deliver(_ bytes: some Collection<UInt8>) {
@@ -45,11 +64,13 @@ final class ByteInbox: Sendable {
         let id = state.withLock { s -> UInt64 in s.waiterID &+= 1; return s.waiterID }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (c: CheckedContinuation<[UInt8], any Error>) in
-                enum Action { case value([UInt8]), error(any Error), wait }
+                enum Action { case value([UInt8], room: Bool), error(any Error), wait }
                 let action: Action = state.withLock { s in
                     if !s.pending.isEmpty {
                         defer { s.pending.removeAll(keepingCapacity: true) }
-                        return .value(s.pending)
+                        let room = s.roomWanted
+                        s.roomWanted = false
+                        return .value(s.pending, room: room)
                     }
                     if let end = s.end { return .error(end) }
                     if Task.isCancelled { return .error(CancellationError()) }
@@ -58,7 +79,9 @@ final class ByteInbox: Sendable {
                     return .wait
                 }
                 switch action {
-                case .value(let v): c.resume(returning: v)
+                case .value(let v, let room):
+                    if room { onRoom?() }
+                    c.resume(returning: v)
                 case .error(let e): c.resume(throwing: e)
                 case .wait: break
                 }

@@ -45,12 +45,17 @@ package struct LinkTiming: Sendable, Hashable {
     /// The delay before reconnect attempt `attempt` (0-based): capped exponential, jittered.
     /// When the liveness clock should look at the link next: the moment the silence since
     /// `lastFrame` reaches `livenessTimeout` (spec §7.7: the probe goes out at 3 s, not at the
-    /// next beat of a coarser timer), or a beat from `now` when that moment is past (a probe
-    /// is out) or further than a beat away (the status and stream-retry checks ride on it).
-    package func nextLivenessCheck(lastFrame: ContinuousClock.Instant, now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+    /// next beat of a coarser timer), or `due` (the periodic status check, a refused stream's
+    /// retry) if that comes first. A moment already past (a probe is out, a check not yet
+    /// handled) counts as a beat from `now` (a third of the timeout), so it never spins; a
+    /// streaming link wakes it about every 3 s, not every beat.
+    package func nextLivenessCheck(lastFrame: ContinuousClock.Instant, now: ContinuousClock.Instant,
+                                   due: ContinuousClock.Instant? = nil) -> ContinuousClock.Instant {
         let beat = now + livenessTimeout / 3
         let silentAt = lastFrame + livenessTimeout
-        return silentAt > now ? min(silentAt, beat) : beat
+        let next = silentAt > now ? silentAt : beat
+        guard let due else { return next }
+        return min(next, due > now ? due : beat)
     }
 
     package func reconnectDelay(attempt: Int, random: Double) -> Duration {

@@ -175,11 +175,16 @@ package actor PodConnection {
         onConnected()
         let timing = self.timing
         let metronome = Task {
-            // §7.7: wake when the silence reaches the timeout, not at a later beat.
+            // §7.7: wake when the silence reaches the timeout, not at a later beat; tick the
+            // link only when the silence did, or a status check or a stream retry is due.
             while !Task.isCancelled {
-                let due = timing.nextLivenessCheck(lastFrame: await session.lastFrameAt, now: .now)
-                guard (try? await Task.sleep(until: due, clock: .continuous)) != nil else { return }
-                await session.tick()
+                let next = timing.nextLivenessCheck(lastFrame: await session.lastFrameAt, now: .now,
+                                                    due: self.checksDue())
+                guard (try? await Task.sleep(until: next, clock: .continuous)) != nil else { return }
+                let now = ContinuousClock.now
+                let silent = now - (await session.lastFrameAt) >= timing.livenessTimeout
+                let due = self.checksDue()
+                if silent || due.map({ now >= $0 }) ?? false { await session.tick() }
             }
         }
         defer { metronome.cancel() }
@@ -204,6 +209,13 @@ package actor PodConnection {
             }
         }
         return .closed
+    }
+
+    /// When the liveness clock must tick for something other than silence: the periodic
+    /// status check, or asking again for a refused stream.
+    private func checksDue() -> ContinuousClock.Instant? {
+        let status = lastStatusAt + timing.statusInterval
+        return streamRetryAt.map { min($0, status) } ?? status
     }
 
     /// Runs `body` as the only start-up or recovery; one already running is waited for

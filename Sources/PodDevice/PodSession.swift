@@ -97,6 +97,7 @@ actor PodSession {
         let now = SystemClock().unixMicros()
         let before = decoder.counters.frames
         bytes.withUnsafeBytes { decoder.decode($0) { handle($0, receivedMicros: now) } }
+        recorder?.flush()
         if decoder.counters.frames != before { lastFrameAt = .now }
     }
 
@@ -240,6 +241,7 @@ actor PodSession {
         }
         if let recorder, let frame = COBS.decode(Array(bytes.dropLast())) {
             recorder.record(.hubToPod, frame: frame, at: SystemClock().unixMicros())
+            recorder.flush()
         }
         do { try await transport.write(bytes) } catch { throw .disconnected(TransportError(error)) }
     }

@@ -75,6 +75,31 @@ import SystemCalls
         #expect(events == [Self.live(3)])
     }
 
+    /// A subscriber that ignores the live seconds (the metrics, a console that prints nowhere)
+    /// is not sent them, so it is not woken for them; its count says it was sent none.
+    @Test func aSubscriberThatAcceptsSomeEventsIsSentThoseAloneReplayIncluded() async {
+        let bus = HubBus(replayCapacity: 16, firstSequence: 1)
+        let connected = HubEvent.linkProblem(detail: "held by another program", at: Date(timeIntervalSince1970: 5))
+        let all = BusRecorder(bus.subscribe(name: "all"))
+        let some = bus.subscribe(name: "some", accepts: { !$0.isLive })
+        bus.publish(Self.live(1))
+        bus.publish(connected)
+        bus.publish(Self.live(2))
+        #expect(await all.events() == [Self.live(1), connected, Self.live(2)])
+        #expect(bus.subscriberStats().first { $0.name == "some" }?.delivered == 1)
+        some.finish()
+        var got: [HubEvent] = []
+        for await event in some { got.append(event) }
+        #expect(got == [connected])
+        // Catching up after a number: the kept events it accepts.
+        let again = bus.subscribe(name: "again", after: 0, accepts: { $0.isLive })
+        #expect(again.resumed == .complete)
+        again.finish()
+        var replayed: [HubEvent] = []
+        for await event in again { replayed.append(event) }
+        #expect(replayed == [Self.live(1), Self.live(2)])
+    }
+
     /// A client that lost its connection subscribes again after the last number it saw: it gets
     /// each event since once, in order, and is told what the bus no longer kept.
     @Test func aSubscriberCatchesUpAfterTheLastEventItSaw() async {

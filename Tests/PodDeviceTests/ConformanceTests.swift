@@ -311,11 +311,16 @@ struct ConformanceTests {
     func livenessCheckInstant() {
         let timing = LinkTiming(livenessTimeout: .seconds(3))
         let t0 = ContinuousClock.now
-        // A frame 0.5 s ago: the beat (1 s) comes first; 2.5 s ago: the silence reaches 3 s in 0.5 s.
-        #expect(timing.nextLivenessCheck(lastFrame: t0 - .milliseconds(500), now: t0) == t0 + .seconds(1))
+        // A frame 0.5 s ago: the silence reaches 3 s in 2.5 s (a streaming link is not looked at every second).
+        #expect(timing.nextLivenessCheck(lastFrame: t0 - .milliseconds(500), now: t0) == t0 + .milliseconds(2500))
         #expect(timing.nextLivenessCheck(lastFrame: t0 - .milliseconds(2500), now: t0) == t0 + .milliseconds(500))
         #expect(timing.nextLivenessCheck(lastFrame: t0 - .milliseconds(2999), now: t0) == t0 + .milliseconds(1))
         // Silent already (a probe is out): one beat on, never a busy loop.
         #expect(timing.nextLivenessCheck(lastFrame: t0 - .seconds(5), now: t0) == t0 + .seconds(1))
+        // A status check due sooner comes first; one already due (not yet handled) waits a beat, never spins.
+        #expect(timing.nextLivenessCheck(lastFrame: t0 - .milliseconds(500), now: t0, due: t0 + .milliseconds(700))
+                == t0 + .milliseconds(700))
+        #expect(timing.nextLivenessCheck(lastFrame: t0 - .milliseconds(500), now: t0, due: t0 + .seconds(9)) == t0 + .milliseconds(2500))
+        #expect(timing.nextLivenessCheck(lastFrame: t0 - .milliseconds(500), now: t0, due: t0) == t0 + .seconds(1))
     }
 }

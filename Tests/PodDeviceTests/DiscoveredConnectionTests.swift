@@ -24,7 +24,7 @@ extension UmockdevTests {
             let holder = open("/dev/ttyACM0", O_RDWR | O_NOCTTY | O_CLOEXEC)
             try #require(holder >= 0)
             defer { close(holder) }
-            let pod = ScriptedPod(link: PodEndOfTTY(fd: master), path: "/dev/ttyACM0", serial: "POD-0001")
+            let pod = ScriptedPod(link: try PodEndOfTTY(fd: master), path: "/dev/ttyACM0", serial: "POD-0001")
             await pod.start()
 
             let discovery = try PodDiscovery(configuration: .init(rescanInterval: .zero, includeUSBInterface: false))
@@ -61,7 +61,7 @@ extension UmockdevTests {
 final class PodEndOfTTY: Transport {
     let endpoint = "umockdev tty master"
     private let stream: DescriptorStream
-    init(fd: Int32) { stream = DescriptorStream(fd: fd, label: endpoint) }
+    init(fd: Int32) throws { stream = try DescriptorStream(fd: fd, label: endpoint) }
     func read() async throws -> [UInt8] { try await stream.read() }
     func write(_ bytes: [UInt8]) async throws { try await stream.write(bytes) }
     func close() { stream.close() }

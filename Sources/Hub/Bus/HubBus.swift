@@ -22,6 +22,8 @@ package final class HubBus: Sendable {
         let name: String
         let continuation: AsyncStream<HubSubscription.Delivery>.Continuation
         let counters: SubscriptionCounters
+        /// The events it is sent (nil: all): one that ignores the live seconds is not woken twice a second for them.
+        let accepts: (@Sendable (HubEvent) -> Bool)?
     }
 
     fileprivate struct Inner {
@@ -71,6 +73,7 @@ package final class HubBus: Sendable {
             var warnings: [(String, Int)] = []
             var ended: [Int] = []
             for (id, target) in inner.subscribers {
+                if let accepts = target.accepts, !accepts(event) { continue }
                 switch target.continuation.yield(.event(event, sequence: sequence)) {
                 case .dropped:
                     let dropped = target.counters.countDrop()
@@ -97,20 +100,24 @@ package final class HubBus: Sendable {
     ///
     /// With `after`, the kept events numbered above it come first (as many as `bufferSize`
     /// holds), and `resumed` says whether that covered everything since.
-    package func subscribe(name: String, bufferSize: Int = 1024, after: UInt64? = nil) -> HubSubscription {
+    ///
+    /// With `accepts`, only the events it returns true for are queued (it runs under the bus's
+    /// lock, on the publisher's thread: a pattern match, nothing that waits or locks).
+    package func subscribe(name: String, bufferSize: Int = 1024, after: UInt64? = nil,
+                           accepts: (@Sendable (HubEvent) -> Bool)? = nil) -> HubSubscription {
         let (stream, continuation) = AsyncStream<HubSubscription.Delivery>.makeStream(
             bufferingPolicy: .bufferingNewest(max(1, bufferSize)))
         let counters = SubscriptionCounters()
         let (_, resumed) = inner.withLock { inner -> (Int, HubSubscription.Resumption?) in
             let id = inner.nextID
             inner.nextID += 1
-            inner.subscribers[id] = Subscriber(name: name, continuation: continuation, counters: counters)
+            inner.subscribers[id] = Subscriber(name: name, continuation: continuation, counters: counters, accepts: accepts)
             guard let after else { return (id, nil) }
             // A number of another run tells nothing of what this one published since.
             guard after >= firstSequence - 1, after < inner.nextSequence else { return (id, .unknown) }
             let kept = inner.kept
             let oldest = kept.first?.sequence ?? inner.nextSequence
-            for (sequence, event) in kept where sequence > after {
+            for (sequence, event) in kept where sequence > after && accepts?(event) ?? true {
                 if case .dropped = continuation.yield(.event(event, sequence: sequence)) { _ = counters.countDrop() }
             }
             return (id, after + 1 >= oldest ? .complete : .lost(Int(oldest - after - 1)))

@@ -209,3 +209,11 @@ package struct NightSummary: Sendable, Hashable, Codable {
         self.metrics = metrics
     }
 }
+
+extension HubEvent {
+    /// A live second (two a second while a pod streams): what a subscriber that ignores them
+    /// leaves out with `HubBus.subscribe(accepts:)`, so it is not woken for them.
+    package var isLive: Bool {
+        if case .live = self { true } else { false }
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import SleepDomain
 import PodProtocol
 import ServiceLifecycle
@@ -14,7 +15,10 @@ package struct ConsoleReporterService: Service {
 
     /// Subscribes at once, so nothing published after `init` is missed.
     package init(bus: HubBus, reporter: HubReporter, configuration: HubConfiguration) {
-        subscription = bus.subscribe(name: "console", bufferSize: 4096)
+        // The live seconds make the live line, which goes nowhere with the console off and the
+        // log above debug: then this task is not woken twice a second for them.
+        let showsLive = reporter.console || reporter.logger.logLevel <= .debug
+        subscription = bus.subscribe(name: "console", bufferSize: 4096, accepts: { showsLive || !$0.isLive })
         self.reporter = reporter
         self.configuration = configuration
     }

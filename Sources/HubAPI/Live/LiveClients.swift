@@ -35,6 +35,9 @@ package final class LiveClients: Sendable {
 
     /// How often a stream with a keep-alive (SSE) sends it.
     let keepAliveEvery: Duration
+    /// A client came: wakes the watchdog, which sleeps while there is none.
+    private let arrivals: AsyncStream<Void>
+    private let arrived: AsyncStream<Void>.Continuation
 
     package init(bus: HubBus, queueSize: Int = 256, maxBehind: Int = 512, checkEvery: Duration = .seconds(1),
                  sendBuffer: Int = 32 * 1024, keepAliveEvery: Duration = .seconds(15)) {
@@ -44,6 +47,7 @@ package final class LiveClients: Sendable {
         self.queueSize = queueSize
         self.maxBehind = maxBehind
         self.checkEvery = checkEvery
+        (arrivals, arrived) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     package var stats: LiveClientStats {
@@ -71,7 +75,7 @@ package final class LiveClients: Sendable {
             return true
         }
         // Shutting down: the stream ends at once (after the hello).
-        if !accepted { subscription.finish() }
+        if accepted { arrived.yield() } else { subscription.finish() }
         count(kind, +1)
         // What the socket and the channel hold for this client count against it like its queue.
         try? await channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(sendBuffer)).get()
@@ -142,8 +146,16 @@ package final class LiveClients: Sendable {
     /// `maxBehind` events since its last write got through is stuck (or its writes are), and
     /// its connection is reset, which ends a stuck write too. One task for all clients: a timer
     /// each cost every client a wakeup a second, a third of what an idle live client costs.
+    /// With no client it waits for one instead (a hub nobody watches live is not woken every
+    /// second for nothing).
     package func watch() async {
-        while (try? await Task.sleep(for: checkEvery)) != nil {
+        var arrivals = self.arrivals.makeAsyncIterator()
+        while !Task.isCancelled {
+            if open.withLock({ $0?.isEmpty ?? false }) {
+                guard await arrivals.next() != nil else { return }  // cancelled
+                continue
+            }
+            guard (try? await Task.sleep(for: checkEvery)) != nil else { return }
             // Closed: nothing left to watch, but it ends with the server's task group (cancelled),
             // not before: the group's first task to end stops the server.
             guard let clients = open.withLock({ $0.map { Array($0.values) } }) else { continue }

@@ -95,7 +95,8 @@ package final class APIMetrics: Sendable {
         }
         for kind in WakeNotice.Kind.allCases { _ = counter("podbridge_wake_events_total", [("kind", kind.rawValue)]) }
         var last: [String: LinkStats] = [:]
-        let events = bus.subscribe(name: "metrics", bufferSize: 1024)
+        // The live seconds are no metric: not queued, so this task sleeps through them.
+        let events = bus.subscribe(name: "metrics", bufferSize: 1024, accepts: { !$0.isLive })
         // A pod that connected before this subscription (the API starts beside the link).
         for serial in bus.state.pods.keys { for name in Self.linkCounters { _ = counter(name, [("pod", serial)]) } }
         for await event in events {
