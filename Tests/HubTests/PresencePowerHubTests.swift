@@ -113,14 +113,15 @@ import VirtualPod
         }
     }
 
-    /// Out of bed when the alarm rings at 23:30, half an hour before the scheduled off (00:00):
-    /// the hub switches the side off ten minutes later. The empty right side goes off once
-    /// nobody lay in it for 30 min.
+    /// Out of bed when the alarm rings at 00:30, half an hour before the scheduled off (01:00):
+    /// the hub switches the side off ten minutes later. The night runs on past that off (to
+    /// 01:00), so a hub some simulated minutes behind its pod still sends it while the pod
+    /// plays. The empty right side goes off once nobody lay in it for 30 min.
     @Test func anEarlyRiseSwitchesTheSideOffAndAnEmptySideIsNotHeated() async throws {
-        let rig = try await Rig(serial: "PRESENCE-EARLY", hours: 2, outBeforeEnd: 12 * 60, wake: "23:30") { c in
+        let rig = try await Rig(serial: "PRESENCE-EARLY", hours: 3, outBeforeEnd: 18 * 60, wake: "00:30") { c in
             c.schedule.presencePower.right.noShowMinutes = 30
         }
-        let end = Self.nightStart.addingTimeInterval(2 * 3600 - 60)
+        let end = Self.nightStart.addingTimeInterval(3 * 3600 - 60)
         #expect(await eventually(240) { rig.podPassed(end) }, "\(rig.lines.all.suffix(20))")
         await rig.pod.waitUntilFinished()
         let stays = rig.occupied(side: 0)
@@ -147,15 +148,16 @@ import VirtualPod
         await rig.stop()
     }
 
-    /// Two sleepers getting up at different times (in a five-hour night, the left one 30 min
-    /// before its end, the right one 15 min before it): each side goes off ten minutes after its
-    /// own sleeper left, and neither while someone lies in it.
+    /// Two sleepers getting up at different times (in a six-hour night, the left one 36 min
+    /// before its end, the right one 20 min before it): each side goes off ten minutes after its
+    /// own sleeper left, and neither while someone lies in it. The night runs on ten minutes
+    /// past the last off, so a hub behind its pod still sends it while the pod plays.
     @Test func twoSleepersLeavingAtDifferentTimesEachGetTheirOwnOff() async throws {
-        let partner = SideConfig(sleeper: SleeperProfile(restingHeartRate: 64, getsIn: 300, getsOutBeforeEnd: 15 * 60,
+        let partner = SideConfig(sleeper: SleeperProfile(restingHeartRate: 64, getsIn: 300, getsOutBeforeEnd: 20 * 60,
                                                          bathroomTrip: false))
-        let rig = try await Rig(serial: "PRESENCE-TWO", hours: 5, outBeforeEnd: 30 * 60, wake: "03:30", right: partner)
-        let end = Self.nightStart.addingTimeInterval(5 * 3600 - 60)
-        #expect(await eventually(400) { rig.podPassed(end) }, "\(rig.lines.all.suffix(20))")
+        let rig = try await Rig(serial: "PRESENCE-TWO", hours: 6, outBeforeEnd: 36 * 60, wake: "04:30", right: partner)
+        let end = Self.nightStart.addingTimeInterval(6 * 3600 - 60)
+        #expect(await eventually(480) { rig.podPassed(end) }, "\(rig.lines.all.suffix(20))")
         await rig.pod.waitUntilFinished()
         var exits: [BedSide: Date] = [:]
         for (index, side) in [(0, BedSide.left), (1, BedSide.right)] {
