@@ -263,4 +263,31 @@ import VirtualPod
         #expect(try await rig.daemon.store.presencePowerSide(podSerial: serial, side: .right)?.settings?.offWhenLeftMinutes == 10)
         await rig.stop()
     }
+
+    /// The right side, empty all night, has presence-driven power off (the owner's, stored)
+    /// until the owner switches it on at run time: its policy starts from the presence the
+    /// hub last saw (empty), so the no-show rule switches it off 30 min later. Before, a side
+    /// switched on at run time waited for its presence to change, and an empty side never did.
+    @Test func aSideSwitchedOnAtRunTimeStartsFromThePresenceLastSeen() async throws {
+        let serial = "PRESENCE-LATER"
+        let rig = try await Rig(serial: serial, hours: 1, outBeforeEnd: 60, wake: "23:30") { _ in }
+            beforeStart: { store in
+            try await store.savePresencePowerChoice(podSerial: serial, side: .right, enabled: false, settings: nil,
+                                                    resetEmptyNights: false, at: 0)
+        }
+        #expect(await eventually(120) { rig.podPassed(Self.nightStart.addingTimeInterval(5 * 60)) })
+        #expect(!rig.log(.right).contains { !$0.on }, "\(rig.log(.right))")
+        let enabledAt = rig.daemon.clock.now()
+        var change = PresencePowerChangeRequest(enabled: true)
+        change.noShowMinutes = 30
+        let inForce = try await rig.daemon.control.setPresencePower(podSerial: serial, side: .right, change: change)
+        #expect(inForce.enabled && inForce.settings.noShowMinutes == 30)
+        #expect(await eventually(180) { rig.log(.right).contains { !$0.on && $0.cause == .command } }, "\(rig.log(.right))")
+        let off = try #require(rig.log(.right).first { !$0.on && $0.cause == .command })
+        #expect(off.at.timeIntervalSince(enabledAt) >= 29 * 60 && off.at.timeIntervalSince(enabledAt) < 33 * 60,
+                "switched on at \(enabledAt), off at \(off.at)")
+        // Told once the pod's answer is back.
+        #expect(await eventually(30) { rig.notices.contains { $0.side == .right && $0.reason == "no_show" } }, "\(rig.notices)")
+        await rig.stop()
+    }
 }

@@ -127,7 +127,12 @@ package actor PresencePowerService: Service {
     private func change(_ side: BedSide, to next: PresencePowerInForce) async {
         let previous = inForce[side]
         inForce[side] = next
-        guard let serial, var policy = policies[side] else { return }
+        guard let serial else { return }
+        guard var policy = policies[side] else {
+            // Switched on now: its policy starts from the presence last seen, not from the next change.
+            if next.enabled, let present = lastPresence[side] { await apply(side) { $0.presence(present, at: $1) } }
+            return
+        }
         let now = clock.now()
         var commands: [PresencePowerCommand] = []
         if !next.enabled {
